@@ -1,0 +1,47 @@
+/* moat: the command-line front. Each subcommand lives in its own cmd_*.c and
+ * is a thin layer over libmoat: parse, call, print. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "moat-config.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{"run", moat_cmd_run, "run one command in a fresh sandbox"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: moat COMMAND [OPTIONS]\n\n"
+		   "moat runs untrusted code and AI agents inside a kernel-enforced boundary.\n\n"
+		   "commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nexample:\n  moat run -- python3 -c 'print(6*7)'\n\n"
+		   "'moat COMMAND --help' describes one command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return MOAT_EXIT_ERROR;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("moat %s\n", MOAT_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "moat: unknown command '%s' (see 'moat --help')\n", argv[1]);
+	return MOAT_EXIT_ERROR;
+}

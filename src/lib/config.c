@@ -1,0 +1,261 @@
+#include "config.h"
+
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+
+extern char **environ;
+
+void moat_limits_unlimited(moat_limits *l)
+{
+	l->wall_ms = MOAT_UNLIMITED;
+	l->cpu_ms = MOAT_UNLIMITED;
+	l->memory_bytes = MOAT_UNLIMITED;
+	l->pids = MOAT_UNLIMITED;
+	l->output_bytes = MOAT_UNLIMITED;
+	l->tmp_bytes = MOAT_UNLIMITED;
+	l->disk_bytes = MOAT_UNLIMITED;
+	l->disk_inodes = MOAT_UNLIMITED;
+	l->files = MOAT_UNLIMITED;
+	l->fsize = MOAT_UNLIMITED;
+	l->cpus_milli = MOAT_UNLIMITED;
+}
+
+void moat_limits_default_code(moat_limits *l)
+{
+	moat_limits_unlimited(l);
+	l->wall_ms = 10 * 1000;
+	l->cpu_ms = 10 * 1000;
+	l->memory_bytes = 256ull << 20;
+	l->pids = 64;
+	l->output_bytes = 1ull << 20;
+	l->tmp_bytes = 64ull << 20;
+	l->disk_bytes = 64ull << 20;
+	l->disk_inodes = 4096;
+	l->files = 256;
+	l->fsize = 64ull << 20;
+}
+
+moat_config *moat_config_new(void)
+{
+	moat_config *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	moat_limits_default_code(&c->limits);
+	return c;
+}
+
+void moat_config_free(moat_config *c)
+{
+	if (!c)
+		return;
+	moat__strv_free(c->argv);
+	for (size_t i = 0; i < c->n_binds; i++) {
+		free(c->binds[i].src);
+		free(c->binds[i].dst);
+	}
+	free(c->binds);
+	free(c->out_dir);
+	free(c->cwd);
+	moat__strv_free(c->env);
+	free(c->stdin_path);
+	moat__strv_free(c->allow_hosts);
+	free(c->result_path);
+	free(c->audit_path);
+	free(c->record_path);
+	free(c->profile);
+	free(c->policy_path);
+	free(c->hostname);
+	free(c);
+}
+
+bool moat_path_is_clean_absolute(const char *p)
+{
+	if (!p || p[0] != '/')
+		return false;
+	size_t len = strlen(p);
+	if (len >= MOAT_MAX_PATH)
+		return false;
+	const char *s = p + 1;
+	while (*s) {
+		const char *e = strchr(s, '/');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		if (n == 0 && e) /* "//" */
+			return false;
+		if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+			return false;
+		if (!e)
+			break;
+		s = e + 1;
+	}
+	return true;
+}
+
+static bool path_is_or_under(const char *p, const char *base)
+{
+	size_t n = strlen(base);
+	return strncmp(p, base, n) == 0 && (p[n] == '\0' || p[n] == '/');
+}
+
+bool moat_path_is_reserved_target(const char *p)
+{
+	/* moat builds these itself; a bind over them would replace the masked
+	 * /proc, the minimal /dev or the root with host content. */
+	static const char *const reserved[] = {"/proc", "/dev", "/sys"};
+	if (strcmp(p, "/") == 0)
+		return true;
+	for (size_t i = 0; i < ELEMENTSOF(reserved); i++)
+		if (path_is_or_under(p, reserved[i]))
+			return true;
+	return false;
+}
+
+/* Strips one trailing slash (but keeps "/"). */
+static char *dup_path(const char *p)
+{
+	char *d = strdup(p);
+	if (!d)
+		return NULL;
+	size_t n = strlen(d);
+	while (n > 1 && d[n - 1] == '/')
+		d[--n] = '\0';
+	return d;
+}
+
+int moat_config_add_bind(moat_config *c, const char *src, const char *dst, unsigned flags, moat_error *err)
+{
+	if (c->n_binds >= MOAT_MAX_BINDS)
+		return moat_error_set(err, MOAT_EINPUT, "too many binds (at most %d)", MOAT_MAX_BINDS);
+	if (!src[0] || !dst[0])
+		return moat_error_set(err, MOAT_EINPUT, "bind needs a host path and a sandbox path");
+	moat_bind *nb = realloc(c->binds, (c->n_binds + 1) * sizeof(*nb));
+	if (!nb)
+		return moat_error_set(err, ENOMEM, "bind");
+	c->binds = nb;
+	moat_bind *b = &c->binds[c->n_binds];
+	b->src = dup_path(src);
+	b->dst = dup_path(dst);
+	b->flags = flags;
+	if (!b->src || !b->dst) {
+		free(b->src);
+		free(b->dst);
+		return moat_error_set(err, ENOMEM, "bind");
+	}
+	c->n_binds++;
+	return 0;
+}
+
+int moat_config_add_bind_spec(moat_config *c, const char *spec, unsigned flags, moat_error *err)
+{
+	if (strlen(spec) >= 2 * MOAT_MAX_PATH)
+		return moat_error_set(err, MOAT_EINPUT, "bind %.40s...: path too long", spec);
+	_cleanup_free_ char *s = strdup(spec);
+	if (!s)
+		return moat_error_set(err, ENOMEM, "bind");
+	/* HOST[:PATH]: the last colon separates, so a host path may not contain
+	 * one; a path that does is rejected rather than read two ways. */
+	char *colon = strchr(s, ':');
+	if (colon && strchr(colon + 1, ':'))
+		return moat_error_set(err, MOAT_EINPUT, "bind %s: more than one ':' (expected HOST[:PATH])", spec);
+	const char *dst = s;
+	if (colon) {
+		*colon = '\0';
+		dst = colon + 1;
+	}
+	return moat_config_add_bind(c, s, dst, flags, err);
+}
+
+int moat_config_add_env(moat_config *c, const char *spec, moat_error *err)
+{
+	if (moat__strv_length(c->env) >= MOAT_MAX_ENV)
+		return moat_error_set(err, MOAT_EINPUT, "too many --env (at most %d)", MOAT_MAX_ENV);
+	const char *eq = strchr(spec, '=');
+	size_t nlen = eq ? (size_t)(eq - spec) : strlen(spec);
+	if (nlen == 0)
+		return moat_error_set(err, MOAT_EINPUT, "--env %s: empty variable name", spec);
+	for (size_t i = 0; i < nlen; i++) {
+		char ch = spec[i];
+		bool ok = ch == '_' || (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+			  (i > 0 && ch >= '0' && ch <= '9');
+		if (!ok)
+			return moat_error_set(err, MOAT_EINPUT, "--env %.*s: not a valid variable name", (int)nlen, spec);
+	}
+	if (strlen(spec) > MOAT_MAX_ENV_BYTES)
+		return moat_error_set(err, MOAT_EINPUT, "--env %.*s: value too long", (int)nlen, spec);
+	const char *entry = spec;
+	if (!eq) {
+		/* Pass the caller's value; an unset variable is simply not passed. */
+		const char *v = getenv(spec);
+		if (!v)
+			return 0;
+		_cleanup_free_ char *kv = NULL;
+		if (asprintf(&kv, "%s=%s", spec, v) < 0)
+			return moat_error_set(err, ENOMEM, "--env");
+		return moat__strv_push(&c->env, kv) < 0 ? moat_error_set(err, ENOMEM, "--env") : 0;
+	}
+	return moat__strv_push(&c->env, entry) < 0 ? moat_error_set(err, ENOMEM, "--env") : 0;
+}
+
+int moat_config_validate(const moat_config *c, moat_error *err)
+{
+	if (!c->argv || !c->argv[0] || !c->argv[0][0])
+		return moat_error_set(err, MOAT_EINPUT, "no command given (usage: moat run [OPTIONS] -- COMMAND [ARG...])");
+	if (moat__strv_length(c->argv) > MOAT_MAX_ARGS)
+		return moat_error_set(err, MOAT_EINPUT, "too many arguments (at most %d)", MOAT_MAX_ARGS);
+
+	for (size_t i = 0; i < c->n_binds; i++) {
+		const moat_bind *b = &c->binds[i];
+		const char *kind = (b->flags & MOAT_BIND_RW) ? "--rw" : "--ro";
+		if (b->src[0] != '/')
+			return moat_error_set(err, MOAT_EINPUT, "%s %s: host path must be absolute", kind, b->src);
+		if (!moat_path_is_clean_absolute(b->dst))
+			return moat_error_set(err, MOAT_EINPUT,
+					      "%s %s:%s: sandbox path must be absolute, without '.', '..' or '//'",
+					      kind, b->src, b->dst);
+		if (moat_path_is_reserved_target(b->dst))
+			return moat_error_set(err, MOAT_EINPUT, "%s %s:%s: moat builds %s itself; a bind may not cover it",
+					      kind, b->src, b->dst, b->dst);
+		if (c->out_dir && (strcmp(b->dst, "/out") == 0))
+			return moat_error_set(err, MOAT_EINPUT, "%s %s:%s: /out is the --out directory", kind,
+					      b->src, b->dst);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(c->binds[j].dst, b->dst) == 0)
+				return moat_error_set(err, MOAT_EINPUT, "%s %s:%s: %s is bound twice", kind, b->src,
+						      b->dst, b->dst);
+		struct stat st;
+		if (stat(b->src, &st) < 0) {
+			if (errno == ENOENT && (b->flags & MOAT_BIND_OPTIONAL))
+				continue;
+			return moat_error_set(err, errno, "%s %s", kind, b->src);
+		}
+	}
+	if (c->out_dir) {
+		if (c->out_dir[0] != '/')
+			return moat_error_set(err, MOAT_EINPUT, "--out %s: path must be absolute", c->out_dir);
+		struct stat st;
+		if (stat(c->out_dir, &st) < 0)
+			return moat_error_set(err, errno, "--out %s", c->out_dir);
+		if (!S_ISDIR(st.st_mode))
+			return moat_error_set(err, MOAT_EINPUT, "--out %s: not a directory", c->out_dir);
+	}
+	if (c->cwd && !moat_path_is_clean_absolute(c->cwd))
+		return moat_error_set(err, MOAT_EINPUT, "--cwd %s: must be an absolute path inside the sandbox", c->cwd);
+	if (c->stdin_path) {
+		struct stat st;
+		if (stat(c->stdin_path, &st) < 0)
+			return moat_error_set(err, errno, "--stdin %s", c->stdin_path);
+		if (S_ISDIR(st.st_mode))
+			return moat_error_set(err, MOAT_EINPUT, "--stdin %s: is a directory", c->stdin_path);
+	}
+	if (c->limits.wall_ms == 0)
+		return moat_error_set(err, MOAT_EINPUT, "--time must be greater than 0");
+	if (c->limits.pids == 0)
+		return moat_error_set(err, MOAT_EINPUT, "--pids must be at least 1");
+	if (c->limits.memory_bytes != MOAT_UNLIMITED && c->limits.memory_bytes < (1u << 20))
+		return moat_error_set(err, MOAT_EINPUT, "--mem must be at least 1M");
+	if (c->limits.tmp_bytes != MOAT_UNLIMITED && c->limits.tmp_bytes < 4096)
+		return moat_error_set(err, MOAT_EINPUT, "--tmp-size must be at least 4K");
+	if (c->hostname && (strlen(c->hostname) == 0 || strlen(c->hostname) > 64))
+		return moat_error_set(err, MOAT_EINPUT, "hostname must be 1 to 64 characters");
+	return 0;
+}

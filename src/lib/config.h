@@ -1,0 +1,100 @@
+/* What one sandboxed run is asked to do. Filled by the command line, by a
+ * policy file (policy.c), or both; consumed by sandbox.c. Every size the user
+ * controls is capped here, in one place (moat_config_validate). */
+#pragma once
+
+#include "error.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Caps on user-controlled sizes. */
+#define MOAT_MAX_BINDS 256
+#define MOAT_MAX_ENV 1024
+#define MOAT_MAX_ARGS 4096
+#define MOAT_MAX_PATH 4096
+#define MOAT_MAX_ENV_BYTES (1u << 20)
+#define MOAT_MAX_ALLOW_HOSTS 1024
+
+/* A limit value of MOAT_UNLIMITED means "not limited". */
+#define MOAT_UNLIMITED UINT64_MAX
+
+typedef enum moat_bind_flags {
+	MOAT_BIND_RW = 1u << 0,      /* writable; otherwise read-only */
+	MOAT_BIND_NOEXEC = 1u << 1,  /* nothing under it may be executed */
+	MOAT_BIND_OPTIONAL = 1u << 2, /* a missing source is skipped, not an error */
+} moat_bind_flags;
+
+typedef struct moat_bind {
+	char *src; /* absolute host path */
+	char *dst; /* absolute path inside the sandbox */
+	unsigned flags;
+} moat_bind;
+
+typedef enum moat_net_mode {
+	MOAT_NET_NONE = 0, /* loopback only */
+	MOAT_NET_PROXY,    /* egress through the gateway */
+	_MOAT_NET_MAX,
+	_MOAT_NET_INVALID = -1,
+} moat_net_mode;
+
+typedef struct moat_limits {
+	uint64_t wall_ms;      /* wall clock */
+	uint64_t cpu_ms;       /* CPU time of all processes of the run */
+	uint64_t memory_bytes; /* cgroup memory limit, swap off */
+	uint64_t pids;         /* cgroup pids limit (threads count) */
+	uint64_t output_bytes; /* stdout + stderr together */
+	uint64_t tmp_bytes;    /* size of the /tmp tmpfs */
+	uint64_t disk_bytes;   /* bytes the writable output may hold */
+	uint64_t disk_inodes;  /* inodes the writable output may hold */
+	uint64_t files;        /* RLIMIT_NOFILE */
+	uint64_t fsize;        /* RLIMIT_FSIZE */
+	uint64_t cpus_milli;   /* CPU bandwidth in thousandths of a CPU */
+} moat_limits;
+
+typedef struct moat_config {
+	char **argv;          /* command and arguments, NULL-terminated */
+	moat_bind *binds;     /* --ro/--rw, in order */
+	size_t n_binds;
+	char *out_dir;        /* host path bound at /out, or NULL */
+	char *cwd;            /* working directory inside, or NULL for default */
+	char **env;           /* NAME=VALUE, applied over the base environment */
+	char *stdin_path;     /* --stdin FILE, or NULL */
+	bool tty;             /* -t: a fresh pseudo-terminal */
+	moat_net_mode net;
+	char **allow_hosts;   /* --allow-host patterns */
+	char *result_path;    /* --result FILE or "-" */
+	char *audit_path;     /* --audit FILE */
+	char *record_path;    /* --record FILE.cast */
+	char *profile;        /* built-in policy name: "code" or "agent" */
+	char *policy_path;    /* --policy FILE */
+	char *hostname;       /* inside the uts namespace; default "moat" */
+	moat_limits limits;
+	unsigned exec_deny_tmp : 1; /* reserved for exec allowlists */
+} moat_config;
+
+/* The code profile's limits when nothing else sets them. */
+void moat_limits_default_code(moat_limits *l);
+/* All limits unset. */
+void moat_limits_unlimited(moat_limits *l);
+
+moat_config *moat_config_new(void);
+void moat_config_free(moat_config *c);
+static inline void moat_config_freep(moat_config **c) { moat_config_free(*c); }
+#define _cleanup_config_ _cleanup_(moat_config_freep)
+
+/* Adds a bind. spec is "HOST[:PATH]"; relative HOST is an error (the caller
+ * resolves policy-relative paths before calling). */
+int moat_config_add_bind_spec(moat_config *c, const char *spec, unsigned flags, moat_error *err);
+int moat_config_add_bind(moat_config *c, const char *src, const char *dst, unsigned flags, moat_error *err);
+/* "NAME" copies NAME from environ (skipped if unset); "NAME=VALUE" sets it. */
+int moat_config_add_env(moat_config *c, const char *spec, moat_error *err);
+/* Checks everything that can be checked before any side effect: paths,
+ * ranges, forbidden bind targets. */
+int moat_config_validate(const moat_config *c, moat_error *err);
+
+/* Pure path helper: true when p is absolute, has no "." or ".." component
+ * and no empty component other than a trailing slash. */
+bool moat_path_is_clean_absolute(const char *p);
+/* Targets moat owns inside the sandbox that a bind may not cover. */
+bool moat_path_is_reserved_target(const char *p);

@@ -1,0 +1,85 @@
+/* Small helpers shared by every libmoat file: cleanup attributes, ownership
+ * transfer, and safe wrappers that retry on EINTR. */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _noreturn_ __attribute__((noreturn))
+#define _pure_ __attribute__((pure))
+#define _warn_unused_ __attribute__((warn_unused_result))
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+static inline void moat__freep(void *p) { free(*(void **)p); }
+static inline void moat__closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+static inline void moat__fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+void moat__strv_free(char **v);
+static inline void moat__strv_freep(char ***v) { moat__strv_free(*v); }
+
+#define _cleanup_free_ _cleanup_(moat__freep)
+#define _cleanup_close_ _cleanup_(moat__closep)
+#define _cleanup_fclose_ _cleanup_(moat__fclosep)
+#define _cleanup_strv_free_ _cleanup_(moat__strv_freep)
+
+/* Hand ownership on: returns the value and resets the variable so the
+ * cleanup attribute does nothing. */
+#define TAKE_PTR(p)                                                            \
+	({                                                                     \
+		__typeof__(p) _p_ = (p);                                       \
+		(p) = NULL;                                                    \
+		_p_;                                                           \
+	})
+#define TAKE_FD(fd)                                                            \
+	({                                                                     \
+		int _fd_ = (fd);                                               \
+		(fd) = -1;                                                     \
+		_fd_;                                                          \
+	})
+
+/* Negative errno from the current errno, never 0 (a failing call that left
+ * errno unset must still read as a failure). */
+static inline int moat__neg_errno(void) { return errno > 0 ? -errno : -EIO; }
+
+/* Write all of buf, retrying on EINTR and short writes. */
+int moat__write_all(int fd, const void *buf, size_t len);
+/* Read exactly len bytes; returns len, a shorter count at EOF, or -errno. */
+ssize_t moat__read_all(int fd, void *buf, size_t len);
+/* Write a whole small file relative to dirfd, created exclusively and never
+ * through a symlink. */
+int moat__write_file_at(int dirfd, const char *path, const char *content, mode_t mode);
+/* Write a string to an existing file (procfs/cgroupfs knobs). */
+int moat__write_string(const char *path, const char *s);
+int moat__write_string_at(int dirfd, const char *path, const char *s);
+/* Read a small file into a NUL-terminated buffer (at most max bytes). */
+int moat__read_file_at(int dirfd, const char *path, size_t max, char **ret);
+
+size_t moat__strv_length(char *const *v);
+/* Append a copy of s; the vector stays NULL-terminated. */
+int moat__strv_push(char ***v, const char *s);
+char **moat__strv_copy(char *const *v);
+
+/* Milliseconds/nanoseconds on CLOCK_MONOTONIC. */
+uint64_t moat__now_ns(void);
+
+bool moat__streq(const char *a, const char *b);
+bool moat__startswith(const char *s, const char *prefix);
