@@ -1,0 +1,36 @@
+/* One sandboxed run, start to finish: the sequencer that calls every
+ * mechanism (userns, mount, net, cgroup, limits, confinement) in order. */
+#pragma once
+
+#include "config.h"
+#include "result.h"
+
+struct moat_audit; /* audit.h */
+
+/* Where the run's output goes. By default stdout and stderr of the sandbox
+ * are captured through pipes, counted, capped, and forwarded to fds 1 and 2
+ * of the caller. */
+typedef struct moat_run_io {
+	int forward_stdout_fd; /* -1: do not forward */
+	int forward_stderr_fd;
+	/* Called with every chunk read (before forwarding), e.g. to keep the
+	 * output for comparison. stream is 1 or 2. May be NULL. */
+	void (*on_output)(void *userdata, int stream, const char *buf, size_t len);
+	void *userdata;
+	/* When set, the sandbox's stdin is a pipe fed with these bytes (then
+	 * closed); otherwise config->stdin_path, or the caller's stdin when it
+	 * is not a terminal, or /dev/null. */
+	const char *stdin_data;
+	size_t stdin_len;
+	bool stdin_data_set;
+	/* Audit writer, or NULL. */
+	struct moat_audit *audit;
+} moat_run_io;
+
+void moat_run_io_init(moat_run_io *io);
+
+/* Runs config->argv in a fresh sandbox and fills *ret. Returns 0 when the
+ * run happened (whatever the command did: see ret->status) and a negative
+ * errno with err filled when moat could not set it up; in that case
+ * ret->status is setup_error and ret->exit_status is 125. */
+int moat_sandbox_run(const moat_config *config, const moat_run_io *io, moat_result *ret, moat_error *err);

@@ -1,0 +1,24 @@
+/* Parsers for the value types shared by the command line and policy files:
+ * sizes, durations, counts, CPU shares. Pure functions; each rejects
+ * anything it cannot read one way only (no silent truncation, no overflow,
+ * no trailing garbage). */
+#pragma once
+
+#include "error.h"
+
+#include <stdint.h>
+
+/* "512", "512K", "64M", "1G", "2T", also "1.5G", "512MiB", "512MB" (powers of
+ * 1024 all). Result in bytes; "unlimited" gives MOAT_UNLIMITED. */
+int moat_parse_size(const char *s, uint64_t *ret, moat_error *err);
+/* "300ms", "10s", "5m", "1h", "1.5s"; a bare number means seconds.
+ * Result in milliseconds; "unlimited" gives MOAT_UNLIMITED. */
+int moat_parse_duration_ms(const char *s, uint64_t *ret, moat_error *err);
+/* A non-negative integer count; "unlimited" gives MOAT_UNLIMITED. */
+int moat_parse_count(const char *s, uint64_t *ret, moat_error *err);
+/* "0.5", "2", "1.25" CPUs as thousandths. */
+int moat_parse_cpus_milli(const char *s, uint64_t *ret, moat_error *err);
+
+/* Human forms for help and explain: "256M", "10s". */
+void moat_format_size(uint64_t bytes, char *buf, size_t len);
+void moat_format_duration_ms(uint64_t ms, char *buf, size_t len);
