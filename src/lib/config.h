@@ -70,7 +70,11 @@ typedef struct moat_config {
 	char *policy_path;    /* --policy FILE */
 	char *hostname;       /* inside the uts namespace; default "moat" */
 	moat_limits limits;
-	unsigned exec_deny_tmp : 1; /* reserved for exec allowlists */
+	/* Programs that may be executed (policy exec.allow), absolute paths
+	 * inside the sandbox, enforced by Landlock; NULL means the system
+	 * directories, read-only binds and /tmp. */
+	char **exec_allow;
+	unsigned exec_deny_tmp : 1; /* no execution from /tmp even without an allowlist */
 } moat_config;
 
 /* The code profile's limits when nothing else sets them. */
