@@ -1,0 +1,16 @@
+/* ATTACK: allocate and touch memory (bounded at 1 GiB) beyond the limit | LAYER: memory limit (cgroup or RLIMIT_AS) | REF: - */
+/* RUN: --mem 64M | EXPECT: oom */
+#include "attack.h"
+
+int main(void)
+{
+	size_t total = 0, chunk = 16u << 20;
+	while (total < (1u << 30)) {
+		char *p = malloc(chunk);
+		if (!p)
+			BLOCKED("allocation failed after %zu MiB", total >> 20);
+		memset(p, 1, chunk);
+		total += chunk;
+	}
+	ESCAPED("touched %zu MiB", total >> 20);
+}

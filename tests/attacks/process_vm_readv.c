@@ -1,0 +1,10 @@
+/* ATTACK: read init's memory with process_vm_readv | LAYER: seccomp (process_vm_readv) | REF: - */
+#include "attack.h"
+#include <sys/uio.h>
+
+int main(void)
+{
+	char buf[16];
+	struct iovec l = {buf, sizeof(buf)}, r = {(void *)0x400000, sizeof(buf)};
+	EXPECT_FAIL("process_vm_readv(1)", syscall(SYS_process_vm_readv, 1, &l, 1, &r, 1, 0));
+}

@@ -1,0 +1,142 @@
+#!/bin/bash
+# The attack suite: every attack_* program from $MOAT_ATTACKS runs inside
+# moat, and a check passes only when the attack reports BLOCKED (exit 0) and
+# the host is unchanged afterwards. The host offers targets the attacks aim at:
+# a canary file, a canary process, a TCP listener on loopback, an abstract unix
+# socket, a System V shared memory segment, a /dev/shm file, and a secret in
+# moat's own environment. Each attack's header may carry a RUN: line with
+# extra moat options and EXPECT: result statuses that also count as held
+# (a memory hog ends as "oom", a spinner as "timeout").
+#
+#   ATTACK_FILTER=substring   run only the attacks whose name contains it
+set -u
+. "$MOAT_SRC/lib.sh"
+
+SRCDIR="$MOAT_SRC/attacks"
+[ -d "$MOAT_ATTACKS" ] || { t_fail "attack programs" "no folder $MOAT_ATTACKS"; exit 0; }
+
+# --- the host's targets
+CANARY="$MOAT_TDIR/canary"
+CANARY_TEXT="canary $$ $RANDOM $RANDOM"
+printf '%s\n' "$CANARY_TEXT" >"$CANARY"
+chmod 644 "$CANARY"
+SHM_NAME="moat-canary-$$-$RANDOM"
+printf 'x' >"/dev/shm/$SHM_NAME"
+SECRET="moat-host-secret-$RANDOM$RANDOM"
+ABSTRACT="moat-canary-abstract-$$-$RANDOM"
+SHM_KEY=$((0x6d6f0000 + ($$ & 0xffff)))
+HOSTNAME_BEFORE=$(cat /proc/sys/kernel/hostname)
+
+bash -c 'exec -a moat-canary-sleep sleep 100000' &
+CANARY_PID=$!
+
+# One helper holds the TCP listener, the abstract socket and the shared
+# memory segment, and writes every connection it accepts to a log.
+ACCEPTS="$MOAT_TDIR/accepts"
+PORTFILE="$MOAT_TDIR/port"
+: >"$ACCEPTS"
+python3 - "$PORTFILE" "$ACCEPTS" "$ABSTRACT" "$SHM_KEY" <<'PY' &
+import ctypes, os, select, signal, socket, sys
+portfile, log, abstract, key = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+libc = ctypes.CDLL(None, use_errno=True)
+shmid = libc.shmget(key, 4096, 0o1000 | 0o600)  # IPC_CREAT
+def bye(*_):
+    if shmid >= 0:
+        libc.shmctl(shmid, 0, None)  # IPC_RMID
+    sys.exit(0)
+signal.signal(signal.SIGTERM, bye)
+t = socket.socket(); t.bind(("127.0.0.1", 0)); t.listen(16)
+u = socket.socket(socket.AF_UNIX); u.bind("\0" + abstract); u.listen(16)
+with open(portfile + ".tmp", "w") as f:
+    f.write("%d %d\n" % (t.getsockname()[1], shmid))
+os.rename(portfile + ".tmp", portfile)
+while True:
+    r, _, _ = select.select([t, u], [], [])
+    for s in r:
+        c, _ = s.accept()
+        with open(log, "a") as f:
+            f.write("accepted on %s\n" % ("tcp" if s is t else "abstract"))
+        c.close()
+PY
+HELPER_PID=$!
+cleanup() {
+	kill "$CANARY_PID" "$HELPER_PID" 2>/dev/null
+	wait "$CANARY_PID" "$HELPER_PID" 2>/dev/null
+	rm -f "/dev/shm/$SHM_NAME"
+}
+trap cleanup EXIT
+for _ in $(seq 50); do [ -s "$PORTFILE" ] && break; sleep 0.1; done
+read -r PORT SHMID <"$PORTFILE" || { t_fail "host targets" "the listener did not start"; exit 0; }
+[ "$SHMID" -ge 0 ] || t_fail "host targets" "could not create the System V segment"
+
+ENVS=(--env "MOAT_CANARY_PATH=$CANARY" --env "MOAT_CANARY_PID=$CANARY_PID" --env "MOAT_CANARY_PORT=$PORT"
+	--env "MOAT_CANARY_ABSTRACT=$ABSTRACT" --env "MOAT_CANARY_SHM=$SHM_NAME" --env "MOAT_CANARY_SHM_KEY=$SHM_KEY")
+
+# host_unchanged NAME OUTDIR: the checks every attack must leave true.
+host_unchanged() {
+	local name="$1" out="$2" bad=""
+	[ "$(cat "$CANARY" 2>/dev/null)" = "$CANARY_TEXT" ] && [ -f "$CANARY" ] && [ ! -L "$CANARY" ] ||
+		bad="$bad canary-file"
+	kill -0 "$CANARY_PID" 2>/dev/null || bad="$bad canary-process"
+	kill -0 "$HELPER_PID" 2>/dev/null || bad="$bad listener-process"
+	[ -s "$ACCEPTS" ] && bad="$bad listener-reached($(head -1 "$ACCEPTS"))"
+	# Nothing but files and folders in what the host reads back.
+	local odd
+	odd=$(find "$out" "$MOAT_TDIR/rw-$name" ! -type f ! -type d 2>/dev/null | head -3)
+	[ -n "$odd" ] && bad="$bad special-files($odd)"
+	[ -e "$out/late" ] && bad="$bad outlived-the-run"
+	[ "$(cat /proc/sys/kernel/hostname)" = "$HOSTNAME_BEFORE" ] || bad="$bad hostname"
+	# No process of the run survives it.
+	if ps -eo args= | grep -F "/attacks/attack_$name" | grep -vq grep; then
+		bad="$bad leftover-process"
+	fi
+	printf '%s' "$bad"
+}
+
+n=0
+for bin in "$MOAT_ATTACKS"/attack_*; do
+	[ -x "$bin" ] || continue
+	name="${bin##*/attack_}"
+	case "$name" in *"${ATTACK_FILTER:-}"*) ;; *) continue ;; esac
+	n=$((n + 1))
+	src="$SRCDIR/$name.c"
+	header=$(head -1 "$src" 2>/dev/null)
+	case "$header" in "/* ATTACK: "*" | LAYER: "*" | REF: "*" */") ;; *)
+		t_fail "$name: header" "first line must be /* ATTACK: ... | LAYER: ... | REF: ... */"
+		continue ;;
+	esac
+	runline=$(sed -n '2s|^/\* RUN: \(.*\) \*/$|\1|p' "$src")
+	opts="${runline%%|*}"
+	expect=""
+	case "$runline" in *"EXPECT:"*) expect="${runline##*EXPECT: }" ;; esac
+	out="$MOAT_TDIR/out-$name"
+	mkdir -p "$out" "$MOAT_TDIR/rw-$name"
+	res="$MOAT_TDIR/result-$name.json"
+	# shellcheck disable=SC2086
+	OUT=$(MOAT_HOST_SECRET="$SECRET" timeout -k 5 60 "$MOAT" run --ro "$MOAT_ATTACKS:/attacks" --out "$out" \
+		--rw "$MOAT_TDIR/rw-$name:/rw" "${ENVS[@]}" --result "$res" $opts -- "/attacks/attack_$name" \
+		2>"$MOAT_TDIR/err" </dev/null | head -c 4096) && RC=0 || RC=$?
+	RC=${PIPESTATUS[0]:-$RC}
+	status=$(json "$res" 'j["status"]' 2>/dev/null)
+	verdict=$(printf '%s\n' "$OUT" | grep -E '^(BLOCKED|ESCAPED|ERROR): ' | tail -1)
+	held=no
+	if [ "$RC" = 0 ] && [ "${verdict%%:*}" = BLOCKED ]; then
+		held=yes
+	elif [ -n "$expect" ] && [ -n "$status" ] && printf ',%s,' "$expect" | grep -q ",$status,"; then
+		held=yes
+		verdict="ended by the $status limit"
+	fi
+	case "$name" in outlive_*) sleep 3.5 ;; esac
+	bad=$(host_unchanged "$name" "$out")
+	if [ "$held" = yes ] && [ -z "$bad" ]; then
+		t_ok "$name: $verdict"
+	else
+		t_fail "$name" "exit $RC, status ${status:-none}, verdict: ${verdict:-none}" \
+			"host changed:${bad:- no}" "stderr: $(head -c 300 "$MOAT_TDIR/err")"
+	fi
+	rm -rf "$out" "$MOAT_TDIR/rw-$name" "$res"
+done
+
+if [ -z "${ATTACK_FILTER:-}" ]; then
+	if [ "$n" -ge 100 ]; then t_ok "suite has $n attacks"; else t_fail "suite has only $n attacks (at least 100)"; fi
+fi
