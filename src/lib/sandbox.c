@@ -581,6 +581,14 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	close(errp[0]);
 	close(ctl[0]);
 
+	if (c->out_dir) {
+		moat_error serr = {0};
+		if (moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr) == 0)
+			r->out_checked = true;
+		else if (!r->error[0])
+			moat_error_format(&serr, r->error, sizeof(r->error));
+	}
+
 	if (r->status == MOAT_STATUS_SETUP_ERROR) {
 		ret = moat_error_set(err, s.setup_errno ? s.setup_errno : EIO, "%s", r->error);
 		/* The text already carries the reason. */
