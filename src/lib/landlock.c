@@ -20,14 +20,17 @@
 #define LL_FILE_RIGHTS                                                                             \
 	(MOAT_LL_FS_EXECUTE | MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_READ_FILE | MOAT_LL_FS_TRUNCATE |   \
 	 MOAT_LL_FS_IOCTL_DEV)
-/* Output trees (/out, --rw): files and directories only. No symlinks, FIFOs,
- * sockets or devices: the host reads /out after the run, and a symlink or a
- * FIFO left there would turn that read against the host. */
+/* Output trees (/out, --rw): files, directories and symlinks. No FIFOs,
+ * sockets or devices: the host reads these trees after the run, and a FIFO
+ * left there would block that read. Symlinks stay allowed because workspaces
+ * need them (package managers, git checkouts); the ones that point out of
+ * /out are removed by the output clean-up after the run. */
 #define LL_WRITE_TREE                                                                              \
 	(LL_READ | MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_REMOVE_DIR | MOAT_LL_FS_REMOVE_FILE |           \
-	 MOAT_LL_FS_MAKE_DIR | MOAT_LL_FS_MAKE_REG | MOAT_LL_FS_REFER | MOAT_LL_FS_TRUNCATE)
+	 MOAT_LL_FS_MAKE_DIR | MOAT_LL_FS_MAKE_REG | MOAT_LL_FS_MAKE_SYM | MOAT_LL_FS_REFER |         \
+	 MOAT_LL_FS_TRUNCATE)
 /* Scratch (/tmp, /dev/shm): what programs expect of a private tmpfs. */
-#define LL_SCRATCH (LL_WRITE_TREE | MOAT_LL_FS_MAKE_SOCK | MOAT_LL_FS_MAKE_FIFO | MOAT_LL_FS_MAKE_SYM)
+#define LL_SCRATCH (LL_WRITE_TREE | MOAT_LL_FS_MAKE_SOCK | MOAT_LL_FS_MAKE_FIFO)
 /* /dev holds only moat's few nodes; writing and ioctl on them (terminals,
  * /dev/null) is normal, and shells open /dev/null with O_TRUNC. */
 #define LL_DEV (LL_READ | MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_TRUNCATE | MOAT_LL_FS_IOCTL_DEV)

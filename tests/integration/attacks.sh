@@ -80,10 +80,14 @@ host_unchanged() {
 	kill -0 "$CANARY_PID" 2>/dev/null || bad="$bad canary-process"
 	kill -0 "$HELPER_PID" 2>/dev/null || bad="$bad listener-process"
 	[ -s "$ACCEPTS" ] && bad="$bad listener-reached($(head -1 "$ACCEPTS"))"
-	# Nothing but files and folders in what the host reads back.
+	# Nothing in what the host reads back but files, folders and links that
+	# stay inside: no FIFO, socket or device, no link that is absolute or
+	# climbs with "..".
 	local odd
-	odd=$(find "$out" "$MOAT_TDIR/rw-$name" ! -type f ! -type d 2>/dev/null | head -3)
+	odd=$(find "$out" "$MOAT_TDIR/rw-$name" ! -type f ! -type d ! -type l 2>/dev/null | head -3)
 	[ -n "$odd" ] && bad="$bad special-files($odd)"
+	odd=$(find "$out" -type l \( -lname '/*' -o -lname '*..*' \) 2>/dev/null | head -3)
+	[ -n "$odd" ] && bad="$bad escaping-links($odd)"
 	[ -e "$out/late" ] && bad="$bad outlived-the-run"
 	[ "$(cat /proc/sys/kernel/hostname)" = "$HOSTNAME_BEFORE" ] || bad="$bad hostname"
 	# No process of the run survives it.
@@ -111,12 +115,15 @@ for bin in "$MOAT_ATTACKS"/attack_*; do
 	case "$runline" in *"EXPECT:"*) expect="${runline##*EXPECT: }" ;; esac
 	out="$MOAT_TDIR/out-$name"
 	mkdir -p "$out" "$MOAT_TDIR/rw-$name"
+	# As root, moat runs the sandbox as an unprivileged host uid: the
+	# writable bind must be open to it.
+	chmod 777 "$MOAT_TDIR/rw-$name"
 	res="$MOAT_TDIR/result-$name.json"
 	# shellcheck disable=SC2086
-	OUT=$(MOAT_HOST_SECRET="$SECRET" timeout -k 5 60 "$MOAT" run --ro "$MOAT_ATTACKS:/attacks" --out "$out" \
+	MOAT_HOST_SECRET="$SECRET" timeout -k 5 60 "$MOAT" run --ro "$MOAT_ATTACKS:/attacks" --out "$out" \
 		--rw "$MOAT_TDIR/rw-$name:/rw" "${ENVS[@]}" --result "$res" $opts -- "/attacks/attack_$name" \
-		2>"$MOAT_TDIR/err" </dev/null | head -c 4096) && RC=0 || RC=$?
-	RC=${PIPESTATUS[0]:-$RC}
+		>"$MOAT_TDIR/stdout" 2>"$MOAT_TDIR/err" </dev/null && RC=0 || RC=$?
+	OUT=$(head -c 4096 "$MOAT_TDIR/stdout")
 	status=$(json "$res" 'j["status"]' 2>/dev/null)
 	verdict=$(printf '%s\n' "$OUT" | grep -E '^(BLOCKED|ESCAPED|ERROR): ' | tail -1)
 	held=no
