@@ -12,6 +12,7 @@ static const struct {
 	const char *summary;
 } commands[] = {
 	{"run", moat_cmd_run, "run one command in a fresh sandbox"},
+	{"doctor", moat_cmd_doctor, "what this host lets moat enforce, and how to fix the rest"},
 };
 
 static void usage(FILE *f)
