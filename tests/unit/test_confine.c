@@ -379,8 +379,8 @@ static void test_landlock_apply(void **state)
 		skip();
 	}
 	ll_dirs d;
-	snprintf(d.rw, sizeof(d.rw), "/var/tmp/moat-ll-rw.XXXXXX");
-	snprintf(d.other, sizeof(d.other), "/var/tmp/moat-ll-other.XXXXXX");
+	snprintf(d.rw, sizeof(d.rw), "/var/tmp/landlock-rw.XXXXXX");
+	snprintf(d.other, sizeof(d.other), "/var/tmp/landlock-other.XXXXXX");
 	assert_non_null(mkdtemp(d.rw));
 	assert_non_null(mkdtemp(d.other));
 	run_child(landlock_child, &d);
