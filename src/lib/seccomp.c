@@ -82,8 +82,10 @@ typedef struct builder {
 static int add(builder *b, int err_no, const char *name, unsigned n, const struct scmp_arg_cmp *cmp)
 {
 	int nr = seccomp_syscall_resolve_name(name);
-	/* A name libseccomp does not know is a call this architecture lacks. */
-	if (nr == __NR_SCMP_ERROR)
+	/* A name libseccomp does not know, or knows only as a pseudo-number
+	 * (negative), is a call the native architecture lacks; the bad-arch
+	 * action covers the ABIs that have it. */
+	if (nr == __NR_SCMP_ERROR || nr < 0)
 		return 0;
 	int r = seccomp_rule_add_array(b->ctx, SCMP_ACT_ERRNO((uint32_t)err_no), nr, n, cmp);
 	if (r < 0)
