@@ -111,3 +111,60 @@ __attribute__((unused)) static ssize_t slurp(const char *path, char *buf, size_t
 	buf[got] = '\0';
 	return (ssize_t)got;
 }
+
+/* Copies a program to dst (mode 0755), then tries to execute it: the
+ * verdict is BLOCKED only when execve says EACCES (Landlock's answer). */
+__attribute__((noreturn, unused)) static void copy_and_exec(const char *src_path, const char *dst)
+{
+	int src = open(src_path, O_RDONLY | O_CLOEXEC);
+	int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (src < 0 || out < 0)
+		BROKEN("copy %s to %s: %s", src_path, dst, strerror(errno));
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(src, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			BROKEN("write %s: %s", dst, strerror(errno));
+	close(src);
+	close(out);
+	execl(dst, "prog", (char *)NULL);
+	if (errno == EACCES)
+		BLOCKED("exec of %s refused: %s", dst, strerror(errno));
+	ESCAPED("exec of %s failed only with %s", dst, strerror(errno));
+}
+
+/* Leaves a daemon (new session, double fork) that writes /out/late after
+ * the given number of seconds, then returns in the caller. */
+__attribute__((unused)) static void leave_late_writer(unsigned seconds)
+{
+	pid_t k = fork();
+	if (k == 0) {
+		setsid();
+		if (fork() == 0) {
+			sleep(seconds);
+			int fd = open("/out/late", O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			if (fd >= 0)
+				(void)!write(fd, "late\n", 5);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	waitpid(k, NULL, 0);
+}
+
+/* A clone or clone3 result: a child means the kernel created it. */
+__attribute__((noreturn, unused)) static void clone_verdict(const char *what, long r)
+{
+	if (r == 0)
+		_exit(0);
+	if (r > 0) {
+		waitpid((pid_t)r, NULL, 0);
+		ESCAPED("%s made child %ld", what, r);
+	}
+	BLOCKED("%s failed: %s", what, strerror(errno));
+}
+
+/* struct clone_args of clone3, version 0 (64 bytes). */
+struct attack_clone_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+};

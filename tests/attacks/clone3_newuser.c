@@ -3,16 +3,7 @@
 
 int main(void)
 {
-	struct {
-		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
-	} args = {.flags = 0x10000000 /* CLONE_NEWUSER */, .exit_signal = SIGCHLD};
+	struct attack_clone_args args = {.flags = 0x10000000 /* CLONE_NEWUSER */, .exit_signal = SIGCHLD};
 	errno = 0;
-	long r = syscall(SYS_clone3, &args, sizeof(args));
-	if (r == 0)
-		_exit(0);
-	if (r > 0) {
-		waitpid((pid_t)r, NULL, 0);
-		ESCAPED("clone3(CLONE_NEWUSER) made child %ld", r);
-	}
-	BLOCKED("clone3 failed: %s", strerror(errno));
+	clone_verdict("clone3(CLONE_NEWUSER)", syscall(SYS_clone3, &args, sizeof(args)));
 }

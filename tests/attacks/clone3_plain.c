@@ -3,9 +3,7 @@
 
 int main(void)
 {
-	struct {
-		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
-	} args = {.exit_signal = SIGCHLD};
+	struct attack_clone_args args = {.exit_signal = SIGCHLD};
 	errno = 0;
 	long r = syscall(SYS_clone3, &args, sizeof(args));
 	if (r == 0)

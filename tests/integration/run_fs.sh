@@ -86,4 +86,8 @@ t_check "a socket in /out is removed" test ! -e hyg/sock
 t_check "a descending symlink in /out is kept" test -L hyg/ok
 t_eq "setuid bits in /out are cleared" 755 "$(stat -c %a hyg/sub/f)"
 t_eq "setgid directories in /out are cleared" 755 "$(stat -c %a hyg/sub)"
-t_eq "the result reports the clean-up" "4 2" "$(json h.json 'str(j["out_sanitized"]["removed"])+" "+str(j["out_sanitized"]["modes_fixed"])')"
+# Where Landlock runs, the FIFO and the socket are refused when they are made
+# (no MAKE_FIFO or MAKE_SOCK in /out), so only the two links reach the clean-up.
+removed=4
+[ "$(json h.json 'j["isolation"]["landlock_abi"]')" -gt 0 ] && removed=2
+t_eq "the result reports the clean-up" "$removed 2" "$(json h.json 'str(j["out_sanitized"]["removed"])+" "+str(j["out_sanitized"]["modes_fixed"])')"
