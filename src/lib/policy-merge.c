@@ -160,8 +160,7 @@ int moat_policy_update_from_config(moat_policy *p, const moat_config *c, unsigne
 	return 0;
 }
 
-int moat__policy_load_parent(moat_policy **ret, moat_error *err);
-int moat__policy_load_parent(moat_policy **ret, moat_error *err)
+static int load_parent(moat_policy **ret, moat_error *err)
 {
 	const char *path = getenv(MOAT_PARENT_POLICY_ENV);
 	*ret = NULL;
@@ -183,7 +182,7 @@ int moat_policy_load_into(const char *profile, const char *path, moat_config *c,
 	/* Inside a sandbox, the parent's effective policy bounds what a
 	 * nested run may ask for. */
 	_cleanup_policy_ moat_policy *parent = NULL;
-	if ((r = moat__policy_load_parent(&parent, err)) < 0)
+	if ((r = load_parent(&parent, err)) < 0)
 		return r;
 	if (parent) {
 		moat_policy *narrowed = NULL;
@@ -196,6 +195,23 @@ int moat_policy_load_into(const char *profile, const char *path, moat_config *c,
 		return r;
 	if (ret_policy)
 		*ret_policy = TAKE_PTR(p);
+	return 0;
+}
+
+int moat_policy_take_flags(moat_policy *p, const moat_config *c, const moat_limits *before, moat_error *err)
+{
+	unsigned set = 0;
+	for (size_t i = 0; i < moat__limit_table_len; i++)
+		if (moat__limit_get(&c->limits, &moat__limit_table[i]) != moat__limit_get(before, &moat__limit_table[i]))
+			set |= moat__limit_table[i].bit;
+	int r = moat_policy_update_from_config(p, c, set, err);
+	if (r < 0)
+		return r;
+	_cleanup_policy_ moat_policy *parent = NULL, *check = NULL;
+	if ((r = load_parent(&parent, err)) < 0)
+		return r;
+	if (parent && (r = moat_policy_intersect(parent, p, &check, err)) < 0)
+		return r;
 	return 0;
 }
 

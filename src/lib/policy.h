@@ -181,6 +181,13 @@ int moat_policy_update_from_config(moat_policy *p, const moat_config *c, unsigne
 int moat_policy_load_into(const char *profile, const char *path, moat_config *c, moat_policy **ret_policy,
 			  moat_error *err);
 
+/* After the command-line flags were applied to c (which
+ * moat_policy_load_into filled from p): takes them into p, so that p is the
+ * effective policy, and, inside a sandbox, refuses flags that widen the
+ * parent's policy. before is c->limits as moat_policy_load_into left them;
+ * a limit that differs counts as set by a flag. */
+int moat_policy_take_flags(moat_policy *p, const moat_config *c, const moat_limits *before, moat_error *err);
+
 /* The policy a nested sandbox gets: the child may only narrow the parent.
  * Fails naming the field when the child asks for more
  * ("limits.memory: 1G exceeds the parent's 512M"). Limits the child did not
