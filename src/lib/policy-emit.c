@@ -381,7 +381,7 @@ static void explain_binds(text *t, const moat_policy *p, bool rw)
 		char buf[MOAT_MAX_PATH + 2];
 		const char *shown = show_path(p, b->src, buf, sizeof(buf));
 		add(t, "  %s %s", rw ? "read-write:" : "read-only: ", shown);
-		if (strcmp(b->src, b->dst) != 0 || shown != b->src)
+		if (strcmp(b->src, b->dst) != 0)
 			add(t, " at %s", b->dst);
 		add(t, "%s\n", (b->flags & MOAT_BIND_OPTIONAL) ? " (if it exists)" : "");
 		any = true;

@@ -40,7 +40,12 @@ int moat_policy_load_profile(const char *name, moat_policy **ret, moat_error *er
 		snprintf(source, sizeof(source), "profile %s", bp->name);
 		/* A built-in profile names only absolute paths, so it means the
 		 * same wherever moat is run from. */
-		return moat_policy_parse(bp->text, bp->len, source, NULL, NULL, ret, err);
+		int r = moat_policy_parse(bp->text, bp->len, source, NULL, NULL, ret, err);
+		/* A profile's limits are defaults, not something the user asked
+		 * for: under a stricter parent they narrow instead of failing. */
+		if (r >= 0)
+			(*ret)->limits_set = 0;
+		return r;
 	}
 	char names[256] = "";
 	for (size_t i = 0; i < moat__builtin_profiles_len; i++)

@@ -399,16 +399,17 @@ static void list_keys(const key_handler *t, size_t n, char *buf, size_t len)
  * duplicates. */
 static int check_map(const ctx *x, const node *m, const char *path)
 {
+	const char *sep = path[0] ? ": " : "";
 	for (size_t i = 0; i + 1 < m->n; i += 2) {
 		const node *k = m->items[i];
 		if (k->kind != NODE_SCALAR || is_null(k))
-			return fail(x, k, "%s: key is %s (expected a name)", path, kind_name(k));
+			return fail(x, k, "%s%skey is %s (expected a name)", path, sep, kind_name(k));
 		if (k->plain && strcmp(k->value, "<<") == 0)
-			return fail(x, k, "%s: merge key '<<' is not allowed (expected every key written out)", path);
+			return fail(x, k, "%s%smerge key '<<' is not allowed (expected every key written out)", path, sep);
 		for (size_t j = 0; j < i; j += 2)
 			if (strcmp(m->items[j]->value, k->value) == 0)
-				return fail(x, k, "%s: duplicate key '%s' (first at line %u; expected each key once)", path,
-					    k->value, m->items[j]->line);
+				return fail(x, k, "%s%sduplicate key '%s' (first at line %u; expected each key once)", path,
+					    sep, k->value, m->items[j]->line);
 	}
 	return 0;
 }
@@ -1557,7 +1558,9 @@ int moat__policy_parse_ex(const char *buf, size_t len, const char *source, const
 		return r;
 	if (root->kind != NODE_MAP)
 		return fail(&x, root, "the policy is %s (expected a mapping starting with version: 1)", kind_name(root));
-	if (!map_get(root, "version") && check_map(&x, root, "") == 0)
+	if ((r = check_map(&x, root, "")) < 0)
+		return r;
+	if (!map_get(root, "version"))
 		return fail(&x, root, "missing key 'version' (expected version: 1 first, so that later formats are "
 				      "never misread)");
 	r = walk_map(&x, root, "", top_keys, ELEMENTSOF(top_keys));

@@ -154,7 +154,8 @@ int moat_policy_parse(const char *buf, size_t len, const char *source, const cha
 /* Reads and parses a policy file (relative paths in it resolve against its
  * folder, "~" against $HOME). */
 int moat_policy_load_file(const char *path, moat_policy **ret, moat_error *err);
-/* A built-in profile ("code", "agent"), embedded in the binary. */
+/* A built-in profile ("code", "agent"), embedded in the binary. Its limits
+ * count as defaults (limits_set is 0), so a stricter parent narrows them. */
 int moat_policy_load_profile(const char *name, moat_policy **ret, moat_error *err);
 /* The built-in profile's YAML text, or NULL. */
 const char *moat_policy_profile_text(const char *name);

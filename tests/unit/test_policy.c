@@ -555,7 +555,7 @@ static void test_explain(void **state)
 	_cleanup_free_ char *e = moat_policy_explain(p);
 	assert_non_null(e);
 	assert_non_null(strstr(e, "policy demo\n"));
-	assert_non_null(strstr(e, "read-only:  ./input at "));
+	assert_non_null(strstr(e, "read-only:  ./input\n"));
 	assert_non_null(strstr(e, "read-write: ./output at /work\n"));
 	assert_non_null(strstr(e, "allowed:  api.example.com (GET)\n"));
 	assert_non_null(strstr(e, "held:     mail.example.com\n"));
