@@ -576,22 +576,37 @@ static int k_read_write(const ctx *x, const node *k, const node *v, const char *
 	return bind_list(x, v, path, MOAT_BIND_RW);
 }
 
-static int k_out(const ctx *x, const node *k, const node *v, const char *path)
+typedef enum path_kind {
+	PATH_ANY,    /* need not exist (a file moat creates) */
+	PATH_FOLDER, /* an existing folder */
+	PATH_FILE,   /* an existing file that is not a folder */
+} path_kind;
+
+/* A host path field: resolved, checked for what it must be, and stored in
+ * *field (replacing what was there). */
+static int host_path_field(const ctx *x, const node *v, const char *path, path_kind kind, char **field)
 {
-	(void)k;
 	const char *s;
 	int r = get_string(x, v, path, &s);
 	if (r < 0)
 		return r;
 	_cleanup_free_ char *abs = NULL;
-	if ((r = get_host_path(x, v, path, s, true, &abs)) < 0)
+	if ((r = get_host_path(x, v, path, s, kind != PATH_ANY, &abs)) < 0)
 		return r;
 	struct stat st;
-	if (!x->no_stat && (stat(abs, &st) < 0 || !S_ISDIR(st.st_mode)))
+	if (kind == PATH_FOLDER && !x->no_stat && (stat(abs, &st) < 0 || !S_ISDIR(st.st_mode)))
 		return fail(x, v, "%s: '%s' is not a folder (expected an existing folder)", path, abs);
-	free(x->p->out_dir);
-	x->p->out_dir = TAKE_PTR(abs);
+	if (kind == PATH_FILE && !x->no_stat && (stat(abs, &st) < 0 || S_ISDIR(st.st_mode)))
+		return fail(x, v, "%s: '%s' is a folder (expected a file)", path, abs);
+	free(*field);
+	*field = TAKE_PTR(abs);
 	return 0;
+}
+
+static int k_out(const ctx *x, const node *k, const node *v, const char *path)
+{
+	(void)k;
+	return host_path_field(x, v, path, PATH_FOLDER, &x->p->out_dir);
 }
 
 static int k_cwd(const ctx *x, const node *k, const node *v, const char *path)
@@ -1217,13 +1232,7 @@ static int k_limits(const ctx *x, const node *k, const node *v, const char *path
 static int k_audit_log(const ctx *x, const node *k, const node *v, const char *path)
 {
 	(void)k;
-	const char *s;
-	int r = get_string(x, v, path, &s);
-	if (r < 0)
-		return r;
-	free(x->p->audit_log);
-	x->p->audit_log = NULL;
-	return get_host_path(x, v, path, s, false, &x->p->audit_log);
+	return host_path_field(x, v, path, PATH_ANY, &x->p->audit_log);
 }
 
 static int k_audit_files(const ctx *x, const node *k, const node *v, const char *path)
@@ -1238,14 +1247,8 @@ static int k_audit_record(const ctx *x, const node *k, const node *v, const char
 	/* true, false, or the file to record to (which implies true). */
 	if (v->kind == NODE_SCALAR && v->plain && (strcmp(v->value, "true") == 0 || strcmp(v->value, "false") == 0))
 		return get_bool(x, v, path, &x->p->record);
-	const char *s;
-	int r = get_string(x, v, path, &s);
-	if (r < 0)
-		return r;
-	free(x->p->record_path);
-	x->p->record_path = NULL;
 	x->p->record = true;
-	return get_host_path(x, v, path, s, false, &x->p->record_path);
+	return host_path_field(x, v, path, PATH_ANY, &x->p->record_path);
 }
 
 static const key_handler audit_keys[] = {
@@ -1315,33 +1318,15 @@ static int k_tty(const ctx *x, const node *k, const node *v, const char *path)
 static int k_stdin(const ctx *x, const node *k, const node *v, const char *path)
 {
 	(void)k;
-	const char *s;
-	int r = get_string(x, v, path, &s);
-	if (r < 0)
-		return r;
-	_cleanup_free_ char *abs = NULL;
-	if ((r = get_host_path(x, v, path, s, true, &abs)) < 0)
-		return r;
-	struct stat st;
-	if (!x->no_stat && (stat(abs, &st) < 0 || S_ISDIR(st.st_mode)))
-		return fail(x, v, "%s: '%s' is a folder (expected a file)", path, abs);
-	free(x->p->stdin_path);
-	x->p->stdin_path = TAKE_PTR(abs);
-	return 0;
+	return host_path_field(x, v, path, PATH_FILE, &x->p->stdin_path);
 }
 
 static int k_result(const ctx *x, const node *k, const node *v, const char *path)
 {
 	(void)k;
-	const char *s;
-	int r = get_string(x, v, path, &s);
-	if (r < 0)
-		return r;
-	free(x->p->result_path);
-	x->p->result_path = NULL;
-	if (strcmp(s, "-") == 0)
+	if (v->kind == NODE_SCALAR && strcmp(v->value, "-") == 0)
 		return set_string(x, v, path, &x->p->result_path);
-	return get_host_path(x, v, path, s, false, &x->p->result_path);
+	return host_path_field(x, v, path, PATH_ANY, &x->p->result_path);
 }
 
 static int k_hostname(const ctx *x, const node *k, const node *v, const char *path)
