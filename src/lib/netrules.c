@@ -11,6 +11,7 @@
 typedef enum host_kind {
 	HOST_EXACT,  /* one name or one address */
 	HOST_SUFFIX, /* "*.example.com": any name below example.com */
+	HOST_ANY,    /* "*": every host, addresses included */
 } host_kind;
 
 typedef struct rule {
@@ -141,6 +142,13 @@ static bool method_token_ok(const char *m)
 static int parse_host_pattern(const char *pat, rule *r, moat_error *err)
 {
 	size_t len = strlen(pat);
+	/* "*" is for the command line (--allow-host '*', with the SSRF guard
+	 * still in force); hostglob refuses it in policy files, which say
+	 * "default: allow" instead. */
+	if (strcmp(pat, "*") == 0) {
+		r->kind = HOST_ANY;
+		return 0;
+	}
 	if (len >= 2 && pat[0] == '*' && pat[1] == '.') {
 		moat_host suffix;
 		if (len == 2 || moat_host_normalize(pat + 2, len - 2, &suffix, err) < 0)
@@ -454,6 +462,8 @@ int moat_net_path_normalize(const char *in, char *ret, size_t ret_size, moat_err
 
 static bool host_matches(const rule *r, const moat_host *h)
 {
+	if (r->kind == HOST_ANY)
+		return true;
 	if (r->kind == HOST_SUFFIX)
 		return !h->is_literal && moat_host_glob_match(r->host.name, h->name);
 	if (r->host.is_literal != h->is_literal)

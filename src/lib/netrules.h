@@ -1,8 +1,9 @@
 /* The egress allowlist: the network rules of a policy, compiled once into an
  * immutable, reference-counted set, and the decision for one request.
  *
- * A rule names a host (exact, or "*.example.com" for any name one or more
- * labels below example.com, as hostglob.h defines), ports (80 and 443 when
+ * A rule names a host (exact, "*.example.com" for any name one or more
+ * labels below example.com as hostglob.h defines, or "*" for every host),
+ * ports (80 and 443 when
  * none are given), and for plain HTTP optionally methods and paths
  * ("/exact", or "/prefix/" and a star for everything below /prefix/); its
  * action is allow, deny or approve (held until a person decides). The

@@ -195,6 +195,16 @@ static void test_default_and_literals(void **state)
 	ASSERT_DECIDES(r2, "anything.test", 443, NULL, NULL, MOAT_NET_ALLOW, -1);
 	moat_netrules_unref(r2);
 
+	/* "*" covers every host, literal addresses included (the SSRF guard
+	 * still judges the address). */
+	moat_netrule_spec any = { .host = "*", .action = MOAT_NET_ALLOW };
+	assert_int_equal(moat_netrules_builder_add(b, &any, &err), 0);
+	assert_int_equal(moat_netrules_builder_finish(b, &r2, &err), 0);
+	ASSERT_DECIDES(r2, "anything.test", 443, NULL, NULL, MOAT_NET_ALLOW, 0);
+	ASSERT_DECIDES(r2, "0x7f.1", 80, NULL, NULL, MOAT_NET_ALLOW, 0);
+	ASSERT_DECIDES(r2, "anything.test", 22, NULL, NULL, MOAT_NET_DENY, -1);
+	moat_netrules_unref(r2);
+
 	/* No host: denied, never a crash. */
 	moat_net_request q = { 0 };
 	moat_netrules_decide(r, &q, &d);
@@ -216,7 +226,6 @@ static void test_bad_rules(void **state)
 		moat_netrule_spec s;
 		const char *why;
 	} cases[] = {
-		{ { .host = "*" }, "every host" },
 		{ { .host = "*.com" }, "too much" },
 		{ { .host = "*." }, "host name" },
 		{ { .host = "a.*.com" }, "first label" },
