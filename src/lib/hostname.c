@@ -4,17 +4,6 @@
 #include <idn2.h>
 #include <string.h>
 
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool host_char_ok(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
@@ -168,8 +157,8 @@ int moat_host_normalize(const char *in, size_t len, moat_host *ret, moat_error *
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)in[i];
 		if (c == '%') {
-			int hi = i + 2 < len ? hexval((unsigned char)in[i + 1]) : -1;
-			int lo = i + 2 < len ? hexval((unsigned char)in[i + 2]) : -1;
+			int hi = i + 2 < len ? moat__hexval((unsigned char)in[i + 1]) : -1;
+			int lo = i + 2 < len ? moat__hexval((unsigned char)in[i + 2]) : -1;
 			if (hi < 0 || lo < 0)
 				return moat_error_set(err, MOAT_EINPUT, "host \"%s\" has a malformed percent-escape",
 						      show);

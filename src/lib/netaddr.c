@@ -30,7 +30,7 @@ const char *moat_addr_class_to_string(moat_addr_class c)
 
 static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-static int hex_value(char c)
+int moat__hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -60,7 +60,7 @@ static int ipv4_part(const char *s, size_t len, uint64_t *ret)
 		i = 1;
 	}
 	for (; i < len; i++) {
-		int d = base == 16 ? hex_value(s[i]) : (is_digit(s[i]) ? s[i] - '0' : -1);
+		int d = base == 16 ? moat__hexval(s[i]) : (is_digit(s[i]) ? s[i] - '0' : -1);
 		if (d < 0 || (unsigned)d >= base)
 			return -EINVAL;
 		v = v * base + (unsigned)d;
@@ -121,7 +121,7 @@ bool moat_ipv4_looks_numeric(const char *s, size_t len)
 		return false;
 	if (n >= 2 && l[0] == '0' && (l[1] == 'x' || l[1] == 'X')) {
 		for (size_t i = 2; i < n; i++)
-			if (hex_value(l[i]) < 0)
+			if (moat__hexval(l[i]) < 0)
 				return false;
 		return true;
 	}

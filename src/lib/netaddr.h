@@ -51,6 +51,10 @@ typedef enum moat_addr_class {
 	_MOAT_ADDR_CLASS_INVALID = -1,
 } moat_addr_class;
 
+/* The value of one hexadecimal digit, or -1. Shared by the host, path and
+ * address parsers. */
+int moat__hexval(int c);
+
 /* "public", "loopback", "private", ... */
 const char *moat_addr_class_to_string(moat_addr_class c);
 

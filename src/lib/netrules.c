@@ -329,17 +329,6 @@ bool moat_netrules_addr_allowed(const moat_netrules *r, const struct sockaddr *s
 
 /* ---- paths ---------------------------------------------------------------- */
 
-static int hexv(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool unreserved(unsigned char c)
 {
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -405,8 +394,8 @@ int moat_net_path_normalize(const char *in, char *ret, size_t ret_size, moat_err
 			if (c <= 0x20 || c >= 0x7f)
 				return moat_error_set(err, MOAT_EINPUT, "path holds a control, space or non-ASCII byte");
 			if (c == '%') {
-				int hi = i + 2 < in_len + 1 ? hexv((unsigned char)in[i + 1]) : -1;
-				int lo = hi >= 0 && i + 2 < in_len ? hexv((unsigned char)in[i + 2]) : -1;
+				int hi = i + 2 < in_len + 1 ? moat__hexval((unsigned char)in[i + 1]) : -1;
+				int lo = hi >= 0 && i + 2 < in_len ? moat__hexval((unsigned char)in[i + 2]) : -1;
 				if (hi < 0 || lo < 0)
 					return moat_error_set(err, MOAT_EINPUT, "path has a malformed percent-escape");
 				unsigned char d = (unsigned char)(hi << 4 | lo);
