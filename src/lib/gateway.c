@@ -1344,3 +1344,111 @@ char **moat_gateway_proxy_env(uint16_t port)
 	}
 	return env;
 }
+
+/* ---- helpers for the fronts ------------------------------------------------ */
+
+json_t *moat_net_event_to_json(const moat_net_event *ev)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "protocol", json_string(ev->protocol));
+	json_object_set_new(o, "host", json_string(ev->host));
+	json_object_set_new(o, "port", json_integer(ev->port));
+	json_object_set_new(o, "address", ev->address && ev->address[0] ? json_string(ev->address) : json_null());
+	json_object_set_new(o, "method", ev->method ? json_string(ev->method) : json_null());
+	json_object_set_new(o, "path", ev->path ? json_string(ev->path) : json_null());
+	if (ev->sni)
+		json_object_set_new(o, "sni", json_string(ev->sni));
+	json_object_set_new(o, "bytes_up", json_integer((json_int_t)ev->bytes_up));
+	json_object_set_new(o, "bytes_down", json_integer((json_int_t)ev->bytes_down));
+	json_object_set_new(o, "duration_ms", json_integer((json_int_t)ev->duration_ms));
+	json_object_set_new(o, "decision", json_string(ev->decision));
+	json_object_set_new(o, "rule", ev->rule >= 0 ? json_integer(ev->rule) : json_null());
+	json_object_set_new(o, "reason", json_string(ev->reason));
+	/* A peer's bytes that are not UTF-8 make json_string fail and leave
+	 * the key out; the object is still a faithful record of the rest. */
+	return o;
+}
+
+static int parse_ports(const char *s, uint16_t *ports, size_t max, size_t *ret_n)
+{
+	size_t n = 0;
+	while (*s) {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(s, &end, 10);
+		if (end == s || errno || v == 0 || v > 65535 || n >= max || (*end && *end != ','))
+			return -EINVAL;
+		ports[n++] = (uint16_t)v;
+		s = *end ? end + 1 : end;
+	}
+	if (n == 0)
+		return -EINVAL;
+	*ret_n = n;
+	return 0;
+}
+
+int moat_gateway_rules_from_patterns(char *const *allow_hosts, char *const *allow_private, moat_netrules **ret,
+				     moat_error *err)
+{
+	_cleanup_netrules_builder_ moat_netrules_builder *b = moat_netrules_builder_new();
+	if (!b)
+		return moat_error_set(err, ENOMEM, "network rules");
+	moat_netrules_builder_set_default(b, MOAT_NET_DENY);
+	for (char *const *p = allow_hosts; p && *p; p++) {
+		/* A port list follows the last ':' unless the pattern is an
+		 * IPv6 literal in brackets without one. */
+		_cleanup_free_ char *host = strdup(*p);
+		if (!host)
+			return moat_error_set(err, ENOMEM, "network rules");
+		uint16_t ports[MOAT_NETRULE_MAX_PORTS];
+		size_t n_ports = 0;
+		char *colon = strrchr(host, ':');
+		char *bracket = strrchr(host, ']');
+		if (colon && (!bracket || colon > bracket) && (host[0] == '[' || strchr(host, ':') == colon)) {
+			*colon = '\0';
+			if (parse_ports(colon + 1, ports, ELEMENTSOF(ports), &n_ports) < 0)
+				return moat_error_set(err, MOAT_EINPUT, "--allow-host %s: ports must be numbers 1-65535, separated by ','", *p);
+		}
+		moat_netrule_spec spec = {
+			.host = host,
+			.ports = n_ports ? ports : NULL,
+			.n_ports = n_ports,
+			.action = MOAT_NET_ALLOW,
+		};
+		int r = moat_netrules_builder_add(b, &spec, err);
+		if (r < 0)
+			return moat_error_wrap(err, "--allow-host %s", *p);
+	}
+	for (char *const *p = allow_private; p && *p; p++) {
+		int r = moat_netrules_builder_allow_private(b, *p, err);
+		if (r < 0)
+			return moat_error_wrap(err, "--allow-private %s", *p);
+	}
+	return moat_netrules_builder_finish(b, ret, err);
+}
+
+int moat_gateway_hosts_parse(char *const *specs, moat_gateway_host **ret, size_t *ret_n, moat_error *err)
+{
+	size_t n = moat__strv_length(specs);
+	if (n > MOAT_GATEWAY_MAX_HOSTS)
+		return moat_error_set(err, MOAT_EINPUT, "network.hosts: more than %d entries", MOAT_GATEWAY_MAX_HOSTS);
+	_cleanup_free_ moat_gateway_host *h = calloc(n ? n : 1, sizeof(*h));
+	_cleanup_free_ char *buf = NULL;
+	if (!h)
+		return moat_error_set(err, ENOMEM, "network.hosts");
+	for (size_t i = 0; i < n; i++) {
+		char *eq = strchr(specs[i], '=');
+		if (!eq || eq == specs[i] || !eq[1])
+			return moat_error_set(err, MOAT_EINPUT, "network.hosts: '%s' is not NAME=ADDRESS", specs[i]);
+		/* The name is cut at '=' in place: specs belong to the caller
+		 * but outlive the array, and NAME never contains '='. */
+		*eq = '\0';
+		h[i].name = specs[i];
+		h[i].address = eq + 1;
+	}
+	*ret = TAKE_PTR(h);
+	*ret_n = n;
+	return 0;
+}

@@ -16,6 +16,8 @@
 #include "error.h"
 #include "netbudget.h"
 
+#include <jansson.h>
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -109,3 +111,16 @@ void moat_gateway_get_stats(const moat_gateway *gw, moat_gateway_stats *ret);
  * lower-case forms, plus NO_PROXY empty. NULL-terminated "NAME=VALUE"
  * strings; free with moat__strv_free. */
 char **moat_gateway_proxy_env(uint16_t port);
+
+/* The net.request event as a JSON object (for the audit log and for
+ * --net-log); NULL when out of memory. */
+json_t *moat_net_event_to_json(const moat_net_event *ev);
+
+/* Rules from --allow-host patterns, each "HOST" or "HOST:PORT[,PORT...]"
+ * (HOST exact or "*.example.com"; ports default to 80 and 443), plus the
+ * allow_private CIDRs; everything else is denied. */
+int moat_gateway_rules_from_patterns(char *const *allow_hosts, char *const *allow_private, moat_netrules **ret,
+				     moat_error *err);
+/* Parses "NAME=ADDRESS" entries (network.hosts on the command line). The
+ * returned array points into specs; free it with free(). */
+int moat_gateway_hosts_parse(char *const *specs, moat_gateway_host **ret, size_t *ret_n, moat_error *err);
