@@ -89,6 +89,8 @@ struct moat_gateway {
 	gw_static_host *hosts;
 	size_t n_hosts;
 	moat_budget *budget;
+	uint16_t *raw_ports;
+	size_t n_raw_ports;
 	struct timeval connect_timeout, idle_timeout, head_timeout;
 	moat_gateway_event_fn on_event;
 	void *userdata;
@@ -428,10 +430,14 @@ static bool conn_decide(gw_conn *c)
 	}
 	set_reason(c, "%s", dec.reason);
 
-	/* A tunnel may carry something other than TLS only on a port the rule
-	 * named itself: 443 always carries TLS, and plain HTTP on 80 goes
-	 * through the proxy proper, where methods and paths are visible. */
-	c->raw_tunnel_ok = c->port != 80 && c->port != 443;
+	/* A tunnel may carry something other than TLS only on a port the
+	 * policy opened for it: 443 always carries TLS, and plain HTTP on 80
+	 * goes through the proxy proper, where methods and paths are visible. */
+	c->raw_tunnel_ok = false;
+	for (size_t i = 0; i < gw->n_raw_ports; i++)
+		c->raw_tunnel_ok = c->raw_tunnel_ok || gw->raw_ports[i] == c->port;
+	if (c->port == 80 || c->port == 443)
+		c->raw_tunnel_ok = false;
 
 	char why[MOAT_BUDGET_REASON_MAX];
 	if (!moat_budget_conn_open(gw->budget, c->dest, why, sizeof(why))) {
@@ -1242,6 +1248,19 @@ int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, mo
 		memcpy(gw->hosts[i].name, name.name, sizeof(name.name));
 	}
 	gw->n_hosts = cfg->n_hosts;
+	if (cfg->n_raw_ports > 0) {
+		if (cfg->n_raw_ports > 1024) {
+			moat_gateway_free(gw);
+			return moat_error_set(err, MOAT_EINPUT, "network: more than 1024 raw tunnel ports");
+		}
+		gw->raw_ports = calloc(cfg->n_raw_ports, sizeof(uint16_t));
+		if (!gw->raw_ports) {
+			moat_gateway_free(gw);
+			return moat_error_set(err, ENOMEM, "gateway");
+		}
+		memcpy(gw->raw_ports, cfg->raw_ports, cfg->n_raw_ports * sizeof(uint16_t));
+		gw->n_raw_ports = cfg->n_raw_ports;
+	}
 	event_set_log_callback(discard_log);
 	*ret = gw;
 	return 0;
@@ -1260,6 +1279,7 @@ void moat_gateway_free(moat_gateway *gw)
 	moat_netrules_slot_destroy(&gw->rules);
 	moat_budget_free(gw->budget);
 	free(gw->hosts);
+	free(gw->raw_ports);
 	free(gw->resolver);
 	free(gw);
 }

@@ -68,6 +68,12 @@ typedef struct moat_gateway_config {
 	/* network.resolver: "IP" or "IP:PORT" of the name server to ask.
 	 * NULL: the host's resolv.conf. */
 	const char *resolver;
+	/* Ports on which a tunnel may carry something other than TLS (ssh to
+	 * a git host, say). Everywhere else a tunnel must open with a TLS
+	 * ClientHello naming the allowed host; 80 and 443 never carry
+	 * anything else, whatever this list says. */
+	const uint16_t *raw_ports;
+	size_t n_raw_ports;
 	/* Budgets (netbudget.h) for the whole run and for each destination
 	 * ("host:port"); zero fields are not limited. */
 	moat_budget_limits budget_run;

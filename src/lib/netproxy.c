@@ -129,3 +129,8 @@ void moat__netproxy_stop(moat_netproxy *p, moat_gateway_stats *ret_stats)
 		moat_gateway_get_stats(p->gw, ret_stats);
 	netproxy_free(p);
 }
+
+moat_gateway *moat__netproxy_gateway(moat_netproxy *p)
+{
+	return p->gw;
+}

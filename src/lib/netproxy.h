@@ -22,6 +22,9 @@ typedef struct moat_netproxy moat_netproxy;
 /* Supervisor side: serves listen_fd (owned from now on, also on failure)
  * with a gateway made from cfg, on a new thread. */
 int moat__netproxy_start(const moat_gateway_config *cfg, int listen_fd, moat_netproxy **ret, moat_error *err);
+/* The gateway, e.g. to swap its rules (moat_gateway_set_rules is safe from
+ * any thread). */
+moat_gateway *moat__netproxy_gateway(moat_netproxy *p);
 /* Stops the thread, closes every connection (each is logged) and frees.
  * Accepts NULL. */
 void moat__netproxy_stop(moat_netproxy *p, moat_gateway_stats *ret_stats);
