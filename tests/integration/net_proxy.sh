@@ -22,6 +22,7 @@ UP=$(json ports.json 'j["up"]')
 SECRET=$(json ports.json 'j["secret"]')
 TLS=$(json ports.json 'j["tls"]')
 if [ "$TLS" = 443 ]; then api=api.example.test; else api=api.example.test:$TLS; fi
+api_port=api.example.test:$TLS
 
 NET=(--allow-host "up.test:$UP" --allow-host "$api" --allow-private 127.0.0.2/32
 	--net-host up.test=127.0.0.2 --net-host api.example.test=127.0.0.2 --net-log "$MOAT_TDIR/net.jsonl"
@@ -63,11 +64,11 @@ t_eq "python urllib https through the proxy" "tls-upstream-ok" "$OUT"
 
 mrun run "${NET[@]}" -- curl -sS -H 'Proxy-Authorization: Basic c2VjcmV0' -H 'X-Test: kept' "http://up.test:$UP/headers"
 t_match "the upstream gets an origin-form request" "^GET /headers HTTP/1.1" "$OUT"
-t_nomatch "Proxy-Authorization never reaches the upstream" "(?i)proxy-authorization|c2VjcmV0" "$OUT"
+t_nomatch "Proxy-Authorization never reaches the upstream" "[Pp]roxy-[Aa]uthorization|c2VjcmV0" "$OUT"
 t_match "other headers are kept" "X-Test: kept" "$OUT"
 
-mrun run "${NET[@]}" -- sh -c 'env | grep -c -i _proxy='
-t_eq "proxy variables: six, in both cases" 6 "$OUT"
+mrun run "${NET[@]}" -- sh -c 'env | grep -i _proxy= | sort | tr "\n" " "'
+t_eq "proxy variables, in both cases" "ALL_PROXY=socks5h://127.0.0.1:3128 HTTPS_PROXY=http://127.0.0.1:3128 HTTP_PROXY=http://127.0.0.1:3128 NO_PROXY= all_proxy=socks5h://127.0.0.1:3128 http_proxy=http://127.0.0.1:3128 https_proxy=http://127.0.0.1:3128 no_proxy= " "$OUT"
 mrun run -- sh -c 'env | grep -c -i _proxy='
 t_eq "no proxy variables without --net proxy" 0 "$OUT"
 mrun run -- curl -sS -m 5 "http://up.test:$UP/"
@@ -88,7 +89,7 @@ barrier = threading.Barrier(100)
 ok = []
 def one(i):
     s = socket.create_connection(("127.0.0.1", 3128))
-    s.sendall(b"CONNECT $api HTTP/1.1\r\nHost: $api\r\n\r\n")
+    s.sendall(b"CONNECT $api_port HTTP/1.1\r\nHost: $api_port\r\n\r\n")
     head = b""
     while not head.endswith(b"\r\n\r\n"):
         head += s.recv(1)
