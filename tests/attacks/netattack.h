@@ -46,21 +46,27 @@ static inline unsigned na_up_port(void)
 	return c ? (unsigned)atoi(c + 1) : 80;
 }
 
+/* Set while a step whose verdict does not count runs (a warm-up request). */
+static int na_quiet;
+
 static inline int na_blocked(const char *what)
 {
-	printf("BLOCKED: %s\n", what);
+	if (!na_quiet)
+		printf("BLOCKED: %s\n", what);
 	return 0;
 }
 
 static inline int na_escaped(const char *what)
 {
-	printf("ESCAPED: %s\n", what);
+	if (!na_quiet)
+		printf("ESCAPED: %s\n", what);
 	return 1;
 }
 
 static inline int na_unexpected(const char *what)
 {
-	printf("UNEXPECTED: %s\n", what);
+	if (!na_quiet)
+		printf("UNEXPECTED: %s\n", what);
 	return 2;
 }
 
