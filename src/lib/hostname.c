@@ -72,6 +72,10 @@ static int finish_ascii(const char *show, char *name, size_t len, moat_host *ret
 {
 	if (len == 0)
 		return moat_error_set(err, MOAT_EINPUT, "host \"%s\" is empty", show);
+	/* The one trailing dot a name may have is gone already; another is an
+	 * empty label, also for the numeric reading below. */
+	if (name[len - 1] == '.')
+		return moat_error_set(err, MOAT_EINPUT, "host \"%s\" has an empty label", show);
 	for (size_t i = 0; i < len; i++)
 		if (!host_char_ok((unsigned char)name[i]))
 			return moat_error_set(err, MOAT_EINPUT, "host \"%s\" %s", show,

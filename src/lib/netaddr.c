@@ -250,7 +250,7 @@ typedef struct range4 {
 static const range4 ranges4[] = {
 	{ 0xA9FEA9FE, 32, MOAT_ADDR_METADATA, "cloud instance metadata service (169.254.169.254)" },
 	{ 0xA9FEAA02, 32, MOAT_ADDR_METADATA, "container task metadata service (169.254.170.2)" },
-	{ 0x64646478, 32, MOAT_ADDR_METADATA, "cloud instance metadata service (100.100.100.200)" },
+	{ 0x646464C8, 32, MOAT_ADDR_METADATA, "cloud instance metadata service (100.100.100.200)" },
 	{ 0x00000000, 8, MOAT_ADDR_UNSPECIFIED, "\"this network\" address (0.0.0.0/8)" },
 	{ 0x0A000000, 8, MOAT_ADDR_PRIVATE, "private network (10.0.0.0/8, RFC 1918)" },
 	{ 0x64400000, 10, MOAT_ADDR_CGNAT, "carrier-grade NAT space (100.64.0.0/10)" },
@@ -391,7 +391,7 @@ typedef struct range6 {
 static const range6 ranges6[] = {
 	{ { 0 }, 128, MOAT_ADDR_UNSPECIFIED, "unspecified address (::)" },
 	{ { [15] = 1 }, 128, MOAT_ADDR_LOOPBACK, "loopback (::1)" },
-	{ { 0xfd, 0x00, 0x0e, 0xc2, [15] = 0x54 }, 128, MOAT_ADDR_METADATA,
+	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 }, 128, MOAT_ADDR_METADATA,
 	  "cloud instance metadata service (fd00:ec2::254)" },
 	{ { 0xfd, 0x00, 0x0e, 0xc2, [15] = 0x23 }, 128, MOAT_ADDR_METADATA,
 	  "cloud instance metadata DNS (fd00:ec2::23)" },
@@ -587,10 +587,15 @@ const char *moat_cidr_format(const moat_cidr *c, char *buf, size_t len)
 
 /* ---- the guard ------------------------------------------------------------ */
 
-static bool covered(const moat_addr *a, const moat_cidr *allow, size_t n)
+/* Whether allow covers a. A metadata address is opened only by naming it
+ * exactly: opening fd00::/8 for a private network, or 169.254.0.0/16 for
+ * link-local peers, must not hand out the cloud's instance credentials on
+ * the side (the Capital One breach of 2019 went through 169.254.169.254). */
+static bool covered(const moat_addr *a, moat_addr_class cls, const moat_cidr *allow, size_t n)
 {
+	unsigned full = a->family == AF_INET ? 32 : 128;
 	for (size_t i = 0; i < n; i++)
-		if (moat_cidr_contains(&allow[i], a))
+		if (moat_cidr_contains(&allow[i], a) && (cls != MOAT_ADDR_METADATA || allow[i].prefix == full))
 			return true;
 	return false;
 }
@@ -608,17 +613,18 @@ bool moat_addr_allowed_addr(const moat_addr *a, const moat_cidr *allow_private, 
 		return true;
 	if (c == MOAT_ADDR_INVALID_FORM)
 		return false;
-	if (covered(a, allow_private, n))
+	if (covered(a, c, allow_private, n))
 		goto allowed;
 	if (inner) {
 		/* A wrapped special IPv4 address is opened by naming the IPv4
 		 * range: each special address it carries must be covered. */
 		moat_addr emb[2];
 		size_t ne = moat_addr_embedded_ipv4(a, emb);
-		for (size_t i = 0; i < ne; i++)
-			if (moat_addr_classify_addr(&emb[i], &dummy) != MOAT_ADDR_PUBLIC &&
-			    !covered(&emb[i], allow_private, n))
+		for (size_t i = 0; i < ne; i++) {
+			moat_addr_class ec = moat_addr_classify_addr(&emb[i], &dummy);
+			if (ec != MOAT_ADDR_PUBLIC && !covered(&emb[i], ec, allow_private, n))
 				return false;
+		}
 		goto allowed;
 	}
 	return false;

@@ -1,6 +1,8 @@
 /* The egress allowlist and its decisions. See netrules.h. */
 #include "netrules.h"
 
+#include "hostglob.h"
+
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -9,17 +11,16 @@
 typedef enum host_kind {
 	HOST_EXACT,  /* one name or one address */
 	HOST_SUFFIX, /* "*.example.com": any name below example.com */
-	HOST_ANY,    /* "*" */
 } host_kind;
 
 typedef struct rule {
 	host_kind kind;
-	moat_host host; /* the name, or the suffix without "*." */
+	moat_host host; /* the name, or the whole pattern "*.suffix" */
 	uint16_t ports[MOAT_NETRULE_MAX_PORTS];
 	size_t n_ports;
 	char **methods; /* upper case */
 	size_t n_methods;
-	char **paths;   /* normalised prefixes */
+	char **paths;   /* normalised; a trailing '/' makes a prefix */
 	size_t n_paths;
 	moat_net_action action;
 } rule;
@@ -134,31 +135,32 @@ static bool method_token_ok(const char *m)
 	return true;
 }
 
+/* Patterns go through the same normalisation as the hosts they are matched
+ * against (case, trailing dot, IDNA), then through hostglob's rules for what
+ * a pattern may cover. */
 static int parse_host_pattern(const char *pat, rule *r, moat_error *err)
 {
 	size_t len = strlen(pat);
-	if (strcmp(pat, "*") == 0) {
-		r->kind = HOST_ANY;
-		return 0;
-	}
-	if (len > 2 && pat[0] == '*' && pat[1] == '.') {
-		if (moat_host_normalize(pat + 2, len - 2, &r->host, err) < 0)
-			return moat_error_wrap(err, "host pattern \"%s\"", pat);
-		if (r->host.is_literal)
+	if (len >= 2 && pat[0] == '*' && pat[1] == '.') {
+		moat_host suffix;
+		if (len == 2 || moat_host_normalize(pat + 2, len - 2, &suffix, err) < 0)
+			return moat_error_set(err, MOAT_EINPUT, "host pattern \"%s\" is not \"*.\" and a host name", pat);
+		if (suffix.is_literal)
 			return moat_error_set(err, MOAT_EINPUT,
 					      "host pattern \"%s\": a wildcard cannot cover an IP address", pat);
-		/* "*.com" would open a whole top-level domain: a policy that
-		 * means it writes "*". */
-		if (!strchr(r->host.name, '.'))
-			return moat_error_set(err, MOAT_EINPUT,
-					      "host pattern \"%s\" covers a whole top-level domain", pat);
+		memset(&r->host, 0, sizeof(r->host));
+		if (snprintf(r->host.name, sizeof(r->host.name), "*.%s", suffix.name) >= (int)sizeof(r->host.name))
+			return moat_error_set(err, MOAT_EINPUT, "host pattern \"%s\" is too long", pat);
+		if (moat_host_glob_check(r->host.name, err) < 0)
+			return moat_error_wrap(err, "host pattern \"%s\"", pat);
 		r->kind = HOST_SUFFIX;
 		return 0;
 	}
-	if (memchr(pat, '*', len))
-		return moat_error_set(err, MOAT_EINPUT,
-				      "host pattern \"%s\": '*' is allowed only as a whole first label (\"*.example.com\")",
-				      pat);
+	if (memchr(pat, '*', len)) {
+		if (moat_host_glob_check(pat, err) < 0)
+			return moat_error_wrap(err, "host pattern \"%s\"", pat);
+		return moat_error_set(err, MOAT_EINPUT, "host pattern \"%s\" is not valid", pat);
+	}
 	if (moat_host_normalize(pat, len, &r->host, err) < 0)
 		return moat_error_wrap(err, "host pattern \"%s\"", pat);
 	r->kind = HOST_EXACT;
@@ -224,18 +226,29 @@ int moat_netrules_builder_add(moat_netrules_builder *b, const moat_netrule_spec 
 	}
 	for (size_t i = 0; i < spec->n_paths; i++) {
 		const char *p = spec->paths[i];
-		char norm[MOAT_NET_PATH_MAX];
-		if (!p || p[0] != '/' || strpbrk(p, "?#")) {
+		char norm[MOAT_NET_PATH_MAX], raw[MOAT_NET_PATH_MAX];
+		size_t pl = p ? strlen(p) : 0;
+		bool prefix = pl >= 2 && p[pl - 1] == '*' && p[pl - 2] == '/';
+		if (!p || p[0] != '/' || strpbrk(p, "?#") || pl >= sizeof(raw) ||
+		    memchr(p, '*', prefix ? pl - 1 : pl)) {
 			ret = moat_error_set(err, MOAT_EINPUT,
-					     "network rule for %s: path \"%s\" must start with '/' and hold no query",
+					     "network rule for %s: path \"%s\" must be \"/exact\" or \"/prefix/*\", without a query",
 					     spec->host, p ? p : "");
 			goto fail;
 		}
-		ret = moat_net_path_normalize(p, norm, sizeof(norm), err);
+		memcpy(raw, p, pl + 1);
+		if (prefix)
+			raw[pl - 1] = '\0';
+		ret = moat_net_path_normalize(raw, norm, sizeof(norm), err);
 		if (ret < 0) {
-			moat_error_wrap(err, "network rule for %s", spec->host);
+			moat_error_wrap(err, "network rule for %s: path \"%s\"", spec->host, p);
 			goto fail;
 		}
+		/* A prefix keeps its trailing slash and an exact path loses
+		 * one, so that the match below needs no flag. */
+		size_t nl = strlen(norm);
+		if (!prefix && nl > 1 && norm[nl - 1] == '/')
+			norm[nl - 1] = '\0';
 		r.paths[i] = strdup(norm);
 		if (!r.paths[i])
 			goto oom;
@@ -441,23 +454,13 @@ int moat_net_path_normalize(const char *in, char *ret, size_t ret_size, moat_err
 
 static bool host_matches(const rule *r, const moat_host *h)
 {
-	switch (r->kind) {
-	case HOST_ANY:
-		return true;
-	case HOST_EXACT:
-		if (r->host.is_literal != h->is_literal)
-			return false;
-		if (h->is_literal)
-			return moat_addr_equal(&r->host.addr, &h->addr);
-		return strcmp(r->host.name, h->name) == 0;
-	case HOST_SUFFIX: {
-		if (h->is_literal)
-			return false;
-		size_t hl = strlen(h->name), sl = strlen(r->host.name);
-		return hl > sl + 1 && h->name[hl - sl - 1] == '.' && strcmp(h->name + hl - sl, r->host.name) == 0;
-	}
-	}
-	return false;
+	if (r->kind == HOST_SUFFIX)
+		return !h->is_literal && moat_host_glob_match(r->host.name, h->name);
+	if (r->host.is_literal != h->is_literal)
+		return false;
+	if (h->is_literal)
+		return moat_addr_equal(&r->host.addr, &h->addr);
+	return strcmp(r->host.name, h->name) == 0;
 }
 
 static bool port_matches(const rule *r, uint16_t port)
@@ -480,13 +483,16 @@ static bool path_matches(const rule *r, const char *norm)
 {
 	for (size_t i = 0; i < r->n_paths; i++) {
 		const char *p = r->paths[i];
-		size_t pl = strlen(p);
-		if (strncmp(norm, p, pl) != 0)
-			continue;
-		/* Whole segments only: "/public" covers "/public/x", never
-		 * "/publicity". */
-		if (norm[pl] == '\0' || norm[pl] == '/' || p[pl - 1] == '/')
+		size_t pl = strlen(p), nl = strlen(norm);
+		if (p[pl - 1] == '/') {
+			/* "/public/" and a star: anything below /public/ (whole segments
+			 * only, so never "/publicity"). */
+			if (strncmp(norm, p, pl) == 0)
+				return true;
+		} else if (strcmp(norm, p) == 0 || (nl == pl + 1 && norm[pl] == '/' && strncmp(norm, p, pl) == 0)) {
+			/* "/exact" also matches "/exact/". */
 			return true;
+		}
 	}
 	return false;
 }

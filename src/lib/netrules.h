@@ -1,9 +1,10 @@
 /* The egress allowlist: the network rules of a policy, compiled once into an
  * immutable, reference-counted set, and the decision for one request.
  *
- * A rule names a host (exact, "*.example.com" for any name below
- * example.com, or "*" for every host), ports (80 and 443 when none are
- * given), and for plain HTTP optionally methods and path prefixes; its
+ * A rule names a host (exact, or "*.example.com" for any name one or more
+ * labels below example.com, as hostglob.h defines), ports (80 and 443 when
+ * none are given), and for plain HTTP optionally methods and paths
+ * ("/exact", or "/prefix/" and a star for everything below /prefix/); its
  * action is allow, deny or approve (held until a person decides). The
  * first rule that matches decides; when none does, the default does (deny
  * unless the policy says otherwise).
@@ -53,7 +54,7 @@ typedef struct moat_netrule_spec {
 	size_t n_ports;
 	const char *const *methods;      /* n_methods == 0: any method */
 	size_t n_methods;
-	const char *const *paths;        /* n_paths == 0: any path; else prefixes */
+	const char *const *paths;        /* n_paths == 0: any path; "/exact", or "/prefix/" and a star */
 	size_t n_paths;
 	moat_net_action action;
 } moat_netrule_spec;

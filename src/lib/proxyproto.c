@@ -92,6 +92,16 @@ static int bad(moat_error *err, const char *msg)
 	return moat_error_set(err, EBADMSG, "%s", msg);
 }
 
+/* Puts context before an error a host parser set, and marks the request as
+ * malformed. */
+static int bad_wrap(moat_error *err, const char *ctx)
+{
+	moat_error_wrap(err, "%s", ctx);
+	if (err)
+		err->code = EBADMSG;
+	return -EBADMSG;
+}
+
 static int parse_request_line(moat_http_parser *p, char *line, size_t len, moat_error *err)
 {
 	moat_http_request *r = &p->req;
@@ -138,7 +148,7 @@ static int parse_target(moat_http_parser *p, moat_error *err)
 	if (connect) {
 		r->form = MOAT_HTTP_AUTHORITY_FORM;
 		if (moat_authority_parse(t, tl, 0, &r->host, &r->port, err) < 0)
-			return moat_error_set(err, EBADMSG, "CONNECT target: %s", err->msg);
+			return bad_wrap(err, "CONNECT target");
 		r->path = "/";
 		return 1; /* host known */
 	}
@@ -166,11 +176,15 @@ static int parse_target(moat_http_parser *p, moat_error *err)
 				      (int)(sl > 16 ? 16 : sl), t);
 	r->form = MOAT_HTTP_ABSOLUTE_FORM;
 	const char *auth = colon + 3;
-	size_t al = strcspn(auth, "/?#");
+	size_t al = strcspn(auth, "/?#\\");
+	/* URL parsers disagree on a backslash after the host (WHATWG reads
+	 * it as '/', others as part of the authority). */
+	if (auth[al] == '\\')
+		return bad(err, "request URL holds a backslash in or after its host");
 	if (auth[al] == '#')
 		return bad(err, "request target holds a fragment");
 	if (moat_authority_parse(auth, al, 80, &r->host, &r->port, err) < 0)
-		return moat_error_set(err, EBADMSG, "request URL: %s", err->msg);
+		return bad_wrap(err, "request URL");
 	const char *rest = auth + al;
 	if (strchr(rest, '#'))
 		return bad(err, "request target holds a fragment");
@@ -313,7 +327,7 @@ static int parse_head(moat_http_parser *p, size_t head_len, moat_error *err)
 			moat_host h;
 			uint16_t port;
 			if (moat_authority_parse(host_value, strlen(host_value), r->port, &h, &port, err) < 0)
-				return moat_error_set(err, EBADMSG, "Host header: %s", err->msg);
+				return bad_wrap(err, "Host header");
 			if (strcmp(h.name, r->host.name) != 0 || port != r->port)
 				return bad(err, "Host header disagrees with the request target");
 		}
@@ -321,7 +335,7 @@ static int parse_head(moat_http_parser *p, size_t head_len, moat_error *err)
 		if (!host_value)
 			return bad(err, "request without a Host header");
 		if (moat_authority_parse(host_value, strlen(host_value), 80, &r->host, &r->port, err) < 0)
-			return moat_error_set(err, EBADMSG, "Host header: %s", err->msg);
+			return bad_wrap(err, "Host header");
 	}
 	if (r->version_minor == 1 && !host_value && r->form != MOAT_HTTP_ABSOLUTE_FORM &&
 	    r->form != MOAT_HTTP_AUTHORITY_FORM)
