@@ -46,6 +46,17 @@ net_rfc1918_172 net_rfc1918_192 net_cgnat net_multicast net_broadcast net_reserv
 direct="net_direct_connect net_direct_outside net_direct_ipv6 net_raw_socket net_packet_socket net_dns_lookup
 net_dns_udp net_abstract_unix"
 
+# The rules allow every address the attacks aim at, on the internal
+# service's port, so that for them only the SSRF guard stands in the way
+# (a rule names an address once: every spelling normalises to it).
+LITERALS=()
+for lit in 127.0.0.1 0.0.0.0 '[::1]' '[::ffff:127.0.0.1]' '[::127.0.0.1]' '[::ffff:0:7f00:1]' \
+	'[2002:7f00:1::]' '[2001:0:4136:e378:8000:63bf:80ff:fffe]' '[64:ff9b::7f00:1]' '[64:ff9b:1::7f00:1]' \
+	'[fd00::1]' '[fec0::1]' 169.254.169.254 '[fd00:ec2::254]' 10.0.0.1 172.16.0.1 192.168.1.1 \
+	100.64.0.1 224.0.0.1 255.255.255.255 240.0.0.1 198.18.0.1 192.0.0.8; do
+	LITERALS+=(--allow-host "$lit:$SECRET")
+done
+
 n=0
 for a in "$MOAT_ATTACKS"/attack_net_*; do
 	[ -x "$a" ] || continue
@@ -56,9 +67,7 @@ for a in "$MOAT_ATTACKS"/attack_net_*; do
 		continue
 	fi
 	log="$MOAT_TDIR/$name.jsonl"
-	# "*:SECRET" lets the rules pass any host on the internal service's
-	# port, so that for addresses only the SSRF guard stands in the way.
-	OUT=$("${IN[@]}" "$MOAT" run --allow-host "up.test:$UP" --allow-host "*:$SECRET" --allow-host "internal.test:$SECRET" \
+	OUT=$("${IN[@]}" "$MOAT" run --allow-host "up.test:$UP" "${LITERALS[@]}" --allow-host "internal.test:$SECRET" \
 		--allow-host "rebind.test:$SECRET" --allow-private 127.0.0.2/32 \
 		--net-host up.test=127.0.0.2 --net-host internal.test=127.0.0.1 --resolver "127.0.0.1:$DNS" \
 		--net-log "$log" --env "MOAT_T_UP=up.test:$UP" --env "MOAT_T_SECRET_PORT=$SECRET" \

@@ -489,11 +489,16 @@ static void test_http_private_address_refused(void **state)
 static void test_literal_encodings_refused(void **state)
 {
 	(void)state;
-	/* Rules that allow every host on the upstream port: only the SSRF
-	 * guard stands between these spellings of 127.0.0.2 and a server. */
-	char any[32];
-	snprintf(any, sizeof(any), "*:%u", http_port);
-	const char *hosts[] = {any, NULL};
+	/* Rules that allow each of these addresses on the upstream port: only
+	 * the SSRF guard stands between their spellings and a server. */
+	const char *lits[] = {"127.0.0.1", "127.0.0.2", "[::ffff:127.0.0.2]", "[::1]", "0.0.0.0", "169.254.169.254"};
+	char bufs[ELEMENTSOF(lits)][64];
+	const char *hosts[ELEMENTSOF(lits) + 1];
+	for (size_t i = 0; i < ELEMENTSOF(lits); i++) {
+		snprintf(bufs[i], sizeof(bufs[i]), "%s:%u", lits[i], http_port);
+		hosts[i] = bufs[i];
+	}
+	hosts[ELEMENTSOF(lits)] = NULL;
 	moat_netrules *r = make_rules(hosts);
 	moat_gateway_set_rules(moat__netproxy_gateway(proxy), r);
 	moat_netrules_unref(r);
@@ -503,8 +508,8 @@ static void test_literal_encodings_refused(void **state)
 		char target[128];
 		snprintf(target, sizeof(target), "http://%s:%u/", forms[i], http_port);
 		char *resp = http_get(target, NULL);
-		if (!strstr(resp, "HTTP/1.1 403 "))
-			fail_msg("%s was not refused: %.80s", forms[i], resp);
+		if (!strstr(resp, "HTTP/1.1 403 ") || !strstr(resp, "allow_private"))
+			fail_msg("%s was not refused by the SSRF guard: %.200s", forms[i], resp);
 	}
 	assert_int_equal(http_requests, 0);
 	/* 127.0.0.1 is in allow_private: the same rules let it through. */
