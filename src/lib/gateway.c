@@ -146,10 +146,9 @@ static void conn_close(gw_conn *c);
 static void conn_resolve(gw_conn *c);
 static void conn_connect_next(gw_conn *c);
 static void client_read_cb(struct bufferevent *bev, void *arg);
-static void client_write_cb(struct bufferevent *bev, void *arg);
 static void client_event_cb(struct bufferevent *bev, short what, void *arg);
 static void upstream_read_cb(struct bufferevent *bev, void *arg);
-static void upstream_write_cb(struct bufferevent *bev, void *arg);
+static void write_cb(struct bufferevent *bev, void *arg);
 static void upstream_event_cb(struct bufferevent *bev, short what, void *arg);
 
 static const char *proto_name(gw_proto p)
@@ -622,7 +621,7 @@ static void conn_connect_next(gw_conn *c)
 		conn_refuse(c, 502, MOAT_SOCKS5_REP_FAILURE);
 		return;
 	}
-	bufferevent_setcb(c->upstream, upstream_read_cb, upstream_write_cb, upstream_event_cb, c);
+	bufferevent_setcb(c->upstream, upstream_read_cb, write_cb, upstream_event_cb, c);
 	/* A pending connect counts as a pending write for the timeout. */
 	bufferevent_set_timeouts(c->upstream, NULL, &gw->connect_timeout);
 	c->state = ST_CONNECTING;
@@ -849,19 +848,21 @@ static void upstream_read_cb(struct bufferevent *bev, void *arg)
 		relay(c, bev, c->client, false, UINT64_MAX);
 }
 
-static void upstream_write_cb(struct bufferevent *bev, void *arg)
+/* Either side's output drained below its low-water mark: while closing,
+ * the connection ends once both are empty; while relaying, the other side
+ * may be read again (relay() paused it). */
+static void write_cb(struct bufferevent *bev, void *arg)
 {
 	gw_conn *c = arg;
-	(void)bev;
 	if (c->state == ST_CLOSING) {
 		if (!output_pending(c->client) && !output_pending(c->upstream))
 			conn_free(c);
 		return;
 	}
-	/* Drained below the low-water mark: the client may send again. */
-	if (c->state == ST_RELAY || c->state == ST_RELAY_HTTP) {
-		bufferevent_setwatermark(c->upstream, EV_WRITE, 0, 0);
-		bufferevent_enable(c->client, EV_READ);
+	struct bufferevent *other = bev == c->client ? c->upstream : c->client;
+	if ((c->state == ST_RELAY || c->state == ST_RELAY_HTTP) && other) {
+		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
+		bufferevent_enable(other, EV_READ);
 	}
 }
 
@@ -1109,21 +1110,6 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
-static void client_write_cb(struct bufferevent *bev, void *arg)
-{
-	gw_conn *c = arg;
-	(void)bev;
-	if (c->state == ST_CLOSING) {
-		if (!output_pending(c->client) && !output_pending(c->upstream))
-			conn_free(c);
-		return;
-	}
-	if ((c->state == ST_RELAY || c->state == ST_RELAY_HTTP) && c->upstream) {
-		bufferevent_setwatermark(c->client, EV_WRITE, 0, 0);
-		bufferevent_enable(c->upstream, EV_READ);
-	}
-}
-
 static void client_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	gw_conn *c = arg;
@@ -1169,7 +1155,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	gw->stats.active++;
 	int one = 1;
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	bufferevent_setcb(c->client, client_read_cb, client_write_cb, client_event_cb, c);
+	bufferevent_setcb(c->client, client_read_cb, write_cb, client_event_cb, c);
 	/* Bounds how long a client may take to say where it goes. */
 	bufferevent_set_timeouts(c->client, &gw->head_timeout, &gw->head_timeout);
 	bufferevent_enable(c->client, EV_READ | EV_WRITE);
