@@ -260,6 +260,8 @@ void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_resu
 		r->cpu_sys_ms = st.cpu_sys_us / 1000;
 		r->cpu_ms = (st.cpu_user_us + st.cpu_sys_us) / 1000;
 	}
+	else
+		note_add(r, "cpu_ms: from rusage, which misses processes still running when the run ended");
 	if (st.memory_peak_known) {
 		r->memory_peak_bytes = st.memory_peak_bytes;
 		r->memory_peak_known = true;
