@@ -78,6 +78,19 @@ static void fake_mount(fake *f, const char *sub, const char *root, const char *f
 		 root, mnt, fstype, fstype, superopts);
 }
 
+/* A pure v2 host whose cgroup2 mount is at f->dir/cg and our own cgroup at
+ * sub, offering the given controllers to its children. */
+static void fake_v2(fake *f, const char *sub, const char *controllers, char *own, size_t len)
+{
+	fake_init(f);
+	fake_mount(f, "cg", "/", "cgroup2", "rw,nsdelegate");
+	snprintf(own, len, "%s/cg/%s", f->dir, sub);
+	mkdirs(own);
+	mkfile(own, "cgroup.controllers", controllers);
+	mkfile(own, "cgroup.subtree_control", "");
+	mkfile(own, "cgroup.procs", "");
+}
+
 /* What the kernel puts in a fresh cgroup directory, as far as moat reads
  * or writes it. */
 static void fake_kernel(const char *dir, int version, void *userdata)
@@ -345,14 +358,8 @@ static void test_v2_backend(void **state)
 {
 	(void)state;
 	fake f;
-	fake_init(&f);
-	fake_mount(&f, "cg", "/", "cgroup2", "rw,nsdelegate");
 	char own[512];
-	snprintf(own, sizeof(own), "%s/cg/user.slice/run.scope", f.dir);
-	mkdirs(own);
-	mkfile(own, "cgroup.controllers", "cpuset cpu io memory pids\n");
-	mkfile(own, "cgroup.subtree_control", "");
-	mkfile(own, "cgroup.procs", "");
+	fake_v2(&f, "user.slice/run.scope", "cpuset cpu io memory pids\n", own, sizeof(own));
 	moat_cgroup_host host = {.mountinfo = f.mountinfo,
 				 .self_cgroup = "0::/user.slice/run.scope\n",
 				 .fake_kernel_mkdir = fake_kernel};
@@ -419,12 +426,8 @@ static void test_v2_nothing_offered(void **state)
 {
 	(void)state;
 	fake f;
-	fake_init(&f);
-	fake_mount(&f, "cg", "/", "cgroup2", "rw");
 	char own[512];
-	snprintf(own, sizeof(own), "%s/cg/s", f.dir);
-	mkdirs(own);
-	mkfile(own, "cgroup.controllers", "\n");
+	fake_v2(&f, "s", "\n", own, sizeof(own));
 	moat_cgroup_host host = {.mountinfo = f.mountinfo, .self_cgroup = "0::/s\n", .fake_kernel_mkdir = fake_kernel};
 	moat_limits lim;
 	moat_limits_default_code(&lim);
