@@ -258,7 +258,7 @@ void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_resu
 		 * including any the init never reaped; rusage cannot. */
 		r->cpu_user_ms = st.cpu_user_us / 1000;
 		r->cpu_sys_ms = st.cpu_sys_us / 1000;
-		r->cpu_ms = (st.cpu_user_us + st.cpu_sys_us) / 1000;
+		r->cpu_ms = r->cpu_user_ms + r->cpu_sys_ms; /* the parts add up in the JSON */
 	}
 	else
 		note_add(r, "cpu_ms: from rusage, which misses processes still running when the run ended");

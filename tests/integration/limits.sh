@@ -64,10 +64,6 @@ if [ "$cg" != none ]; then
 	t_eq "4-thread spinner: limit cpu" cpu "$(j 'j["limit"]')"
 	cpu=$(j 'j["cpu_ms"]')
 	t_check "4-thread spinner: cpu_ms ${cpu} within 1000..1150" test "$cpu" -ge 1000 -a "$cpu" -le 1150
-	nproc=$(nproc)
-	wall=$(j 'j["wall_ms"]')
-	t_check "4-thread spinner: budget spent faster than wall time on ${nproc} CPUs (wall ${wall} ms)" \
-		test "$nproc" -lt 2 -o "$wall" -lt 2000
 
 	# A sleeper spends no CPU: --cpu is not a wall clock.
 	lim --cpu 1 -- /bin/sleep 1.5
@@ -92,7 +88,9 @@ if [ "$cg" != none ]; then
 	lim --cpus 0.5 -- /p/spinner 2 1
 	cpu=$(j 'j["cpu_ms"]')
 	t_eq "--cpus 0.5: exited" exited "$(j 'j["status"]')"
-	t_check "--cpus 0.5 for 1 s: cpu_ms ${cpu} within 400..650" test "$cpu" -ge 400 -a "$cpu" -le 650
+	# Two spinning threads for 1 s would use up to 2000 ms; the quota
+	# holds them to 500 (a busy host may give them less, never more).
+	t_check "--cpus 0.5 for 1 s: cpu_ms ${cpu} <= 650" test "$cpu" -gt 0 -a "$cpu" -le 650
 	t_eq "--cpus enforced by cgroup" cgroup "$(j 'j["enforced"]["cpus"]["by"]')"
 else
 	# No cgroup: what stands in, and nothing more is claimed.
