@@ -208,39 +208,39 @@ static void fill_enforced(moat_run_limits *rl, const moat_limits *l, moat_result
 {
 	moat_cgroup *cg = rl->cg;
 	if (l->wall_ms != MOAT_UNLIMITED)
-		moat_result_enforce(r, MOAT_LIMIT_WALL, l->wall_ms, MOAT_MECH_TIMER);
+		moat_result_enforce(r, MOAT_LIMIT_KIND_WALL, l->wall_ms, MOAT_MECH_TIMER);
 	if (l->cpu_ms != MOAT_UNLIMITED) {
 		bool cgc = moat__cgroup_enforces_cpu(cg);
-		moat_result_enforce(r, MOAT_LIMIT_CPU, l->cpu_ms, cgc ? MOAT_MECH_CGROUP : MOAT_MECH_RLIMIT);
+		moat_result_enforce(r, MOAT_LIMIT_KIND_CPU, l->cpu_ms, cgc ? MOAT_MECH_CGROUP : MOAT_MECH_RLIMIT);
 		if (!cgc)
 			note_add(r, "cpu: RLIMIT_CPU per process, in whole seconds, not the run's total");
 	}
 	if (l->memory_bytes != MOAT_UNLIMITED) {
 		bool cgm = moat__cgroup_enforces_memory(cg);
-		moat_result_enforce(r, MOAT_LIMIT_MEMORY, l->memory_bytes, cgm ? MOAT_MECH_CGROUP : MOAT_MECH_RLIMIT);
+		moat_result_enforce(r, MOAT_LIMIT_KIND_MEMORY, l->memory_bytes, cgm ? MOAT_MECH_CGROUP : MOAT_MECH_RLIMIT);
 		if (!cgm)
 			note_add(r, "memory: RLIMIT_AS per process (address space, not the run's total)");
 	}
 	if (l->pids != MOAT_UNLIMITED) {
 		bool cgp = moat__cgroup_enforces_pids(cg);
-		moat_result_enforce(r, MOAT_LIMIT_PIDS, l->pids, cgp ? MOAT_MECH_CGROUP : MOAT_MECH_RLIMIT);
+		moat_result_enforce(r, MOAT_LIMIT_KIND_PIDS, l->pids, cgp ? MOAT_MECH_CGROUP : MOAT_MECH_RLIMIT);
 		if (!cgp)
 			note_add(r, "pids: RLIMIT_NPROC of the sandbox user");
 	}
 	if (l->cpus_milli != MOAT_UNLIMITED && l->cpus_milli > 0) {
 		bool cgb = moat__cgroup_enforces_cpus(cg);
-		moat_result_enforce(r, MOAT_LIMIT_CPUS, l->cpus_milli, cgb ? MOAT_MECH_CGROUP : MOAT_MECH_NONE);
+		moat_result_enforce(r, MOAT_LIMIT_KIND_CPUS, l->cpus_milli, cgb ? MOAT_MECH_CGROUP : MOAT_MECH_NONE);
 		if (!cgb)
 			note_add(r, "cpus: not enforced without a cgroup");
 	}
 	if (l->output_bytes != MOAT_UNLIMITED)
-		moat_result_enforce(r, MOAT_LIMIT_OUTPUT, l->output_bytes, MOAT_MECH_SUPERVISOR);
+		moat_result_enforce(r, MOAT_LIMIT_KIND_OUTPUT, l->output_bytes, MOAT_MECH_SUPERVISOR);
 	if (l->tmp_bytes != MOAT_UNLIMITED)
-		moat_result_enforce(r, MOAT_LIMIT_TMP, l->tmp_bytes, MOAT_MECH_TMPFS);
+		moat_result_enforce(r, MOAT_LIMIT_KIND_TMP, l->tmp_bytes, MOAT_MECH_TMPFS);
 	if (l->files != MOAT_UNLIMITED)
-		moat_result_enforce(r, MOAT_LIMIT_FILES, l->files, MOAT_MECH_RLIMIT);
+		moat_result_enforce(r, MOAT_LIMIT_KIND_FILES, l->files, MOAT_MECH_RLIMIT);
 	if (l->fsize != MOAT_UNLIMITED)
-		moat_result_enforce(r, MOAT_LIMIT_FSIZE, l->fsize, MOAT_MECH_RLIMIT);
+		moat_result_enforce(r, MOAT_LIMIT_KIND_FSIZE, l->fsize, MOAT_MECH_RLIMIT);
 }
 
 void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_result *r, bool killed_for_limit)

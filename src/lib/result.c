@@ -22,11 +22,11 @@ const char *moat_status_to_string(moat_status s)
 	return status_names[s];
 }
 
-static const char *const limit_names[_MOAT_LIMIT_MAX] = {
-	[MOAT_LIMIT_WALL] = "wall",     [MOAT_LIMIT_CPU] = "cpu",     [MOAT_LIMIT_MEMORY] = "memory",
-	[MOAT_LIMIT_PIDS] = "pids",     [MOAT_LIMIT_CPUS] = "cpus",   [MOAT_LIMIT_OUTPUT] = "output",
-	[MOAT_LIMIT_TMP] = "tmp",       [MOAT_LIMIT_DISK] = "disk",   [MOAT_LIMIT_FILES] = "files",
-	[MOAT_LIMIT_FSIZE] = "fsize",
+static const char *const limit_names[_MOAT_LIMIT_KIND_MAX] = {
+	[MOAT_LIMIT_KIND_WALL] = "wall",     [MOAT_LIMIT_KIND_CPU] = "cpu",     [MOAT_LIMIT_KIND_MEMORY] = "memory",
+	[MOAT_LIMIT_KIND_PIDS] = "pids",     [MOAT_LIMIT_KIND_CPUS] = "cpus",   [MOAT_LIMIT_KIND_OUTPUT] = "output",
+	[MOAT_LIMIT_KIND_TMP] = "tmp",       [MOAT_LIMIT_KIND_DISK] = "disk",   [MOAT_LIMIT_KIND_FILES] = "files",
+	[MOAT_LIMIT_KIND_FSIZE] = "fsize",
 };
 
 static const char *const mech_names[_MOAT_MECH_MAX] = {
@@ -36,7 +36,7 @@ static const char *const mech_names[_MOAT_MECH_MAX] = {
 
 const char *moat_limit_kind_to_string(moat_limit_kind k)
 {
-	if (k < 0 || k >= _MOAT_LIMIT_MAX)
+	if (k < 0 || k >= _MOAT_LIMIT_KIND_MAX)
 		return "invalid";
 	return limit_names[k];
 }
@@ -50,7 +50,7 @@ const char *moat_mechanism_to_string(moat_mechanism m)
 
 void moat_result_enforce(moat_result *r, moat_limit_kind k, uint64_t v, moat_mechanism m)
 {
-	if (k < 0 || k >= _MOAT_LIMIT_MAX)
+	if (k < 0 || k >= _MOAT_LIMIT_KIND_MAX)
 		return;
 	r->enforced[k] = (moat_enforced){.set = true, .value = v, .by = m};
 }
@@ -58,7 +58,7 @@ void moat_result_enforce(moat_result *r, moat_limit_kind k, uint64_t v, moat_mec
 static json_t *enforced_json(const moat_result *r)
 {
 	json_t *o = json_object();
-	for (int k = 0; k < _MOAT_LIMIT_MAX; k++) {
+	for (int k = 0; k < _MOAT_LIMIT_KIND_MAX; k++) {
 		const moat_enforced *e = &r->enforced[k];
 		if (!e->set)
 			continue;

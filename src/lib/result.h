@@ -46,18 +46,18 @@ typedef struct moat_isolation {
  * that put it in force, so an rlimit standing in for a cgroup limit, or a
  * limit nothing could enforce, is reported as exactly that. */
 typedef enum moat_limit_kind {
-	MOAT_LIMIT_WALL = 0,
-	MOAT_LIMIT_CPU,
-	MOAT_LIMIT_MEMORY,
-	MOAT_LIMIT_PIDS,
-	MOAT_LIMIT_CPUS,
-	MOAT_LIMIT_OUTPUT,
-	MOAT_LIMIT_TMP,
-	MOAT_LIMIT_DISK,
-	MOAT_LIMIT_FILES,
-	MOAT_LIMIT_FSIZE,
-	_MOAT_LIMIT_MAX,
-	_MOAT_LIMIT_INVALID = -1,
+	MOAT_LIMIT_KIND_WALL = 0,
+	MOAT_LIMIT_KIND_CPU,
+	MOAT_LIMIT_KIND_MEMORY,
+	MOAT_LIMIT_KIND_PIDS,
+	MOAT_LIMIT_KIND_CPUS,
+	MOAT_LIMIT_KIND_OUTPUT,
+	MOAT_LIMIT_KIND_TMP,
+	MOAT_LIMIT_KIND_DISK,
+	MOAT_LIMIT_KIND_FILES,
+	MOAT_LIMIT_KIND_FSIZE,
+	_MOAT_LIMIT_KIND_MAX,
+	_MOAT_LIMIT_KIND_INVALID = -1,
 } moat_limit_kind;
 
 typedef enum moat_mechanism {
@@ -97,7 +97,7 @@ typedef struct moat_result {
 	char error[512];          /* setup error text, when status is setup_error */
 	int exit_status;          /* what `moat run` exits with */
 	moat_isolation isolation;
-	moat_enforced enforced[_MOAT_LIMIT_MAX];
+	moat_enforced enforced[_MOAT_LIMIT_KIND_MAX];
 	char limits_note[256];    /* how fallbacks differ from the limit asked */
 } moat_result;
 

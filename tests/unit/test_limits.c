@@ -63,9 +63,9 @@ static void test_enforced_json(void **state)
 	moat_result r;
 	moat_result_init(&r);
 	r.status = MOAT_STATUS_EXITED;
-	moat_result_enforce(&r, MOAT_LIMIT_MEMORY, 1 << 20, MOAT_MECH_RLIMIT);
-	moat_result_enforce(&r, MOAT_LIMIT_CPUS, 500, MOAT_MECH_NONE);
-	moat_result_enforce(&r, _MOAT_LIMIT_MAX, 1, MOAT_MECH_CGROUP); /* ignored */
+	moat_result_enforce(&r, MOAT_LIMIT_KIND_MEMORY, 1 << 20, MOAT_MECH_RLIMIT);
+	moat_result_enforce(&r, MOAT_LIMIT_KIND_CPUS, 500, MOAT_MECH_NONE);
+	moat_result_enforce(&r, _MOAT_LIMIT_KIND_MAX, 1, MOAT_MECH_CGROUP); /* ignored */
 	snprintf(r.limits_note, sizeof(r.limits_note), "memory: RLIMIT_AS per process");
 	_cleanup_free_ char *s = moat_result_to_json(&r);
 	assert_non_null(s);
@@ -83,7 +83,7 @@ static void test_enforced_json(void **state)
 	json_decref(o);
 	assert_string_equal(moat_mechanism_to_string(MOAT_MECH_TMPFS), "tmpfs");
 	assert_string_equal(moat_mechanism_to_string(_MOAT_MECH_MAX), "invalid");
-	assert_string_equal(moat_limit_kind_to_string(MOAT_LIMIT_FSIZE), "fsize");
+	assert_string_equal(moat_limit_kind_to_string(MOAT_LIMIT_KIND_FSIZE), "fsize");
 }
 
 int main(void)
