@@ -5,16 +5,41 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "policy.h"
 
 /* Exit status when moat itself failed (bad option, bad policy, setup). */
 #define MOAT_EXIT_ERROR 125
 
 int moat_cmd_run(int argc, char **argv);
 int moat_cmd_doctor(int argc, char **argv);
+int moat_cmd_policy(int argc, char **argv);
 
 /* Parses `moat run` options into c; returns the index of the command word,
  * or -1 after printing an error. *ret_help is set for --help. */
 int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_help);
 
+/* Loads --profile/--policy into a fresh configuration, then applies the
+ * other run options on top; returns the index of the command word, or -1
+ * after printing an error. *ret_policy receives the effective policy. */
+int moat_cli_load_run_config(int argc, char **argv, moat_config **ret, moat_policy **ret_policy, bool *ret_help);
+
 /* Prints "moat: MESSAGE" on stderr; returns MOAT_EXIT_ERROR. */
 int moat_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Network options of `moat run` (run_net.c). */
+#include "config.h"
+#include "gateway.h"
+typedef struct moat_cli_net {
+	moat_gateway_config cfg;
+	moat_netrules *rules;
+	moat_gateway_host *hosts;
+	size_t n_hosts;
+	int log_fd;
+} moat_cli_net;
+/* Applies one of --net, --allow-host, --allow-private, --net-host,
+ * --resolver, --net-log (name without dashes). */
+int moat_cli_run_net_option(moat_config *c, const char *name, const char *value, moat_error *err);
+/* The gateway configuration for c, when c->net is proxy. */
+struct moat_policy;
+int moat_cli_net_setup(const moat_config *c, const struct moat_policy *policy, moat_cli_net *n, moat_error *err);
+void moat_cli_net_done(moat_cli_net *n);

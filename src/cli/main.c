@@ -13,6 +13,7 @@ static const struct {
 } commands[] = {
 	{"run", moat_cmd_run, "run one command in a fresh sandbox"},
 	{"doctor", moat_cmd_doctor, "what this host lets moat enforce, and how to fix the rest"},
+	{"policy", moat_cmd_policy, "check, explain or show a policy file"},
 };
 
 static void usage(FILE *f)

@@ -7,6 +7,7 @@
  * or reach /proc/1/exe (runc CVE-2019-5736). */
 #include "confine.h"
 #include "sandbox-internal.h"
+#include "netproxy.h"
 #include "syscalls.h"
 
 #include <fcntl.h>
@@ -169,6 +170,8 @@ _noreturn_ static void command_child(const moat_init_args *a, int report_fd, int
 	/* No core files: they would land in the working directory and could
 	 * hold whatever the process had in memory. */
 	set_rlimit(RLIMIT_CORE, 0);
+	if (moat__rlimit_plan_apply(&a->rlimits) < 0)
+		report_and_exit(report_fd, 2, errno, "set resource limits");
 
 	if (chdir(a->cwd) < 0) {
 		snprintf(buf, sizeof(buf), "working directory %s", a->cwd);
@@ -211,6 +214,19 @@ static int open_pty(int ctl, int *ret_slave, moat_error *err)
 	return 0;
 }
 
+/* Nothing of the command may run outside the run's cgroup: the command is
+ * forked only once the supervisor says the init has joined it. */
+static int wait_cgroup_joined(int ctl)
+{
+	moat_ctl_msg m;
+	for (;;) {
+		if (moat__ctl_recv(ctl, &m, NULL) < 0)
+			return -EPIPE;
+		if (m.type == MOAT_CTL_CGROUP_JOINED)
+			return 0;
+	}
+}
+
 _noreturn_ void moat__init_main(const moat_init_args *a)
 {
 	moat_error err = {0};
@@ -233,6 +249,8 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		fail_setup(ctl, &err);
 	}
 	if (moat__net_loopback_up(&err) < 0)
+		fail_setup(ctl, &err);
+	if (a->config->net == MOAT_NET_PROXY && moat__netproxy_listen(ctl, &err) < 0)
 		fail_setup(ctl, &err);
 	if (moat__rootfs_setup(a, &iso, &err) < 0)
 		fail_setup(ctl, &err);
@@ -260,6 +278,8 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		fail_setup(ctl, &err);
 	}
 
+	if (a->wait_cgroup && wait_cgroup_joined(ctl) < 0)
+		_exit(1);
 	pid_t cmd = fork();
 	if (cmd < 0) {
 		moat_error_set(&err, errno, "fork the command");

@@ -19,6 +19,7 @@
 #include "sandbox.h"
 
 #include "sandbox-internal.h"
+#include "netproxy.h"
 #include "syscalls.h"
 
 #include <fcntl.h>
@@ -57,6 +58,26 @@ static int env_set(char ***envp, const char *kv)
 	return moat__strv_push(envp, kv);
 }
 
+/* With egress through the gateway, the sandbox learns where the proxy is
+ * from the variables every HTTP library reads; a --env may override them. */
+static int proxy_env(const moat_config *c, char ***envp)
+{
+	if (c->net != MOAT_NET_PROXY)
+		return 0;
+	_cleanup_strv_free_ char **pe = moat_gateway_proxy_env(MOAT_PROXY_PORT);
+	if (!pe)
+		return -ENOMEM;
+	for (char **e = pe; *e; e++) {
+		size_t nlen = strcspn(*e, "=");
+		bool set_by_user = false;
+		for (char **u = c->env; u && *u && !set_by_user; u++)
+			set_by_user = strncmp(*u, *e, nlen) == 0 && (*u)[nlen] == '=';
+		if (!set_by_user && env_set(envp, *e) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* The environment starts empty apart from a sane PATH, HOME, LANG and TERM;
  * --env adds to it. Nothing of the caller's environment leaks by default. */
 static int build_env(const moat_config *c, char ***ret)
@@ -74,6 +95,8 @@ static int build_env(const moat_config *c, char ***ret)
 	for (char **e = c->env; e && *e; e++)
 		if (env_set(&env, *e) < 0)
 			return -ENOMEM;
+	if (proxy_env(c, &env) < 0)
+		return -ENOMEM;
 	if (!env && moat__strv_push(&env, "PATH=/usr/bin:/bin") < 0)
 		return -ENOMEM;
 	*ret = TAKE_PTR(env);
@@ -173,6 +196,8 @@ typedef struct run {
 	bool exec_failed;
 	uint64_t out_total;
 	int pty_master;
+	moat_netproxy *netproxy;
+	int netproxy_errno;
 } run;
 
 static void kill_sandbox(run *s, moat_status why, const char *limit)
@@ -184,6 +209,45 @@ static void kill_sandbox(run *s, moat_status why, const char *limit)
 			snprintf(s->r->limit_hit, sizeof(s->r->limit_hit), "%s", limit);
 	}
 	moat__pidfd_send_signal(s->pidfd, SIGKILL);
+}
+
+/* clone3, into the run's v2 cgroup when there is one (the child then
+ * never exists outside it). Kernels before 5.7 refuse CLONE_INTO_CGROUP
+ * with EINVAL; the child is then attached by a write, like on v1. */
+static long clone_into_cgroup(struct clone_args *ca, moat_run_limits *lim)
+{
+	int cgfd = moat__limits_clone_fd(lim);
+	if (cgfd >= 0) {
+		ca->flags |= CLONE_INTO_CGROUP;
+		ca->cgroup = (uint64_t)cgfd;
+		long pid = moat__clone3(ca);
+		if (pid >= 0 || errno != EINVAL)
+			return pid;
+		ca->flags &= ~(uint64_t)CLONE_INTO_CGROUP;
+		ca->cgroup = 0;
+	}
+	return moat__clone3(ca);
+}
+
+/* Joins the init to the run's cgroup(s) while it builds its root
+ * filesystem, then lets it fork the command. */
+static int join_cgroup(moat_run_limits *lim, int ctl, pid_t pid, bool cloned_into, bool wait, moat_error *err)
+{
+	int r = moat__limits_attach(lim, pid, cloned_into, err);
+	if (r < 0)
+		return r;
+	if (wait && moat__ctl_send(ctl, MOAT_CTL_CGROUP_JOINED, 0, 0, NULL) < 0)
+		return moat_error_set(err, EPIPE, "start the sandbox");
+	return 0;
+}
+
+/* The cgroup notified an event or the budget timer fired. */
+static void check_limits(run *s, moat_run_limits *lim)
+{
+	const char *limit = NULL;
+	moat_status v = moat__limits_check(lim, &limit);
+	if (v != MOAT_STATUS_EXITED)
+		kill_sandbox(s, v, limit);
 }
 
 /* Counts, caps and forwards one chunk of output. */
@@ -209,6 +273,20 @@ static void handle_output(run *s, int stream, const char *buf, size_t n)
 	}
 	if (keep < n)
 		kill_sandbox(s, MOAT_STATUS_OUTPUT_LIMIT, "output");
+}
+
+/* Serves the proxy port the init passed out. When the gateway cannot start,
+ * the run is ended as a setup error: a sandbox that was promised egress and
+ * finds a dead port would only fail later and less clearly. */
+static void start_gateway(run *s, int fd)
+{
+	moat_error gerr = {0};
+	if (moat__netproxy_start(s->io->gateway, fd, &s->netproxy, &gerr) < 0) {
+		s->setup_failed = true;
+		s->setup_errno = gerr.code == MOAT_EINPUT ? EINVAL : gerr.code;
+		moat_error_format(&gerr, s->r->error, sizeof(s->r->error));
+		moat__pidfd_send_signal(s->pidfd, SIGKILL);
+	}
 }
 
 static void handle_ctl(run *s, int ctl, bool *ctl_open)
@@ -252,7 +330,9 @@ static void handle_ctl(run *s, int ctl, bool *ctl_open)
 		s->wait_status = m.a;
 		break;
 	case MOAT_CTL_FD:
-		if (m.b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && s->pty_master < 0) {
+		if (m.b == MOAT_CTL_FD_PROXY_LISTENER && fd >= 0 && !s->netproxy) {
+			start_gateway(s, TAKE_FD(fd));
+		} else if (m.b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && s->pty_master < 0) {
 			s->pty_master = TAKE_FD(fd);
 			struct winsize ws;
 			if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
@@ -330,10 +410,15 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	moat_result_init(r);
 	_cleanup_strv_free_ char **envp = NULL;
 	_cleanup_close_ int stdin_child = -1, stdin_feed = -1, tfd = -1, sigfd = -1;
+	_cleanup_limits_ moat_run_limits *lim = NULL;
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, ctl[2] = {-1, -1};
 	int ret = moat_config_validate(c, err);
 	if (ret < 0)
 		goto fail;
+	if (c->net == MOAT_NET_PROXY && !io_in->gateway) {
+		ret = moat_error_set(err, EINVAL, "network proxy mode without a gateway configuration");
+		goto fail;
+	}
 
 	bool rootless = geteuid() != 0;
 	uid_t host_uid = rootless ? geteuid() : MOAT_ROOT_HOST_UID;
@@ -349,6 +434,12 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	if (ret < 0)
 		goto fail;
 	ret = prepare_out_dir(c, rootless, err);
+	if (ret < 0)
+		goto fail;
+
+	/* The cgroup exists before the child does, so nothing of the run
+	 * escapes its limits or its accounting. */
+	ret = moat__limits_prepare(&c->limits, &lim, err);
 	if (ret < 0)
 		goto fail;
 
@@ -393,7 +484,9 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		.envp = envp,
 		.cwd = c->cwd ? c->cwd : (c->out_dir ? "/out" : "/tmp"),
 		.out_bound = c->out_dir != NULL,
+		.wait_cgroup = moat__limits_attach_pending(lim),
 	};
+	moat__limits_rlimit_plan(lim, &ia.rlimits);
 
 	int pidfd = -1;
 	struct clone_args ca = {
@@ -403,7 +496,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		.exit_signal = SIGCHLD,
 	};
 	uint64_t t0 = moat__now_ns();
-	long pid = moat__clone3(&ca);
+	long pid = clone_into_cgroup(&ca, lim);
 	if (pid < 0) {
 		ret = moat_error_set(err, errno, "create the sandbox's namespaces (clone3)");
 		restore_signals(&oldmask, &oldchld);
@@ -427,7 +520,11 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	run s = {.c = c, .io = io_in, .r = r, .pidfd = pidfd, .pid = (pid_t)pid, .pty_master = -1};
 
 	ret = moat__userns_write_maps((pid_t)pid, rootless, host_uid, host_gid, err);
-	if (ret < 0 || moat__ctl_send(ctl[0], MOAT_CTL_GO, 0, 0, NULL) < 0) {
+	if (ret >= 0 && moat__ctl_send(ctl[0], MOAT_CTL_GO, 0, 0, NULL) < 0)
+		ret = moat_error_set(err, EPIPE, "start the sandbox");
+	if (ret >= 0)
+		ret = join_cgroup(lim, ctl[0], (pid_t)pid, ca.flags & CLONE_INTO_CGROUP, ia.wait_cgroup, err);
+	if (ret < 0) {
 		if (ret >= 0)
 			ret = moat_error_set(err, EPIPE, "start the sandbox");
 		moat__pidfd_send_signal(pidfd, SIGKILL);
@@ -451,6 +548,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		}
 	}
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	int limfd = moat__limits_fd(lim);
 
 	fcntl(outp[0], F_SETFL, O_NONBLOCK);
 	fcntl(errp[0], F_SETFL, O_NONBLOCK);
@@ -465,9 +563,11 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	bool tio_saved = false;
 
 	while (init_alive || out_open || err_open || s.pty_master >= 0) {
-		struct pollfd p[9];
+		struct pollfd p[10];
 		int n = 0, i_out = -1, i_err = -1, i_ctl = -1, i_pid = -1, i_t = -1, i_sig = -1, i_feed = -1,
-		    i_pty = -1, i_tin = -1;
+		    i_pty = -1, i_tin = -1, i_lim = -1;
+		if (limfd >= 0 && init_alive && !s.killed)
+			p[i_lim = n++] = (struct pollfd){.fd = limfd, .events = POLLIN};
 		if (out_open)
 			p[i_out = n++] = (struct pollfd){.fd = outp[0], .events = POLLIN};
 		if (err_open)
@@ -542,6 +642,8 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		}
 		if (i_t >= 0 && p[i_t].revents)
 			kill_sandbox(&s, MOAT_STATUS_TIMEOUT, "wall");
+		if (i_lim >= 0 && p[i_lim].revents)
+			check_limits(&s, lim);
 		if (i_sig >= 0 && p[i_sig].revents) {
 			struct signalfd_siginfo si;
 			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -578,7 +680,9 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		r->wall_ms = (moat__now_ns() - t0) / 1000000;
 	}
 	close(pidfd);
+	moat__netproxy_stop(s.netproxy, NULL);
 	finish_result(&s, &ru);
+	moat__limits_account(lim, &c->limits, r, s.killed);
 
 	/* Drop a SIGPIPE or interrupt that is still pending before restoring
 	 * the caller's mask, so it does not kill us on the way out. */
