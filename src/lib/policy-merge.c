@@ -102,6 +102,13 @@ int moat_policy_apply(const moat_policy *p, moat_config *c, moat_error *err)
 	c->limits = p->limits;
 	c->net = p->net;
 	c->tty = p->tty;
+	/* exec.allow is enforced by Landlock in the command's process. */
+	if (p->exec_allow) {
+		moat__strv_free(c->exec_allow);
+		c->exec_allow = moat__strv_copy(p->exec_allow);
+		if (!c->exec_allow)
+			return moat_error_set(err, ENOMEM, "policy");
+	}
 	return 0;
 }
 

@@ -235,7 +235,10 @@ void moat__seccomp_free(void *ctx)
 
 int moat__seccomp_apply(const moat_config *c, moat_isolation *iso, moat_error *err)
 {
-	const char *profile = c->profile ? c->profile : "code";
+	/* A policy file without a built-in profile behind it gets the agent's
+	 * filter when it has egress (its tools list interfaces), else the
+	 * code runner's. */
+	const char *profile = c->profile ? c->profile : c->net == MOAT_NET_PROXY ? "agent" : "code";
 	_cleanup_seccomp_ scmp_filter_ctx ctx = NULL;
 	unsigned rules = 0;
 	int r = moat__seccomp_build(profile, &ctx, &rules, err);
