@@ -5,6 +5,8 @@
 
 #include "cli.h"
 #include "config.h"
+#include "policy.h"
+#include "probe.h"
 #include "sandbox.h"
 #include "units.h"
 
@@ -302,6 +304,22 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 	return optind;
 }
 
+/* The policy's require: list, checked against the host before anything
+ * starts, so a run that would lack a required layer never begins. */
+static int check_host_requirements(const moat_policy *p, moat_error *err)
+{
+	if (!p->require)
+		return 0;
+	char *names[8] = {NULL};
+	size_t n = 0;
+	for (unsigned bit = 1; bit && n + 1 < ELEMENTSOF(names); bit <<= 1)
+		if ((p->require & bit) && moat_layer_to_string((moat_layer)bit))
+			names[n++] = (char *)moat_layer_to_string((moat_layer)bit);
+	moat_host h;
+	moat_host_probe(&h);
+	return moat_host_require(&h, names, err);
+}
+
 int moat_cmd_run(int argc, char **argv)
 {
 	_cleanup_config_ moat_config *c = NULL;
@@ -322,6 +340,10 @@ int moat_cmd_run(int argc, char **argv)
 
 	moat_result res;
 	moat_error err = {0};
+	if (policy && check_host_requirements(policy, &err) < 0) {
+		char ebuf[MOAT_ERROR_MAX + 64];
+		return moat_cli_fail("run: %s", moat_error_format(&err, ebuf, sizeof(ebuf)));
+	}
 	moat_run_io io;
 	moat_run_io_init(&io);
 	moat_cli_net net;

@@ -53,3 +53,20 @@ t_eq "code profile: no netlink at all" "$(printf '0 97\n9 97')" "$OUT"
 mrun run --profile agent --result a.json -- python3 -c "$NL"
 t_eq "agent profile: NETLINK_ROUTE only" "$(printf '0 open\n9 93')" "$OUT"
 t_eq "agent seccomp profile reported" agent "$(json a.json 'j["isolation"]["seccomp"]["profile"]')"
+
+# require: refuses before anything starts when the host cannot give a layer,
+# and agrees with moat doctor about which layers that is.
+printf 'version: 1\nname: req\nrequire: [seccomp, landlock]\n' >req1.yaml
+mrun run --policy req1.yaml -- /bin/echo ran
+if [ "$abi" -gt 0 ]; then t_eq "require: [seccomp, landlock] runs here" ran "$OUT"; fi
+printf 'version: 1\nname: req\nrequire: [cgroup]\n' >req2.yaml
+mrun doctor
+cg_ok=no
+printf '%s\n' "$OUT" | grep -Eq '^  ok +cgroup limits' && cg_ok=yes
+mrun run --policy req2.yaml -- /bin/echo ran
+if [ "$cg_ok" = yes ]; then
+	t_eq "require: [cgroup] runs where the doctor finds cgroups" ran "$OUT"
+else
+	t_eq "require: [cgroup] is refused where the doctor finds none" 125 "$RC"
+	t_match "and the message names the layer and the fix" "requires cgroup.*fix:" "$ERR"
+fi
