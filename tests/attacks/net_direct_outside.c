@@ -1,4 +1,4 @@
-/* ATTACK: connect to an address outside the sandbox (the test's network namespace or any route) | LAYER: network namespace without routes | REF: - */
+/* ATTACK: connect to an address outside the sandbox (the test's network namespace or any route) | LAYER: network namespace without routes, Landlock TCP connect rules | REF: - */
 #include "netattack.h"
 
 int main(void)
@@ -12,7 +12,9 @@ int main(void)
 	char line[160];
 	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
 		snprintf(line, sizeof(line), "connect to %s: %s", addr, strerror(errno));
-		return errno == ENETUNREACH || errno == EHOSTUNREACH ? na_blocked(line) : na_unexpected(line);
+		/* Landlock (ABI 4+) refuses the connect before routing does. */
+		return errno == ENETUNREACH || errno == EHOSTUNREACH || errno == EACCES ? na_blocked(line)
+											: na_unexpected(line);
 	}
 	snprintf(line, sizeof(line), "connected to %s directly", addr);
 	return na_escaped(line);
