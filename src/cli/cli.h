@@ -1,12 +1,29 @@
 /* Shared by the moat subcommands. */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit status when moat itself failed (bad option, bad policy, setup). */
 #define MOAT_EXIT_ERROR 125
 
 int moat_cmd_run(int argc, char **argv);
+int moat_cmd_audit(int argc, char **argv);
+int moat_cmd_replay(int argc, char **argv);
+
+/* How moat audit show and moat replay --audit walk a log. */
+typedef struct moat_cli_walk {
+	const char *type;   /* type or type prefix, or NULL */
+	uint64_t since_us;  /* 0: from the start */
+	bool json;          /* raw lines */
+	bool realtime;      /* wait between events as they happened */
+	double speed;       /* > 0 */
+	double max_idle;    /* cap on one wait, seconds; 0: none */
+} moat_cli_walk;
+int moat_cli_audit_walk(const char *path, const moat_cli_walk *w);
+/* Sleeps s seconds (fractions allowed), resuming after signals. */
+void moat_cli_sleep(double s);
 
 /* Prints "moat: MESSAGE" on stderr; returns MOAT_EXIT_ERROR. */
 int moat_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
