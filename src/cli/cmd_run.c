@@ -2,9 +2,12 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
+#include "audit.h"
 #include "cli.h"
 #include "config.h"
+#include "record.h"
 #include "sandbox.h"
 #include "units.h"
 
@@ -60,6 +63,10 @@ static void run_usage(FILE *f)
 		"  sizes take K, M, G; durations ms, s, m, h; 'unlimited' lifts a limit\n"
 		"reporting:\n"
 		"  --result FILE|-      write the JSON result to FILE (or stdout)\n"
+		"  --audit FILE         append the run's events to a hash-chained audit log\n"
+		"  --audit-files        also record which files the command opened, wrote,\n"
+		"                       removed, and which programs it ran (needs --audit)\n"
+		"  --record FILE.cast   record the terminal output (asciicast v2)\n"
 		"\n"
 		"exit status: the command's own; 128+N when signal N ended it (a limit kills\n"
 		"with SIGKILL: 137, the result says which); 125 when moat failed; 126 when the\n"
@@ -89,6 +96,9 @@ enum {
 	OPT_FSIZE,
 	OPT_CPUS,
 	OPT_RESULT,
+	OPT_AUDIT,
+	OPT_AUDIT_FILES,
+	OPT_RECORD,
 };
 
 static const struct option run_options[] = {
@@ -110,6 +120,9 @@ static const struct option run_options[] = {
 	{"fsize", required_argument, NULL, OPT_FSIZE},
 	{"cpus", required_argument, NULL, OPT_CPUS},
 	{"result", required_argument, NULL, OPT_RESULT},
+	{"audit", required_argument, NULL, OPT_AUDIT},
+	{"audit-files", no_argument, NULL, OPT_AUDIT_FILES},
+	{"record", required_argument, NULL, OPT_RECORD},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -235,6 +248,15 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 		case OPT_RESULT:
 			r = set_str(&c->result_path, optarg);
 			break;
+		case OPT_AUDIT:
+			r = set_str(&c->audit_path, optarg);
+			break;
+		case OPT_AUDIT_FILES:
+			c->audit_files = true;
+			break;
+		case OPT_RECORD:
+			r = set_str(&c->record_path, optarg);
+			break;
 		case '?':
 		default:
 			if (optopt && optopt < 256)
@@ -283,12 +305,37 @@ int moat_cmd_run(int argc, char **argv)
 	moat_error err = {0};
 	moat_run_io io;
 	moat_run_io_init(&io);
-	int r = moat_sandbox_run(c, &io, &res, &err);
 	char buf[MOAT_ERROR_MAX + 64];
+	if (c->audit_files && !c->audit_path)
+		return moat_cli_fail("run: --audit-files needs --audit FILE");
+	_cleanup_audit_ moat_audit *audit = NULL;
+	if (c->audit_path && moat_audit_open(c->audit_path, NULL, &audit, &err) < 0)
+		return moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
+	_cleanup_record_ moat_record *rec = NULL;
+	if (c->record_path) {
+		moat_record_header h = {.term = c->tty ? getenv("TERM") : NULL, .command = c->argv[0]};
+		struct winsize ws;
+		if (c->tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+			h.width = ws.ws_col, h.height = ws.ws_row;
+		if (moat_record_open(c->record_path, &h, moat_audit_redactor(audit), &rec, &err) < 0)
+			return moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
+	}
+	io.audit = audit;
+	io.record = rec;
+	int r = moat_sandbox_run(c, &io, &res, &err);
 	if (r < 0)
 		moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
 	else if (res.error[0])
 		moat_cli_fail("%s", res.error);
+	if (rec && moat_record_close(TAKE_PTR(rec), &err) < 0) {
+		moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
+		return MOAT_EXIT_ERROR;
+	}
+	/* A run whose record has a hole must not look fully audited. */
+	if (audit && moat_audit_failed(audit)) {
+		moat_cli_fail("audit log %s: an event could not be written; the log is incomplete", c->audit_path);
+		return MOAT_EXIT_ERROR;
+	}
 	if (c->result_path) {
 		moat_error werr = {0};
 		if (moat_result_write(&res, c->result_path, &werr) < 0) {

@@ -22,6 +22,7 @@ struct moat_audit {
 	char prev[MOAT_AUDIT_HASH_HEX]; /* hash of the last line */
 	moat_redactor *red;
 	bool broken;                /* a write failed: the file may end mid-line */
+	bool failed;                /* some event was not written */
 };
 
 static const char *const problem_names[_MOAT_AUDIT_PROBLEM_MAX] = {
@@ -479,6 +480,10 @@ int moat_audit_event(moat_audit *a, const char *type, json_t *fields, unsigned f
 	pthread_mutex_lock(&a->lock);
 	int rc = a->broken ? moat_error_set(err, EIO, "audit log %s: an earlier write failed", a->path)
 			   : append_line(a, type, fields, flags, err);
+	/* An event that could not be written is a hole in the record even
+	 * when the file itself is intact: the caller must learn of it. */
+	if (rc < 0)
+		a->failed = true;
 	pthread_mutex_unlock(&a->lock);
 	json_decref(fields);
 	return rc;
@@ -620,6 +625,14 @@ void moat_audit_head(moat_audit *a, char ret[MOAT_AUDIT_HASH_HEX])
 	pthread_mutex_lock(&a->lock);
 	memcpy(ret, a->prev, MOAT_AUDIT_HASH_HEX);
 	pthread_mutex_unlock(&a->lock);
+}
+
+bool moat_audit_failed(moat_audit *a)
+{
+	pthread_mutex_lock(&a->lock);
+	bool b = a->broken || a->failed;
+	pthread_mutex_unlock(&a->lock);
+	return b;
 }
 
 int moat_audit_sync(moat_audit *a, moat_error *err)

@@ -140,9 +140,26 @@ int moat_audit_exec(moat_audit *a, const char *path, char *const *argv, pid_t pi
 #define MOAT_AUDIT_UNKNOWN INT64_MIN
 int moat_audit_file(moat_audit *a, const char *type, const char *syscall, const char *path, const char *path2,
 		    int flags, int64_t result, pid_t pid, moat_error *err);
+/* The "flags" field of file.open/file.write: the access mode and the flags
+ * that change a file, by name (["O_WRONLY","O_CREAT","O_TRUNC"]). */
+json_t *moat_audit_open_flags_json(int flags);
 /* limit.hit: which limit ended the run and its value. */
 int moat_audit_limit_hit(moat_audit *a, const char *limit, uint64_t value, const char *unit, moat_error *err);
 /* denied: a layer (seccomp, landlock, policy) refused something. */
 int moat_audit_denied(moat_audit *a, const char *layer, const char *what, const char *detail, moat_error *err);
-/* session.stop: the run's result object. */
-int moat_audit_session_stop(moat_audit *a, const struct moat_result *r, moat_error *err);
+/* session.stop: the run's result object; extra (stolen, may be NULL) adds
+ * fields. */
+int moat_audit_session_stop(moat_audit *a, const struct moat_result *r, json_t *extra, moat_error *err);
+
+/* The run's own events, written by the supervisor (sandbox.c): session.start
+ * and, without the file trail, the exec of the command; then limit.hit when
+ * a limit ended the run, and session.stop. Errors leave the writer broken,
+ * which the caller sees from moat_audit_failed(). */
+struct moat_config;
+struct moat_filetrail_stats;
+void moat__audit_run_started(moat_audit *a, const struct moat_config *c, const struct moat_isolation *iso,
+			     pid_t cmd_pid, bool trail);
+void moat__audit_run_finished(moat_audit *a, const struct moat_config *c, const struct moat_result *r,
+			      const struct moat_filetrail_stats *trail);
+/* True when a write failed and the log is incomplete. */
+bool moat_audit_failed(moat_audit *a);

@@ -6,6 +6,8 @@
 #include <pwd.h>
 #include <string.h>
 
+#include "config.h"
+#include "filetrail.h"
 #include "result.h"
 
 static json_t *strv_json(char *const *v)
@@ -65,7 +67,7 @@ int moat_audit_exec(moat_audit *a, const char *path, char *const *argv, pid_t pi
 }
 
 /* The access mode and the flags that change a file, by name. */
-static json_t *open_flags_json(int flags)
+json_t *moat_audit_open_flags_json(int flags)
 {
 	static const struct {
 		int bit;
@@ -116,7 +118,7 @@ int moat_audit_file(moat_audit *a, const char *type, const char *syscall, const 
 		json_object_set_new(f, "to", path_json(path2));
 	json_object_set_new(f, "syscall", json_string(syscall));
 	if (strcmp(type, "file.open") == 0 || strcmp(type, "file.write") == 0)
-		json_object_set_new(f, "flags", open_flags_json(flags));
+		json_object_set_new(f, "flags", moat_audit_open_flags_json(flags));
 	json_object_set_new(f, "result", result == MOAT_AUDIT_UNKNOWN ? json_null() : json_integer(result));
 	json_object_set_new(f, "pid", json_integer(pid));
 	return moat_audit_event(a, type, f, 0, err);
@@ -140,7 +142,7 @@ int moat_audit_denied(moat_audit *a, const char *layer, const char *what, const 
 	return moat_audit_event(a, "denied", f, MOAT_AUDIT_SYNC, err);
 }
 
-int moat_audit_session_stop(moat_audit *a, const moat_result *r, moat_error *err)
+int moat_audit_session_stop(moat_audit *a, const moat_result *r, json_t *extra, moat_error *err)
 {
 	_cleanup_free_ char *s = moat_result_to_json(r);
 	json_t *res = s ? json_loads(s, 0, NULL) : NULL;
@@ -150,5 +152,74 @@ int moat_audit_session_stop(moat_audit *a, const moat_result *r, moat_error *err
 	json_object_del(res, "isolation");
 	json_t *f = json_object();
 	json_object_set_new(f, "result", res);
+	if (extra)
+		json_object_update(f, extra);
+	json_decref(extra);
 	return moat_audit_event(a, "session.stop", f, MOAT_AUDIT_SYNC, err);
+}
+
+void moat__audit_run_started(moat_audit *a, const moat_config *c, const moat_isolation *iso, pid_t cmd_pid,
+			     bool trail)
+{
+	char hash[MOAT_AUDIT_HASH_HEX];
+	bool hashed = false;
+	if (c->policy_path) {
+		_cleanup_free_ char *text = NULL;
+		int n = moat__read_file_at(AT_FDCWD, c->policy_path, 1u << 20, &text);
+		if (n >= 0) {
+			moat_audit_hash(text, (size_t)n, hash);
+			hashed = true;
+		}
+	}
+	const char *name = c->profile ? c->profile : c->policy_path ? c->policy_path : "code";
+	moat_audit_session_start(a, name, hashed ? hash : NULL, c->argv, iso, NULL);
+	/* With the trail on, the exec is seen by the kernel's own account of
+	 * it, with the path PATH search found. */
+	if (!trail && cmd_pid > 0)
+		moat_audit_exec(a, c->argv[0], c->argv, cmd_pid, 1, "supervisor", NULL);
+}
+
+/* The limit behind a status, and its configured value. */
+static bool limit_of(const moat_config *c, const moat_result *r, const char **name, uint64_t *v, const char **unit)
+{
+	const char *l = r->limit_hit;
+	if (!l[0]) {
+		switch (r->status) {
+		case MOAT_STATUS_TIMEOUT: l = "wall"; break;
+		case MOAT_STATUS_CPU_LIMIT: l = "cpu"; break;
+		case MOAT_STATUS_OOM: l = "memory"; break;
+		case MOAT_STATUS_PIDS_LIMIT: l = "pids"; break;
+		case MOAT_STATUS_OUTPUT_LIMIT: l = "output"; break;
+		default: return false;
+		}
+	}
+	*name = l;
+	*v = UINT64_MAX;
+	*unit = NULL;
+	if (strcmp(l, "wall") == 0)
+		*v = c->limits.wall_ms, *unit = "ms";
+	else if (strcmp(l, "cpu") == 0)
+		*v = c->limits.cpu_ms, *unit = "ms";
+	else if (strcmp(l, "memory") == 0)
+		*v = c->limits.memory_bytes, *unit = "bytes";
+	else if (strcmp(l, "pids") == 0)
+		*v = c->limits.pids, *unit = "count";
+	else if (strcmp(l, "output") == 0)
+		*v = c->limits.output_bytes, *unit = "bytes";
+	return true;
+}
+
+void moat__audit_run_finished(moat_audit *a, const moat_config *c, const moat_result *r,
+			      const moat_filetrail_stats *trail)
+{
+	const char *name, *unit;
+	uint64_t v;
+	if (limit_of(c, r, &name, &v, &unit))
+		moat_audit_limit_hit(a, name, v, unit, NULL);
+	json_t *extra = NULL;
+	if (trail && trail->notifications) {
+		extra = json_pack("{s{sIsIsI}}", "trail", "notifications", (json_int_t)trail->notifications,
+				  "events", (json_int_t)trail->events, "unreadable", (json_int_t)trail->unreadable);
+	}
+	moat_audit_session_stop(a, r, extra, NULL);
 }

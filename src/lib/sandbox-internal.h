@@ -61,6 +61,7 @@ typedef struct moat_init_args {
 	char **envp;           /* the command's environment */
 	const char *cwd;       /* inside */
 	bool out_bound;
+	bool file_trail;       /* install the file trail's notify filter */
 } moat_init_args;
 
 /* The body of pid 1 inside the sandbox. Never returns. */
