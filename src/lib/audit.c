@@ -23,6 +23,7 @@ struct moat_audit {
 	moat_redactor *red;
 	bool broken;                /* a write failed: the file may end mid-line */
 	bool failed;                /* some event was not written */
+	bool dirty;                 /* written since the last fsync */
 };
 
 static const char *const problem_names[_MOAT_AUDIT_PROBLEM_MAX] = {
@@ -466,8 +467,12 @@ static int append_line(moat_audit *a, const char *type, json_t *fields, unsigned
 	}
 	memcpy(a->prev, hash, sizeof(hash));
 	a->seq++;
-	if ((flags & MOAT_AUDIT_SYNC) && fsync(a->fd) < 0)
-		return moat_error_set(err, errno, "audit log %s: fsync", a->path);
+	a->dirty = true;
+	if (flags & MOAT_AUDIT_SYNC) {
+		if (fsync(a->fd) < 0)
+			return moat_error_set(err, errno, "audit log %s: fsync", a->path);
+		a->dirty = false;
+	}
 	return 0;
 }
 
@@ -595,7 +600,9 @@ int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, 
 	a->seq = 0;
 	json_t *f = json_pack("{sisssssisi}", "version", MOAT_AUDIT_VERSION, "nonce", nonce, "writer",
 			      "moat " MOAT_VERSION, "writer_pid", (int)getpid(), "writer_uid", (int)getuid());
-	int rc = moat_audit_event(a, "log.start", f, MOAT_AUDIT_SYNC, err);
+	/* Not synced on its own: the session.start that follows is, and one
+	 * fsync is a good part of a short run's cost on a journaling disk. */
+	int rc = moat_audit_event(a, "log.start", f, 0, err);
 	if (rc < 0)
 		return rc;
 	*ret = TAKE_PTR(guard);
@@ -647,7 +654,8 @@ void moat_audit_close(moat_audit *a)
 	if (!a)
 		return;
 	if (a->fd >= 0) {
-		fsync(a->fd);
+		if (a->dirty)
+			fsync(a->fd);
 		close(a->fd);
 	}
 	pthread_mutex_destroy(&a->lock);

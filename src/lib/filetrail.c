@@ -164,6 +164,7 @@ struct moat_filetrail {
 	size_t n_pend;
 	int mem_fd;      /* /proc/PID/mem of mem_pid, cached */
 	pid_t mem_pid;
+	pid_t mem_nspid; /* mem_pid as the sandbox sees it */
 	moat_filetrail_stats stats;
 };
 
@@ -196,17 +197,28 @@ static bool is_compat(uint32_t arch)
 	return arch == SCMP_ARCH_X86 || arch == SCMP_ARCH_ARM;
 }
 
-static int mem_fd(moat_filetrail *t, pid_t pid)
+/* Reads "PPid:" and the last number of "NSpid:" (the pid inside the
+ * innermost pid namespace) from /proc/PID/status. */
+static void read_status(pid_t pid, pid_t *ret_ppid, pid_t *ret_nspid)
 {
-	if (t->mem_fd >= 0 && t->mem_pid == pid)
-		return t->mem_fd;
-	if (t->mem_fd >= 0)
-		close(t->mem_fd);
 	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/mem", (int)pid);
-	t->mem_fd = open(p, O_RDONLY | O_CLOEXEC);
-	t->mem_pid = pid;
-	return t->mem_fd;
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+	_cleanup_free_ char *s = NULL;
+	*ret_ppid = *ret_nspid = 0;
+	if (moat__read_file_at(AT_FDCWD, p, 8192, &s) < 0)
+		return;
+	char *l = strstr(s, "\nPPid:");
+	if (l)
+		*ret_ppid = atoi(l + 6);
+	l = strstr(s, "\nNSpid:");
+	if (l) {
+		char *end = strchr(l + 1, '\n');
+		if (end)
+			*end = '\0';
+		char *last = strrchr(l, '\t');
+		if (last)
+			*ret_nspid = atoi(last + 1);
+	}
 }
 
 static void forget_mem(moat_filetrail *t)
@@ -215,6 +227,24 @@ static void forget_mem(moat_filetrail *t)
 		close(t->mem_fd);
 	t->mem_fd = -1;
 	t->mem_pid = 0;
+	t->mem_nspid = 0;
+}
+
+/* The /proc/PID/mem of the calling task, kept open while the same task
+ * keeps calling. It is dropped on execve (a new mm) and when a read fails
+ * (the task died and its pid may now be another process's). */
+static int mem_fd(moat_filetrail *t, pid_t pid)
+{
+	if (t->mem_fd >= 0 && t->mem_pid == pid)
+		return t->mem_fd;
+	forget_mem(t);
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/mem", (int)pid);
+	t->mem_fd = open(p, O_RDONLY | O_CLOEXEC);
+	t->mem_pid = pid;
+	pid_t ppid;
+	read_status(pid, &ppid, &t->mem_nspid);
+	return t->mem_fd;
 }
 
 /* Reads a NUL-terminated string at addr, page by page so that a string
@@ -271,8 +301,12 @@ static bool add_path(moat_filetrail *t, json_t *f, const char *key, pid_t pid, i
 	bool trunc;
 	int fd = mem_fd(t, pid);
 	if (fd < 0 || read_string(fd, addr, buf, sizeof(buf), &trunc) < 0) {
-		json_object_set_new(f, key, json_null());
-		return false;
+		forget_mem(t);
+		fd = mem_fd(t, pid);
+		if (fd < 0 || read_string(fd, addr, buf, sizeof(buf), &trunc) < 0) {
+			json_object_set_new(f, key, json_null());
+			return false;
+		}
 	}
 	_cleanup_free_ char *dir = buf[0] == '/' ? NULL : base_dir(pid, dirfd);
 	_cleanup_free_ char *full = moat__filetrail_join(dir, buf);
@@ -309,15 +343,13 @@ static json_t *read_argv(moat_filetrail *t, pid_t pid, uint64_t addr, bool compa
 	return a;
 }
 
-static int parent_of(pid_t pid)
+/* The pid fields every event carries: the pid as the sandbox sees it (what
+ * the program itself and the supervisor's events call it) and on the host. */
+static void add_pids(moat_filetrail *t, json_t *f, pid_t pid)
 {
-	char p[64];
-	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
-	_cleanup_free_ char *s = NULL;
-	if (moat__read_file_at(AT_FDCWD, p, 4096, &s) < 0)
-		return 0;
-	char *l = strstr(s, "\nPPid:");
-	return l ? atoi(l + 6) : 0;
+	pid_t ns = t->mem_pid == pid ? t->mem_nspid : 0;
+	json_object_set_new(f, "pid", ns > 0 ? json_integer(ns) : json_null());
+	json_object_set_new(f, "host_pid", json_integer(pid));
 }
 
 /* Builds the event for one notification; returns its type or NULL. */
@@ -335,9 +367,12 @@ static const char *describe(moat_filetrail *t, const struct seccomp_notif *req, 
 		int dirfd = k == K_EXECVEAT ? (int)a[0] : AT_FDCWD;
 		ok = add_path(t, f, "path", pid, dirfd, k == K_EXECVEAT ? a[1] : a[0]);
 		json_object_set_new(f, "argv", read_argv(t, pid, k == K_EXECVEAT ? a[2] : a[1], compat));
-		json_object_set_new(f, "pid", json_integer(pid));
-		int pp = parent_of(pid);
-		json_object_set_new(f, "parent", pp > 0 ? json_integer(pp) : json_null());
+		add_pids(t, f, pid);
+		pid_t pp, ns_pp = 0, unused;
+		read_status(pid, &pp, &unused);
+		if (pp > 0)
+			read_status(pp, &unused, &ns_pp);
+		json_object_set_new(f, "parent", ns_pp > 0 ? json_integer(ns_pp) : json_null());
 		json_object_set_new(f, "source", json_string("seccomp"));
 		json_object_set_new(f, "syscall", json_string(name));
 		json_object_set_new(f, "result", json_null());
@@ -395,7 +430,7 @@ static const char *describe(moat_filetrail *t, const struct seccomp_notif *req, 
 		json_object_set_new(f, "flags", moat_audit_open_flags_json(flags));
 	}
 	json_object_set_new(f, "result", json_null());
-	json_object_set_new(f, "pid", json_integer(pid));
+	add_pids(t, f, pid);
 	if (!ok)
 		t->stats.unreadable++;
 	return type;
@@ -416,6 +451,31 @@ static void flush_pending(moat_filetrail *t)
 		free(t->pend[i].type);
 	}
 	t->n_pend = 0;
+}
+
+/* Holds an exec of the command before session.start. The init finds the
+ * command on PATH by trying execve in each directory; a failed attempt
+ * leaves the same process making the next. So an exec from the pid of the
+ * previous held one means the previous failed: it is folded into "tried"
+ * rather than logged as a program that ran. */
+static void hold_exec(moat_filetrail *t, json_t *f)
+{
+	if (t->n_pend > 0) {
+		pending *last = &t->pend[t->n_pend - 1];
+		json_t *lp = json_object_get(last->fields, "host_pid");
+		if (json_equal(lp, json_object_get(f, "host_pid"))) {
+			json_t *tried = json_incref(json_object_get(last->fields, "tried"));
+			if (!tried)
+				tried = json_array();
+			json_array_append(tried, json_object_get(last->fields, "path"));
+			json_object_set_new(f, "tried", tried);
+			json_decref(last->fields);
+			last->fields = f;
+			return;
+		}
+	}
+	t->pend[t->n_pend].type = strdup("exec");
+	t->pend[t->n_pend++].fields = f;
 }
 
 static void wait_session_started(moat_filetrail *t)
@@ -471,8 +531,7 @@ static void handle(moat_filetrail *t)
 	}
 	if (!session_started(t)) {
 		if (strcmp(type, "exec") == 0 && t->n_pend < TRAIL_PENDING_MAX) {
-			t->pend[t->n_pend].type = strdup(type);
-			t->pend[t->n_pend++].fields = f;
+			hold_exec(t, f);
 			return;
 		}
 		/* A call after the exec: the command runs, so session.start is
