@@ -70,7 +70,7 @@ static int cmd_verify(int argc, char **argv)
 	const char *head = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H':
 			head = optarg;
@@ -237,7 +237,7 @@ static int cmd_show(int argc, char **argv)
 	moat_cli_walk w = {.speed = 1};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'T':
 			w.type = optarg;

@@ -96,7 +96,7 @@ int moat_cmd_replay(int argc, char **argv)
 	const char *audit = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (!parse_positive(optarg, &w.speed))
