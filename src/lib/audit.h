@@ -140,6 +140,9 @@ int moat_audit_exec(moat_audit *a, const char *path, char *const *argv, pid_t pi
 #define MOAT_AUDIT_UNKNOWN INT64_MIN
 int moat_audit_file(moat_audit *a, const char *type, const char *syscall, const char *path, const char *path2,
 		    int flags, int64_t result, pid_t pid, moat_error *err);
+/* A JSON string for bytes from the system (paths, argv): UTF-8 as it is,
+ * anything else with \xNN escapes so the exact bytes stay readable. */
+json_t *moat_audit_bytes_json(const char *s);
 /* The "flags" field of file.open/file.write: the access mode and the flags
  * that change a file, by name (["O_WRONLY","O_CREAT","O_TRUNC"]). */
 json_t *moat_audit_open_flags_json(int flags);

@@ -14,7 +14,7 @@ static json_t *strv_json(char *const *v)
 {
 	json_t *a = json_array();
 	for (size_t i = 0; a && v && v[i]; i++)
-		json_array_append_new(a, json_string(v[i]) ? json_string(v[i]) : json_string("\xef\xbf\xbd"));
+		json_array_append_new(a, moat_audit_bytes_json(v[i]));
 	return a;
 }
 
@@ -58,7 +58,7 @@ int moat_audit_exec(moat_audit *a, const char *path, char *const *argv, pid_t pi
 		    const char *source, moat_error *err)
 {
 	json_t *f = json_object();
-	json_object_set_new(f, "path", json_string(path) ? json_string(path) : json_string("\xef\xbf\xbd"));
+	json_object_set_new(f, "path", moat_audit_bytes_json(path));
 	json_object_set_new(f, "argv", strv_json(argv));
 	json_object_set_new(f, "pid", json_integer(pid));
 	json_object_set_new(f, "parent", parent > 0 ? json_integer(parent) : json_null());
@@ -86,7 +86,7 @@ json_t *moat_audit_open_flags_json(int flags)
 	return a;
 }
 
-static json_t *path_json(const char *p)
+json_t *moat_audit_bytes_json(const char *p)
 {
 	/* Paths are bytes; jansson needs UTF-8. Anything else is kept as
 	 * \xNN escapes so that the exact bytes remain readable. */
@@ -113,9 +113,9 @@ int moat_audit_file(moat_audit *a, const char *type, const char *syscall, const 
 		    int flags, int64_t result, pid_t pid, moat_error *err)
 {
 	json_t *f = json_object();
-	json_object_set_new(f, "path", path_json(path));
+	json_object_set_new(f, "path", moat_audit_bytes_json(path));
 	if (path2)
-		json_object_set_new(f, "to", path_json(path2));
+		json_object_set_new(f, "to", moat_audit_bytes_json(path2));
 	json_object_set_new(f, "syscall", json_string(syscall));
 	if (strcmp(type, "file.open") == 0 || strcmp(type, "file.write") == 0)
 		json_object_set_new(f, "flags", moat_audit_open_flags_json(flags));

@@ -287,12 +287,6 @@ static char *base_dir(pid_t pid, int dirfd)
 	return strdup(target);
 }
 
-static json_t *str_json(const char *s)
-{
-	json_t *j = json_string(s);
-	return j ? j : json_string("\xef\xbf\xbd");
-}
-
 /* Reads a path argument and records it as "key" (absolute when it could be
  * made so) and "key_asked" when that differs from what the program passed. */
 static bool add_path(moat_filetrail *t, json_t *f, const char *key, pid_t pid, int dirfd, uint64_t addr)
@@ -310,11 +304,11 @@ static bool add_path(moat_filetrail *t, json_t *f, const char *key, pid_t pid, i
 	}
 	_cleanup_free_ char *dir = buf[0] == '/' ? NULL : base_dir(pid, dirfd);
 	_cleanup_free_ char *full = moat__filetrail_join(dir, buf);
-	json_object_set_new(f, key, str_json(full ? full : buf));
+	json_object_set_new(f, key, moat_audit_bytes_json(full ? full : buf));
 	if (full && strcmp(full, buf) != 0) {
 		char k[64];
 		snprintf(k, sizeof(k), "%s_asked", key);
-		json_object_set_new(f, k, str_json(buf));
+		json_object_set_new(f, k, moat_audit_bytes_json(buf));
 	}
 	if (trunc)
 		json_object_set_new(f, "truncated", json_true());
@@ -336,7 +330,7 @@ static json_t *read_argv(moat_filetrail *t, pid_t pid, uint64_t addr, bool compa
 		bool trunc;
 		if (read_string(fd, p, buf, sizeof(buf), &trunc) < 0)
 			break;
-		json_array_append_new(a, str_json(buf));
+		json_array_append_new(a, moat_audit_bytes_json(buf));
 	}
 	if (addr && json_array_size(a) >= TRAIL_ARGV_MAX)
 		json_array_append_new(a, json_string("..."));

@@ -289,6 +289,17 @@ static void test_readable(void **state)
 	json_decref(e);
 }
 
+static void test_bytes_json(void **state)
+{
+	(void)state;
+	json_t *j = moat_audit_bytes_json("/data/caf\xc3\xa9");
+	assert_string_equal(json_string_value(j), "/data/caf\xc3\xa9");
+	json_decref(j);
+	j = moat_audit_bytes_json("/data/\xff\\x");
+	assert_string_equal(json_string_value(j), "/data/\\xff\\x5cx");
+	json_decref(j);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -321,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_redaction_in_log),
 		cmocka_unit_test(test_oversize),
 		cmocka_unit_test(test_readable),
+		cmocka_unit_test(test_bytes_json),
 	};
 	return cmocka_run_group_tests_name("audit", tests, setup, teardown);
 }
