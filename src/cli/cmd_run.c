@@ -61,11 +61,16 @@ static void run_usage(FILE *f)
 		"  --fsize BYTES        largest file a process may write\n"
 		"  --cpus N             CPU bandwidth, e.g. 0.5\n"
 		"  sizes take K, M, G; durations ms, s, m, h; 'unlimited' lifts a limit\n"
+		"policy:\n"
+		"  --profile NAME       built-in policy: code (default) or agent\n"
+		"  --policy FILE        policy file (YAML); the options above change single\n"
+		"                       fields on top (see 'moat policy explain FILE')\n"
 		"reporting:\n"
 		"  --result FILE|-      write the JSON result to FILE (or stdout)\n"
 		"  --audit FILE         append the run's events to a hash-chained audit log\n"
 		"  --audit-files        also record which files the command opened, wrote,\n"
-		"                       removed, and which programs it ran (needs --audit)\n"
+		"                       removed, and which programs it ran (with --audit;\n"
+		"                       alone, as in the agent profile, it does nothing)\n"
 		"  --record FILE.cast   record the terminal output (asciicast v2)\n"
 		"\n"
 		"exit status: the command's own; 128+N when signal N ended it (a limit kills\n"
@@ -99,6 +104,8 @@ enum {
 	OPT_AUDIT,
 	OPT_AUDIT_FILES,
 	OPT_RECORD,
+	OPT_PROFILE,
+	OPT_POLICY,
 };
 
 static const struct option run_options[] = {
@@ -123,6 +130,8 @@ static const struct option run_options[] = {
 	{"audit", required_argument, NULL, OPT_AUDIT},
 	{"audit-files", no_argument, NULL, OPT_AUDIT_FILES},
 	{"record", required_argument, NULL, OPT_RECORD},
+	{"profile", required_argument, NULL, OPT_PROFILE},
+	{"policy", required_argument, NULL, OPT_POLICY},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -257,6 +266,12 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 		case OPT_RECORD:
 			r = set_str(&c->record_path, optarg);
 			break;
+		case OPT_PROFILE:
+			r = set_str(&c->profile, optarg);
+			break;
+		case OPT_POLICY:
+			r = set_str(&c->policy_path, optarg);
+			break;
 		case '?':
 		default:
 			if (optopt && optopt < 256)
@@ -284,11 +299,10 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 
 int moat_cmd_run(int argc, char **argv)
 {
-	_cleanup_config_ moat_config *c = moat_config_new();
-	if (!c)
-		return moat_cli_fail("out of memory");
+	_cleanup_config_ moat_config *c = NULL;
+	_cleanup_policy_ moat_policy *policy = NULL;
 	bool help;
-	int first = moat_cli_parse_run_options(argc, argv, c, &help);
+	int first = moat_cli_load_run_config(argc, argv, &c, &policy, &help);
 	if (help) {
 		run_usage(stdout);
 		return 0;
@@ -306,8 +320,6 @@ int moat_cmd_run(int argc, char **argv)
 	moat_run_io io;
 	moat_run_io_init(&io);
 	char buf[MOAT_ERROR_MAX + 64];
-	if (c->audit_files && !c->audit_path)
-		return moat_cli_fail("run: --audit-files needs --audit FILE");
 	_cleanup_audit_ moat_audit *audit = NULL;
 	if (c->audit_path && moat_audit_open(c->audit_path, NULL, &audit, &err) < 0)
 		return moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
