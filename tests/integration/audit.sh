@@ -164,3 +164,19 @@ mrun run --audit killed.jsonl -- /bin/true
 t_eq "the next run continues its chain" 0 "$RC"
 mrun audit verify killed.jsonl
 t_eq "and the whole log still verifies" 0 "$RC"
+
+# --- the policy's audit section ------------------------------------------
+mkdir -p pol
+cat > pol/policy.yaml <<'YAML'
+version: 1
+name: audited
+audit: {log: ./policy-run.jsonl, files: true, record: ./policy-run.cast}
+YAML
+mrun run --policy pol/policy.yaml -- /bin/sh -c 'read x < /etc/hostname; echo done'
+t_eq "a policy with an audit section runs" 0 "$RC"
+mrun audit verify pol/policy-run.jsonl
+t_eq "audit.log is written where the policy says" 0 "$RC"
+t_match "audit.files turns the trail on" '"type":"file.open","path":"/etc/hostname"' "$(cat pol/policy-run.jsonl 2>/dev/null)"
+t_match "session.start names the policy and its hash" \
+	"\"policy_sha256\":\"$(sha256sum pol/policy.yaml | cut -d' ' -f1)\"" "$(grep session.start pol/policy-run.jsonl 2>/dev/null)"
+t_match "audit.record records the terminal" '"o","done' "$(cat pol/policy-run.cast 2>/dev/null)"
