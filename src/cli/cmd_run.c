@@ -1,6 +1,12 @@
-/* moat run: temporary placeholder while the sandbox lands. */
+/* moat run [OPTIONS] -- COMMAND [ARG...]: one command in a fresh sandbox. */
+#include <getopt.h>
 #include <stdarg.h>
+#include <string.h>
+
 #include "cli.h"
+#include "config.h"
+#include "sandbox.h"
+#include "units.h"
 
 int moat_cli_fail(const char *fmt, ...)
 {
@@ -13,9 +19,282 @@ int moat_cli_fail(const char *fmt, ...)
 	return MOAT_EXIT_ERROR;
 }
 
+static void run_usage(FILE *f)
+{
+	moat_limits d;
+	moat_limits_default_code(&d);
+	char wall[32], cpu[32], mem[32], out[32], tmp[32];
+	moat_format_duration_ms(d.wall_ms, wall, sizeof(wall));
+	moat_format_duration_ms(d.cpu_ms, cpu, sizeof(cpu));
+	moat_format_size(d.memory_bytes, mem, sizeof(mem));
+	moat_format_size(d.output_bytes, out, sizeof(out));
+	moat_format_size(d.tmp_bytes, tmp, sizeof(tmp));
+	fprintf(f,
+		"usage: moat run [OPTIONS] -- COMMAND [ARG...]\n"
+		"\n"
+		"Runs COMMAND in a fresh sandbox: new user, mount, pid, ipc, uts, network and\n"
+		"cgroup namespaces, a read-only root with the host's /usr, no network, an\n"
+		"empty environment, and hard limits. Works as root and rootless.\n"
+		"\n"
+		"files:\n"
+		"  --ro HOST[:PATH]     bind HOST read-only at PATH (default: same path)\n"
+		"  --rw HOST[:PATH]     bind HOST read-write at PATH\n"
+		"  --out DIR            writable output directory, at /out inside\n"
+		"  --cwd PATH           working directory inside (default /out, else /tmp)\n"
+		"  --stdin FILE         read standard input from FILE\n"
+		"  -t, --tty            give the command a pseudo-terminal of its own\n"
+		"environment:\n"
+		"  --env NAME[=VALUE]   pass NAME from the caller, or set it (repeatable);\n"
+		"                       otherwise only PATH, HOME, LANG and TERM are set\n"
+		"  --hostname NAME      hostname inside (default moat)\n"
+		"limits (defaults of the code profile in brackets):\n"
+		"  --time S             wall clock [%s]\n"
+		"  --cpu S              CPU time of all processes together [%s]\n"
+		"  --mem BYTES          memory, swap off [%s]\n"
+		"  --pids N             processes and threads [%llu]\n"
+		"  --output BYTES       stdout and stderr together [%s]\n"
+		"  --tmp-size BYTES     size of /tmp [%s]\n"
+		"  --files N            open files per process [%llu]\n"
+		"  --fsize BYTES        largest file a process may write\n"
+		"  --cpus N             CPU bandwidth, e.g. 0.5\n"
+		"  sizes take K, M, G; durations ms, s, m, h; 'unlimited' lifts a limit\n"
+		"reporting:\n"
+		"  --result FILE|-      write the JSON result to FILE (or stdout)\n"
+		"\n"
+		"exit status: the command's own; 128+N when signal N ended it (a limit kills\n"
+		"with SIGKILL: 137, the result says which); 125 when moat failed; 126 when the\n"
+		"command cannot be executed; 127 when it is not found.\n"
+		"\n"
+		"example:\n"
+		"  moat run --ro ./input:/input --out ./output --time 5s --result - \\\n"
+		"      -- python3 -c 'print(open(\"/input/data.txt\").read().upper())'\n",
+		wall, cpu, mem, (unsigned long long)d.pids, out, tmp, (unsigned long long)d.files);
+}
+
+enum {
+	OPT_RO = 1000,
+	OPT_RW,
+	OPT_OUT,
+	OPT_CWD,
+	OPT_ENV,
+	OPT_STDIN,
+	OPT_HOSTNAME,
+	OPT_TIME,
+	OPT_CPU,
+	OPT_MEM,
+	OPT_PIDS,
+	OPT_OUTPUT,
+	OPT_TMP_SIZE,
+	OPT_FILES,
+	OPT_FSIZE,
+	OPT_CPUS,
+	OPT_RESULT,
+};
+
+static const struct option run_options[] = {
+	{"ro", required_argument, NULL, OPT_RO},
+	{"rw", required_argument, NULL, OPT_RW},
+	{"out", required_argument, NULL, OPT_OUT},
+	{"cwd", required_argument, NULL, OPT_CWD},
+	{"env", required_argument, NULL, OPT_ENV},
+	{"stdin", required_argument, NULL, OPT_STDIN},
+	{"tty", no_argument, NULL, 't'},
+	{"hostname", required_argument, NULL, OPT_HOSTNAME},
+	{"time", required_argument, NULL, OPT_TIME},
+	{"cpu", required_argument, NULL, OPT_CPU},
+	{"mem", required_argument, NULL, OPT_MEM},
+	{"pids", required_argument, NULL, OPT_PIDS},
+	{"output", required_argument, NULL, OPT_OUTPUT},
+	{"tmp-size", required_argument, NULL, OPT_TMP_SIZE},
+	{"files", required_argument, NULL, OPT_FILES},
+	{"fsize", required_argument, NULL, OPT_FSIZE},
+	{"cpus", required_argument, NULL, OPT_CPUS},
+	{"result", required_argument, NULL, OPT_RESULT},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static int set_str(char **dst, const char *v)
+{
+	free(*dst);
+	*dst = strdup(v);
+	return *dst ? 0 : -ENOMEM;
+}
+
+/* Makes a host path absolute against the caller's working directory. */
+static int abs_host_path(const char *p, char **ret)
+{
+	if (p[0] == '/')
+		return (*ret = strdup(p)) ? 0 : -ENOMEM;
+	char cwd[MOAT_MAX_PATH];
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	return asprintf(ret, "%s/%s", cwd, p) < 0 ? -ENOMEM : 0;
+}
+
+static int add_bind(moat_config *c, const char *spec, unsigned flags, moat_error *err)
+{
+	/* HOST may be relative to the caller's folder; PATH inside must be
+	 * absolute (checked by validation). */
+	_cleanup_free_ char *abs = NULL;
+	const char *colon = strchr(spec, ':');
+	_cleanup_free_ char *host = colon ? strndup(spec, (size_t)(colon - spec)) : strdup(spec);
+	if (!host)
+		return moat_error_set(err, ENOMEM, "bind");
+	if (host[0] && abs_host_path(host, &abs) < 0)
+		return moat_error_set(err, errno, "bind %s", spec);
+	_cleanup_free_ char *full = NULL;
+	if (abs) {
+		if (asprintf(&full, "%s%s%s", abs, colon ? ":" : "", colon ? colon + 1 : (host[0] == '/' ? "" : "")) < 0)
+			return moat_error_set(err, ENOMEM, "bind");
+		/* A relative HOST without :PATH has no obvious place inside. */
+		if (!colon && host[0] != '/')
+			return moat_error_set(err, MOAT_EINPUT,
+					      "%s %s: a relative host path needs :PATH (where to put it inside)",
+					      flags & MOAT_BIND_RW ? "--rw" : "--ro", spec);
+	}
+	return moat_config_add_bind_spec(c, full ? full : spec, flags, err);
+}
+
+/* Parses the options of `moat run` (and of commands that take the same
+ * ones) into c. Returns the index of the first command word, or -1 after
+ * printing an error. */
+int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_help)
+{
+	moat_error err = {0};
+	int opt, r = 0;
+	optind = 1;
+	opterr = 0;
+	*ret_help = false;
+	while ((opt = getopt_long(argc, argv, "+th", run_options, NULL)) != -1) {
+		const char *name = NULL;
+		for (const struct option *o = run_options; o->name; o++)
+			if (o->val == opt)
+				name = o->name;
+		switch (opt) {
+		case 'h':
+			*ret_help = true;
+			return 0;
+		case 't':
+			c->tty = true;
+			break;
+		case OPT_RO:
+			r = add_bind(c, optarg, 0, &err);
+			break;
+		case OPT_RW:
+			r = add_bind(c, optarg, MOAT_BIND_RW, &err);
+			break;
+		case OPT_OUT: {
+			_cleanup_free_ char *abs = NULL;
+			r = abs_host_path(optarg, &abs);
+			if (r < 0)
+				r = moat_error_set(&err, r, "--out %s", optarg);
+			else
+				r = set_str(&c->out_dir, abs);
+			break;
+		}
+		case OPT_CWD:
+			r = set_str(&c->cwd, optarg);
+			break;
+		case OPT_ENV:
+			r = moat_config_add_env(c, optarg, &err);
+			break;
+		case OPT_STDIN:
+			r = set_str(&c->stdin_path, optarg);
+			break;
+		case OPT_HOSTNAME:
+			r = set_str(&c->hostname, optarg);
+			break;
+		case OPT_TIME:
+			r = moat_parse_duration_ms(optarg, &c->limits.wall_ms, &err);
+			break;
+		case OPT_CPU:
+			r = moat_parse_duration_ms(optarg, &c->limits.cpu_ms, &err);
+			break;
+		case OPT_MEM:
+			r = moat_parse_size(optarg, &c->limits.memory_bytes, &err);
+			break;
+		case OPT_PIDS:
+			r = moat_parse_count(optarg, &c->limits.pids, &err);
+			break;
+		case OPT_OUTPUT:
+			r = moat_parse_size(optarg, &c->limits.output_bytes, &err);
+			break;
+		case OPT_TMP_SIZE:
+			r = moat_parse_size(optarg, &c->limits.tmp_bytes, &err);
+			break;
+		case OPT_FILES:
+			r = moat_parse_count(optarg, &c->limits.files, &err);
+			break;
+		case OPT_FSIZE:
+			r = moat_parse_size(optarg, &c->limits.fsize, &err);
+			break;
+		case OPT_CPUS:
+			r = moat_parse_cpus_milli(optarg, &c->limits.cpus_milli, &err);
+			break;
+		case OPT_RESULT:
+			r = set_str(&c->result_path, optarg);
+			break;
+		case '?':
+		default:
+			if (optopt && optopt < 256)
+				moat_cli_fail("run: unknown option '-%c' (see 'moat run --help')", optopt);
+			else if (optopt)
+				moat_cli_fail("run: option '%s' needs a value", argv[optind - 1]);
+			else
+				moat_cli_fail("run: unknown option '%s' (see 'moat run --help')", argv[optind - 1]);
+			return -1;
+		}
+		if (r < 0) {
+			char buf[MOAT_ERROR_MAX + 64];
+			if (err.code == 0)
+				moat_error_set(&err, r, "out of memory");
+			moat_error_format(&err, buf, sizeof(buf));
+			if (name && err.code == MOAT_EINPUT && !strstr(buf, "--"))
+				moat_cli_fail("run: --%s: %s", name, buf);
+			else
+				moat_cli_fail("run: %s", buf);
+			return -1;
+		}
+	}
+	return optind;
+}
+
 int moat_cmd_run(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return moat_cli_fail("run: not built yet");
+	_cleanup_config_ moat_config *c = moat_config_new();
+	if (!c)
+		return moat_cli_fail("out of memory");
+	bool help;
+	int first = moat_cli_parse_run_options(argc, argv, c, &help);
+	if (help) {
+		run_usage(stdout);
+		return 0;
+	}
+	if (first < 0)
+		return MOAT_EXIT_ERROR;
+	if (first >= argc)
+		return moat_cli_fail("run: no command given (usage: moat run [OPTIONS] -- COMMAND [ARG...])");
+	c->argv = moat__strv_copy(argv + first);
+	if (!c->argv)
+		return moat_cli_fail("out of memory");
+
+	moat_result res;
+	moat_error err = {0};
+	moat_run_io io;
+	moat_run_io_init(&io);
+	int r = moat_sandbox_run(c, &io, &res, &err);
+	char buf[MOAT_ERROR_MAX + 64];
+	if (r < 0)
+		moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
+	else if (res.error[0])
+		moat_cli_fail("%s", res.error);
+	if (c->result_path) {
+		moat_error werr = {0};
+		if (moat_result_write(&res, c->result_path, &werr) < 0) {
+			moat_cli_fail("%s", moat_error_format(&werr, buf, sizeof(buf)));
+			return MOAT_EXIT_ERROR;
+		}
+	}
+	return res.exit_status;
 }

@@ -1,0 +1,475 @@
+/* The sandbox's filesystem: a fresh tmpfs root, the host's /usr (and the
+ * /bin, /lib* links or binds a Debian or Ubuntu host needs) bound read-only,
+ * a generated minimal /etc, a fresh and masked /proc, a minimal /dev, a
+ * size-limited /tmp, the user's binds and /out; then pivot_root into it and
+ * make the root read-only.
+ *
+ * Every mount is made with the fd-based mount API (open_tree, fsopen,
+ * fsmount, mount_setattr, move_mount) and every target is resolved relative
+ * to the new root with RESOLVE_NO_SYMLINKS, one component at a time: a
+ * symlink planted in a persistent bind by an earlier run cannot redirect a
+ * mount onto the host (runc CVE-2021-30465). */
+#include "sandbox-internal.h"
+#include "syscalls.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#define ROOTFS_STAGING "/tmp"
+
+static int attr_set(int fd, uint64_t set, bool recursive)
+{
+	struct mount_attr attr = {.attr_set = set};
+	return mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof(attr));
+}
+
+/* Opens (creating as needed) the directory or file at path below rootfd,
+ * refusing symlinks and anything that would leave the root. */
+static int open_target(int rootfd, const char *path, bool is_dir, moat_error *err)
+{
+	_cleanup_close_ int cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0)
+		return moat_error_set(err, errno, "dup root");
+	_cleanup_free_ char *copy = strdup(path);
+	if (!copy)
+		return moat_error_set(err, ENOMEM, "mount target");
+	char *save = NULL;
+	char *comp = strtok_r(copy, "/", &save);
+	while (comp) {
+		char *next = strtok_r(NULL, "/", &save);
+		bool last = next == NULL;
+		const uint64_t resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH | RESOLVE_NO_XDEV;
+		int fd = moat__openat2(cur, comp, O_PATH | O_CLOEXEC | O_NOFOLLOW, 0, resolve & ~(uint64_t)RESOLVE_NO_XDEV);
+		if (fd < 0 && errno == ENOENT) {
+			if (last && !is_dir) {
+				int f = openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+				if (f < 0)
+					return moat_error_set(err, errno, "create mount point %s", path);
+				close(f);
+			} else if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST) {
+				return moat_error_set(err, errno, "create mount point %s", path);
+			}
+			fd = moat__openat2(cur, comp, O_PATH | O_CLOEXEC | O_NOFOLLOW, 0,
+					   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH);
+		}
+		if (fd < 0) {
+			if (errno == ELOOP)
+				return moat_error_set(err, MOAT_EINPUT,
+						      "mount point %s goes through a symbolic link; refusing to follow it",
+						      path);
+			return moat_error_set(err, errno, "open mount point %s", path);
+		}
+		struct stat st;
+		if (fstat(fd, &st) < 0) {
+			close(fd);
+			return moat_error_set(err, errno, "stat mount point %s", path);
+		}
+		if (!last && !S_ISDIR(st.st_mode)) {
+			close(fd);
+			return moat_error_set(err, ENOTDIR, "mount point %s", path);
+		}
+		if (last && is_dir != S_ISDIR(st.st_mode)) {
+			close(fd);
+			return moat_error_set(err, is_dir ? ENOTDIR : EISDIR, "mount point %s", path);
+		}
+		close(cur);
+		cur = fd;
+		comp = next;
+	}
+	return TAKE_FD(cur);
+}
+
+/* Attaches the detached mount mfd at path below rootfd. */
+static int attach_at(int rootfd, int mfd, const char *path, bool is_dir, moat_error *err)
+{
+	_cleanup_close_ int target = open_target(rootfd, path, is_dir, err);
+	if (target < 0)
+		return target;
+	if (move_mount(mfd, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return moat_error_set(err, errno, "mount %s", path);
+	return 0;
+}
+
+/* Binds a host path at path inside, with the given mount attributes. */
+static int bind_host(int rootfd, const char *src, const char *dst, uint64_t attrs, bool optional, moat_error *err)
+{
+	struct stat st;
+	if (stat(src, &st) < 0) {
+		if (optional && errno == ENOENT)
+			return 0;
+		return moat_error_set(err, errno, "bind %s", src);
+	}
+	_cleanup_close_ int tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (tree < 0)
+		return moat_error_set(err, errno, "bind %s", src);
+	if (attr_set(tree, attrs, true) < 0)
+		return moat_error_set(err, errno, "bind %s: set mount flags", src);
+	int r = attach_at(rootfd, tree, dst, S_ISDIR(st.st_mode), err);
+	if (r < 0)
+		return moat_error_wrap(err, "bind %s to %s", src, dst);
+	return 0;
+}
+
+static int new_fs(const char *type, const char *const *opts, uint64_t attrs, moat_error *err)
+{
+	_cleanup_close_ int fs = fsopen(type, FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return moat_error_set(err, errno, "new %s", type);
+	for (; opts && *opts; opts += 2)
+		if (fsconfig(fs, FSCONFIG_SET_STRING, opts[0], opts[1], 0) < 0)
+			return moat_error_set(err, errno, "%s option %s=%s", type, opts[0], opts[1]);
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return moat_error_set(err, errno, "create %s", type);
+	int m = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned)attrs);
+	if (m < 0)
+		return moat_error_set(err, errno, "mount %s", type);
+	return m;
+}
+
+static int mount_tmpfs(int rootfd, const char *dst, const char *size, const char *inodes, const char *mode,
+		       uint64_t attrs, moat_error *err)
+{
+	const char *opts[9] = {"mode", mode};
+	size_t n = 2;
+	if (size) {
+		opts[n++] = "size";
+		opts[n++] = size;
+	}
+	if (inodes) {
+		opts[n++] = "nr_inodes";
+		opts[n++] = inodes;
+	}
+	opts[n] = NULL;
+	_cleanup_close_ int m = new_fs("tmpfs", opts, attrs, err);
+	if (m < 0)
+		return moat_error_wrap(err, "%s", dst);
+	return attach_at(rootfd, m, dst, true, err);
+}
+
+/* /bin, /sbin and /lib*: symlinks on merged-/usr hosts, directories on
+ * older ones. Mirror whichever the host has. */
+static int link_or_bind_toplevel(int rootfd, const char *name, moat_error *err)
+{
+	char host[64];
+	snprintf(host, sizeof(host), "/%s", name);
+	struct stat st;
+	if (lstat(host, &st) < 0)
+		return errno == ENOENT ? 0 : moat_error_set(err, errno, "stat %s", host);
+	if (S_ISLNK(st.st_mode)) {
+		char target[256];
+		ssize_t n = readlink(host, target, sizeof(target) - 1);
+		if (n < 0)
+			return moat_error_set(err, errno, "readlink %s", host);
+		target[n] = '\0';
+		if (symlinkat(target, rootfd, name) < 0)
+			return moat_error_set(err, errno, "symlink %s", host);
+		return 0;
+	}
+	if (S_ISDIR(st.st_mode))
+		return bind_host(rootfd, host, host, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false, err);
+	return 0;
+}
+
+static int setup_etc(int rootfd, const moat_init_args *a, moat_error *err)
+{
+	if (mkdirat(rootfd, "etc", 0755) < 0)
+		return moat_error_set(err, errno, "mkdir /etc");
+	_cleanup_close_ int etc = openat(rootfd, "etc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (etc < 0)
+		return moat_error_set(err, errno, "open /etc");
+	const char *hostname = a->config->hostname ? a->config->hostname : "moat";
+	char hosts[256];
+	snprintf(hosts, sizeof(hosts), "127.0.0.1\tlocalhost %s\n::1\tlocalhost ip6-localhost ip6-loopback\n", hostname);
+	char passwd[512];
+	snprintf(passwd, sizeof(passwd),
+		 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+		 "sandbox:x:%u:%u:sandbox:/tmp:/bin/sh\n"
+		 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		 MOAT_SANDBOX_UID, MOAT_SANDBOX_GID);
+	char group[256];
+	snprintf(group, sizeof(group), "root:x:0:\nsandbox:x:%u:\nnogroup:x:65534:\n", MOAT_SANDBOX_GID);
+	char hostfile[80];
+	snprintf(hostfile, sizeof(hostfile), "%s\n", hostname);
+	const struct {
+		const char *name, *content;
+	} files[] = {
+		{"passwd", passwd},
+		{"group", group},
+		{"hosts", hosts},
+		{"hostname", hostfile},
+		{"nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"},
+		{"resolv.conf", "# no DNS inside a moat sandbox\n"},
+	};
+	/* O_PATH fds cannot be written through; reopen the directory. */
+	_cleanup_close_ int etcw = openat(rootfd, "etc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (etcw < 0)
+		return moat_error_set(err, errno, "open /etc");
+	for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+		int r = moat__write_file_at(etcw, files[i].name, files[i].content, 0644);
+		if (r < 0)
+			return moat_error_set(err, r, "write /etc/%s", files[i].name);
+	}
+	/* What programs need from the host's /etc to start, never its secrets:
+	 * the loader cache, CA certificates, Debian's alternatives links and
+	 * the time zone. No shadow, no ssh keys, no ssl/private. */
+	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	static const char *const host_etc[] = {"/etc/ld.so.cache", "/etc/ssl/certs", "/etc/alternatives",
+					       "/etc/ca-certificates", "/etc/mime.types"};
+	for (size_t i = 0; i < ELEMENTSOF(host_etc); i++) {
+		int r = bind_host(rootfd, host_etc[i], host_etc[i], ro, true, err);
+		if (r < 0)
+			return r;
+	}
+	struct stat st;
+	char tz[256];
+	if (lstat("/etc/localtime", &st) == 0 && S_ISLNK(st.st_mode)) {
+		ssize_t n = readlink("/etc/localtime", tz, sizeof(tz) - 1);
+		if (n > 0) {
+			tz[n] = '\0';
+			if (symlinkat(tz, etcw, "localtime") < 0)
+				return moat_error_set(err, errno, "symlink /etc/localtime");
+		}
+	}
+	return 0;
+}
+
+/* A fresh procfs for the new pid namespace, with the files that reveal or
+ * change the host kernel masked (as runc and bubblewrap do): /proc/kcore,
+ * kallsyms, keys, timer and scheduler debug files hidden behind /dev/null
+ * or an empty read-only tmpfs; /proc/sys, sysrq-trigger, irq, bus and fs
+ * read-only. */
+static int setup_proc(int rootfd, moat_isolation *iso, moat_error *err)
+{
+	const uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	_cleanup_close_ int m = new_fs("proc", NULL, attrs, err);
+	if (m < 0)
+		return moat_error_wrap(err, "/proc");
+	int r = attach_at(rootfd, m, "proc", true, err);
+	if (r < 0)
+		return r;
+	static const char *const mask_files[] = {"kcore", "kallsyms", "keys", "key-users", "latency_stats",
+						 "timer_list", "timer_stats", "sched_debug", "kmsg", "kpagecount",
+						 "kpageflags", "kpagecgroup", "config.gz", "vmallocinfo", "slabinfo",
+						 "pagetypeinfo", "sysrq-trigger"};
+	static const char *const mask_dirs[] = {"acpi", "scsi", "asound", "firmware", "driver", "tty/driver"};
+	static const char *const ro_dirs[] = {"sys", "irq", "bus", "fs"};
+	char path[64];
+	for (size_t i = 0; i < ELEMENTSOF(mask_files); i++) {
+		snprintf(path, sizeof(path), "proc/%s", mask_files[i]);
+		struct stat st;
+		if (fstatat(rootfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		_cleanup_close_ int null = open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (null < 0)
+			return moat_error_set(err, errno, "mask /proc/%s", mask_files[i]);
+		if (attr_set(null, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false) < 0)
+			return moat_error_set(err, errno, "mask /proc/%s", mask_files[i]);
+		r = attach_at(rootfd, null, path, false, err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(mask_dirs); i++) {
+		snprintf(path, sizeof(path), "proc/%s", mask_dirs[i]);
+		struct stat st;
+		if (fstatat(rootfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		static const char *const opts[] = {"size", "0", "mode", "0555", NULL};
+		_cleanup_close_ int t = new_fs("tmpfs", opts, MOUNT_ATTR_RDONLY | attrs, err);
+		if (t < 0)
+			return moat_error_wrap(err, "mask /%s", path);
+		r = attach_at(rootfd, t, path, true, err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < ELEMENTSOF(ro_dirs); i++) {
+		snprintf(path, sizeof(path), "proc/%s", ro_dirs[i]);
+		_cleanup_close_ int t = open_tree(rootfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (t < 0) {
+			if (errno == ENOENT)
+				continue;
+			return moat_error_set(err, errno, "read-only /%s", path);
+		}
+		if (attr_set(t, MOUNT_ATTR_RDONLY | attrs, true) < 0)
+			return moat_error_set(err, errno, "read-only /%s", path);
+		r = attach_at(rootfd, t, path, true, err);
+		if (r < 0)
+			return r;
+	}
+	iso->proc_masked = true;
+	return 0;
+}
+
+static int setup_dev(int rootfd, const moat_init_args *a, moat_error *err)
+{
+	int r = mount_tmpfs(rootfd, "dev", "64k", "64", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
+	if (r < 0)
+		return r;
+	_cleanup_close_ int dev = openat(rootfd, "dev", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dev < 0)
+		return moat_error_set(err, errno, "open /dev");
+	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom"};
+	char host[32], inside[32];
+	for (size_t i = 0; i < ELEMENTSOF(nodes); i++) {
+		snprintf(host, sizeof(host), "/dev/%s", nodes[i]);
+		snprintf(inside, sizeof(inside), "dev/%s", nodes[i]);
+		r = bind_host(rootfd, host, inside, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false, err);
+		if (r < 0)
+			return r;
+	}
+	static const char *const links[][2] = {
+		{"fd", "/proc/self/fd"},       {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
+		{"stderr", "/proc/self/fd/2"}, {"core", "/proc/kcore"},      {"shm", "/tmp"},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(links); i++)
+		if (symlinkat(links[i][1], dev, links[i][0]) < 0)
+			return moat_error_set(err, errno, "symlink /dev/%s", links[i][0]);
+	if (a->tty) {
+		/* A private devpts instance: the pseudo-terminal the command gets
+		 * belongs to the sandbox, never to the caller. */
+		static const char *const opts[] = {"newinstance", "", "ptmxmode", "0666", "mode", "0620", NULL};
+		_cleanup_close_ int fs = fsopen("devpts", FSOPEN_CLOEXEC);
+		if (fs < 0)
+			return moat_error_set(err, errno, "new devpts");
+		if (fsconfig(fs, FSCONFIG_SET_FLAG, "newinstance", NULL, 0) < 0 ||
+		    fsconfig(fs, FSCONFIG_SET_STRING, opts[2], opts[3], 0) < 0 ||
+		    fsconfig(fs, FSCONFIG_SET_STRING, opts[4], opts[5], 0) < 0 ||
+		    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+			return moat_error_set(err, errno, "configure devpts");
+		_cleanup_close_ int m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+		if (m < 0)
+			return moat_error_set(err, errno, "mount devpts");
+		r = attach_at(rootfd, m, "dev/pts", true, err);
+		if (r < 0)
+			return r;
+		if (symlinkat("pts/ptmx", dev, "ptmx") < 0)
+			return moat_error_set(err, errno, "symlink /dev/ptmx");
+	}
+	/* Nothing may be added to /dev once it is built. */
+	if (attr_set(dev, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false) < 0)
+		return moat_error_set(err, errno, "make /dev read-only");
+	return 0;
+}
+
+/* Deeper targets after shallower ones, so a bind inside another bind lands
+ * on top of it; otherwise the user's order. */
+static int bind_depth_cmp(const void *x, const void *y)
+{
+	const moat_bind *const *a = x, *const *b = y;
+	size_t da = 0, db = 0;
+	for (const char *p = (*a)->dst; *p; p++)
+		da += *p == '/';
+	for (const char *p = (*b)->dst; *p; p++)
+		db += *p == '/';
+	if (da != db)
+		return da < db ? -1 : 1;
+	return *a < *b ? -1 : (*a > *b);
+}
+
+static int setup_binds(int rootfd, const moat_config *c, moat_error *err)
+{
+	if (c->n_binds == 0)
+		return 0;
+	_cleanup_free_ const moat_bind **order = calloc(c->n_binds, sizeof(*order));
+	if (!order)
+		return moat_error_set(err, ENOMEM, "binds");
+	for (size_t i = 0; i < c->n_binds; i++)
+		order[i] = &c->binds[i];
+	qsort(order, c->n_binds, sizeof(*order), bind_depth_cmp);
+	for (size_t i = 0; i < c->n_binds; i++) {
+		const moat_bind *b = order[i];
+		uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+		if (!(b->flags & MOAT_BIND_RW))
+			attrs |= MOUNT_ATTR_RDONLY;
+		if (b->flags & MOAT_BIND_NOEXEC)
+			attrs |= MOUNT_ATTR_NOEXEC;
+		int r = bind_host(rootfd, b->src, b->dst + 1, attrs, b->flags & MOAT_BIND_OPTIONAL, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error *err)
+{
+	const moat_config *c = a->config;
+	int r;
+
+	/* Nothing we mount may propagate back to the host, and host mount
+	 * events should still reach our copies (unmounts of bound media). */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return moat_error_set(err, errno, "make mounts private");
+
+	static const char *const root_opts[] = {"mode", "0755", "size", "4m", "nr_inodes", "4096", NULL};
+	_cleanup_close_ int rootm = new_fs("tmpfs", root_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
+	if (rootm < 0)
+		return moat_error_wrap(err, "root");
+	if (move_mount(rootm, "", AT_FDCWD, ROOTFS_STAGING, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return moat_error_set(err, errno, "attach new root");
+	_cleanup_close_ int rootfd = open(ROOTFS_STAGING, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rootfd < 0)
+		return moat_error_set(err, errno, "open new root");
+
+	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	r = bind_host(rootfd, "/usr", "usr", ro, false, err);
+	if (r < 0)
+		return r;
+	static const char *const toplevel[] = {"bin", "sbin", "lib", "lib32", "lib64", "libx32"};
+	for (size_t i = 0; i < ELEMENTSOF(toplevel); i++) {
+		r = link_or_bind_toplevel(rootfd, toplevel[i], err);
+		if (r < 0)
+			return r;
+	}
+	r = setup_etc(rootfd, a, err);
+	if (r < 0)
+		return r;
+	r = setup_proc(rootfd, iso, err);
+	if (r < 0)
+		return r;
+	r = setup_dev(rootfd, a, err);
+	if (r < 0)
+		return r;
+
+	char size[32], inodes[32];
+	const char *sizep = NULL, *inodesp = NULL;
+	if (c->limits.tmp_bytes != MOAT_UNLIMITED) {
+		snprintf(size, sizeof(size), "%llu", (unsigned long long)c->limits.tmp_bytes);
+		/* One inode per KiB of /tmp, at least 1024: an inode flood ends
+		 * on the tmpfs's own limit instead of eating kernel memory. */
+		uint64_t n = c->limits.tmp_bytes / 1024;
+		snprintf(inodes, sizeof(inodes), "%llu", (unsigned long long)(n < 1024 ? 1024 : n));
+		sizep = size;
+		inodesp = inodes;
+	}
+	r = mount_tmpfs(rootfd, "tmp", sizep, inodesp, "1777", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
+	if (r < 0)
+		return r;
+
+	if (c->out_dir) {
+		r = bind_host(rootfd, c->out_dir, "out", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false, err);
+		if (r < 0)
+			return moat_error_wrap(err, "--out");
+	}
+	r = setup_binds(rootfd, c, err);
+	if (r < 0)
+		return r;
+
+	/* Enter the new root and drop the host's tree entirely. */
+	if (fchdir(rootfd) < 0)
+		return moat_error_set(err, errno, "enter new root");
+	if (moat__pivot_root(".", ".") < 0)
+		return moat_error_set(err, errno, "pivot_root");
+	if (umount2(".", MNT_DETACH) < 0)
+		return moat_error_set(err, errno, "detach the host's root");
+	if (chdir("/") < 0)
+		return moat_error_set(err, errno, "chdir /");
+	/* The root itself becomes read-only; /tmp, /out and --rw binds are
+	 * separate mounts and stay writable. */
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+	if (mount_setattr(AT_FDCWD, "/", 0, &attr, sizeof(attr)) < 0)
+		return moat_error_set(err, errno, "make the root read-only");
+	iso->rootfs_readonly = true;
+	return 0;
+}

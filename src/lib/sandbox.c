@@ -1,0 +1,579 @@
+/* The sequencer: one sandboxed run from start to finish.
+ *
+ *   supervisor (this process, host side)        init (pid 1 inside)
+ *   ---------------------------------------     ------------------------------
+ *   validate config, open stdin, make pipes
+ *   clone3(NEWUSER|NEWNS|NEWPID|NEWNET|...)  -> waits for GO
+ *   write uid/gid maps, join cgroup, GO      -> identity, hostname, loopback,
+ *                                               rootfs, pivot_root
+ *                                               fork command: confine, execve
+ *   poll: output pipes (count, cap, forward),   reap; report the command's end
+ *         wall timer, caller's signals,
+ *         control messages, init's pidfd
+ *   kill init on a limit: the kernel then kills every process of the pid
+ *   namespace, daemons and double-forked grandchildren included, before
+ *   init's exit is reported; reap, account, report.
+ *
+ * Nothing in the spawn path sleeps, polls on a timer or runs a helper
+ * program: the only processes are the init and the command. */
+#include "sandbox.h"
+
+#include "sandbox-internal.h"
+#include "syscalls.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <termios.h>
+
+void moat_run_io_init(moat_run_io *io)
+{
+	memset(io, 0, sizeof(*io));
+	io->forward_stdout_fd = STDOUT_FILENO;
+	io->forward_stderr_fd = STDERR_FILENO;
+}
+
+static int env_set(char ***envp, const char *kv)
+{
+	size_t nlen = strcspn(kv, "=");
+	for (char **e = *envp; e && *e; e++) {
+		if (strncmp(*e, kv, nlen) == 0 && (*e)[nlen] == '=') {
+			char *d = strdup(kv);
+			if (!d)
+				return -ENOMEM;
+			free(*e);
+			*e = d;
+			return 0;
+		}
+	}
+	return moat__strv_push(envp, kv);
+}
+
+/* The environment starts empty apart from a sane PATH, HOME, LANG and TERM;
+ * --env adds to it. Nothing of the caller's environment leaks by default. */
+static int build_env(const moat_config *c, char ***ret)
+{
+	_cleanup_strv_free_ char **env = NULL;
+	const char *term = "dumb";
+	if (c->tty && getenv("TERM"))
+		term = getenv("TERM");
+	char termkv[128];
+	snprintf(termkv, sizeof(termkv), "TERM=%s", term);
+	const char *base[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8", termkv};
+	for (size_t i = 0; i < ELEMENTSOF(base); i++)
+		if (env_set(&env, base[i]) < 0)
+			return -ENOMEM;
+	for (char **e = c->env; e && *e; e++)
+		if (env_set(&env, *e) < 0)
+			return -ENOMEM;
+	if (!env && moat__strv_push(&env, "PATH=/usr/bin:/bin") < 0)
+		return -ENOMEM;
+	*ret = TAKE_PTR(env);
+	return 0;
+}
+
+/* As root, the sandbox user is an unprivileged host id; hand it a
+ * root-owned output directory so it can write there, and files it creates
+ * stay owned by that id, never by host root. */
+static int prepare_out_dir(const moat_config *c, bool rootless, moat_error *err)
+{
+	if (!c->out_dir || rootless)
+		return 0;
+	_cleanup_close_ int fd = open(c->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return moat_error_set(err, errno, "--out %s", c->out_dir);
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return moat_error_set(err, errno, "--out %s", c->out_dir);
+	if (st.st_uid == 0 && fchown(fd, MOAT_ROOT_HOST_UID, MOAT_ROOT_HOST_GID) < 0)
+		return moat_error_set(err, errno, "--out %s: hand it to the sandbox user", c->out_dir);
+	return 0;
+}
+
+static int open_stdin(const moat_config *c, const moat_run_io *io, int *ret_child, int *ret_feed, moat_error *err)
+{
+	*ret_feed = -1;
+	if (io->stdin_data_set) {
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return moat_error_set(err, errno, "stdin pipe");
+		fcntl(p[1], F_SETFL, O_NONBLOCK);
+		*ret_child = p[0];
+		*ret_feed = p[1];
+		return 0;
+	}
+	if (c->stdin_path) {
+		int fd = open(c->stdin_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return moat_error_set(err, errno, "--stdin %s", c->stdin_path);
+		*ret_child = fd;
+		return 0;
+	}
+	/* The caller's terminal never crosses into the sandbox (TIOCSTI,
+	 * bubblewrap CVE-2017-5226): a terminal stdin becomes /dev/null unless
+	 * -t gives the command a pseudo-terminal of its own. */
+	if (!isatty(STDIN_FILENO) && fcntl(STDIN_FILENO, F_GETFD) >= 0) {
+		int fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			return moat_error_set(err, errno, "duplicate stdin");
+		*ret_child = fd;
+		return 0;
+	}
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return moat_error_set(err, errno, "open /dev/null");
+	*ret_child = fd;
+	return 0;
+}
+
+typedef struct run {
+	const moat_config *c;
+	const moat_run_io *io;
+	moat_result *r;
+	int pidfd;
+	pid_t pid;
+	bool killed;
+	moat_status kill_reason;
+	bool got_exit;
+	int wait_status;
+	bool setup_failed;
+	int setup_errno;
+	bool exec_failed;
+	uint64_t out_total;
+	int pty_master;
+} run;
+
+static void kill_sandbox(run *s, moat_status why, const char *limit)
+{
+	if (!s->killed) {
+		s->killed = true;
+		s->kill_reason = why;
+		if (limit)
+			snprintf(s->r->limit_hit, sizeof(s->r->limit_hit), "%s", limit);
+	}
+	moat__pidfd_send_signal(s->pidfd, SIGKILL);
+}
+
+/* Counts, caps and forwards one chunk of output. */
+static void handle_output(run *s, int stream, const char *buf, size_t n)
+{
+	uint64_t cap = s->c->limits.output_bytes;
+	size_t keep = n;
+	if (cap != MOAT_UNLIMITED && s->out_total + n > cap) {
+		keep = (size_t)(cap - s->out_total);
+		s->r->output_truncated = true;
+	}
+	s->out_total += keep;
+	if (stream == 1)
+		s->r->stdout_bytes += keep;
+	else
+		s->r->stderr_bytes += keep;
+	if (keep > 0) {
+		if (s->io->on_output)
+			s->io->on_output(s->io->userdata, stream, buf, keep);
+		int fwd = stream == 1 ? s->io->forward_stdout_fd : s->io->forward_stderr_fd;
+		if (fwd >= 0)
+			moat__write_all(fwd, buf, keep);
+	}
+	if (keep < n)
+		kill_sandbox(s, MOAT_STATUS_OUTPUT_LIMIT, "output");
+}
+
+static void handle_ctl(run *s, int ctl, bool *ctl_open)
+{
+	moat_ctl_msg m;
+	int fd = -1;
+	int r = moat__ctl_recv(ctl, &m, &fd);
+	if (r < 0) {
+		*ctl_open = false;
+		return;
+	}
+	switch (m.type) {
+	case MOAT_CTL_SETUP_ERROR:
+		s->setup_failed = true;
+		s->setup_errno = m.a;
+		snprintf(s->r->error, sizeof(s->r->error), "%s", m.text);
+		break;
+	case MOAT_CTL_EXEC_FAILED:
+		s->exec_failed = true;
+		s->setup_errno = m.a;
+		snprintf(s->r->error, sizeof(s->r->error), "%s: %s", m.text,
+			 m.a == ENOENT ? "command not found" : strerror(m.a));
+		break;
+	case MOAT_CTL_STARTED: {
+		moat_isolation in;
+		memcpy(&in, m.text, sizeof(in));
+		moat_isolation *iso = &s->r->isolation;
+		iso->rootfs_readonly = in.rootfs_readonly;
+		iso->proc_masked = in.proc_masked;
+		iso->no_new_privs = in.no_new_privs;
+		iso->caps_dropped = in.caps_dropped;
+		iso->seccomp = in.seccomp;
+		memcpy(iso->seccomp_profile, in.seccomp_profile, sizeof(iso->seccomp_profile));
+		iso->seccomp_rules = in.seccomp_rules;
+		iso->landlock_abi = in.landlock_abi;
+		memcpy(iso->landlock_rules, in.landlock_rules, sizeof(iso->landlock_rules));
+		break;
+	}
+	case MOAT_CTL_EXITED:
+		s->got_exit = true;
+		s->wait_status = m.a;
+		break;
+	case MOAT_CTL_FD:
+		if (m.b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && s->pty_master < 0) {
+			s->pty_master = TAKE_FD(fd);
+			struct winsize ws;
+			if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+				ioctl(s->pty_master, TIOCSWINSZ, &ws);
+		}
+		break;
+	default:
+		break;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static void finish_result(run *s, struct rusage *ru)
+{
+	moat_result *r = s->r;
+	r->cpu_user_ms = (uint64_t)ru->ru_utime.tv_sec * 1000 + (uint64_t)ru->ru_utime.tv_usec / 1000;
+	r->cpu_sys_ms = (uint64_t)ru->ru_stime.tv_sec * 1000 + (uint64_t)ru->ru_stime.tv_usec / 1000;
+	r->cpu_ms = r->cpu_user_ms + r->cpu_sys_ms;
+
+	if (s->killed && s->kill_reason != MOAT_STATUS_EXITED) {
+		/* A limit ended the run; the command died of our SIGKILL. */
+		r->status = s->kill_reason;
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+		r->exit_status = 128 + SIGKILL;
+		if (s->got_exit && WIFEXITED(s->wait_status) && r->status == MOAT_STATUS_OUTPUT_LIMIT) {
+			/* It finished on its own right at the cap. */
+			r->signal = 0;
+		}
+		return;
+	}
+	if (s->setup_failed) {
+		r->status = MOAT_STATUS_SETUP_ERROR;
+		r->exit_status = 125;
+		return;
+	}
+	if (s->exec_failed) {
+		r->status = MOAT_STATUS_EXITED;
+		r->exit_code = s->setup_errno == ENOENT ? 127 : 126;
+		r->exit_status = r->exit_code;
+		return;
+	}
+	if (s->got_exit) {
+		if (WIFEXITED(s->wait_status)) {
+			r->status = MOAT_STATUS_EXITED;
+			r->exit_code = WEXITSTATUS(s->wait_status);
+			r->exit_status = r->exit_code;
+		} else if (WIFSIGNALED(s->wait_status)) {
+			r->status = MOAT_STATUS_SIGNALED;
+			r->signal = WTERMSIG(s->wait_status);
+			r->exit_status = 128 + r->signal;
+		}
+		return;
+	}
+	r->status = MOAT_STATUS_SETUP_ERROR;
+	r->exit_status = 125;
+	if (!r->error[0])
+		snprintf(r->error, sizeof(r->error), "the sandbox's init ended before the command did");
+}
+
+int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result *r, moat_error *err)
+{
+	moat_run_io io_default;
+	if (!io_in) {
+		moat_run_io_init(&io_default);
+		io_in = &io_default;
+	}
+	moat_result_init(r);
+	_cleanup_strv_free_ char **envp = NULL;
+	_cleanup_close_ int stdin_child = -1, stdin_feed = -1, tfd = -1, sigfd = -1;
+	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, ctl[2] = {-1, -1};
+	int ret = moat_config_validate(c, err);
+	if (ret < 0)
+		goto fail;
+
+	bool rootless = geteuid() != 0;
+	uid_t host_uid = rootless ? geteuid() : MOAT_ROOT_HOST_UID;
+	gid_t host_gid = rootless ? getegid() : MOAT_ROOT_HOST_GID;
+	moat_isolation *iso = &r->isolation;
+	iso->rootless = rootless;
+	iso->host_uid = host_uid;
+	iso->host_gid = host_gid;
+	iso->uid = MOAT_SANDBOX_UID;
+	iso->gid = MOAT_SANDBOX_GID;
+
+	ret = prepare_out_dir(c, rootless, err);
+	if (ret < 0)
+		goto fail;
+
+	if (build_env(c, &envp) < 0) {
+		ret = moat_error_set(err, ENOMEM, "environment");
+		goto fail;
+	}
+
+	ret = open_stdin(c, io_in, &stdin_child, &stdin_feed, err);
+	if (ret < 0)
+		goto fail;
+	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0) {
+		ret = moat_error_set(err, errno, "pipes");
+		goto fail_fds;
+	}
+
+	/* The caller's signals arrive through a signalfd while the run lasts,
+	 * so moat can forward or act on them; SIGPIPE on a closed stdout is
+	 * absorbed the same way. */
+	sigset_t mask, oldmask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &mask, &oldmask);
+
+	moat_init_args ia = {
+		.config = c,
+		.ctl_fd = ctl[1],
+		.stdin_fd = stdin_child,
+		.stdout_fd = outp[1],
+		.stderr_fd = errp[1],
+		.rootless = rootless,
+		.tty = c->tty,
+		.envp = envp,
+		.cwd = c->cwd ? c->cwd : (c->out_dir ? "/out" : "/tmp"),
+		.out_bound = c->out_dir != NULL,
+	};
+
+	int pidfd = -1;
+	struct clone_args ca = {
+		.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET |
+			 CLONE_NEWCGROUP | CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)&pidfd,
+		.exit_signal = SIGCHLD,
+	};
+	uint64_t t0 = moat__now_ns();
+	long pid = moat__clone3(&ca);
+	if (pid < 0) {
+		ret = moat_error_set(err, errno, "create the sandbox's namespaces (clone3)");
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		goto fail_fds;
+	}
+	if (pid == 0) {
+		close(ctl[0]);
+		close(outp[0]);
+		close(errp[0]);
+		if (stdin_feed >= 0)
+			close(stdin_feed);
+		moat__init_main(&ia);
+	}
+	iso->userns = iso->mountns = iso->pidns = iso->netns = iso->ipcns = iso->utsns = iso->cgroupns = true;
+	close(ctl[1]);
+	close(outp[1]);
+	close(errp[1]);
+	ctl[1] = outp[1] = errp[1] = -1;
+	close(TAKE_FD(stdin_child));
+
+	run s = {.c = c, .io = io_in, .r = r, .pidfd = pidfd, .pid = (pid_t)pid, .pty_master = -1};
+
+	ret = moat__userns_write_maps((pid_t)pid, rootless, host_uid, host_gid, err);
+	if (ret < 0 || moat__ctl_send(ctl[0], MOAT_CTL_GO, 0, 0, NULL) < 0) {
+		if (ret >= 0)
+			ret = moat_error_set(err, EPIPE, "start the sandbox");
+		moat__pidfd_send_signal(pidfd, SIGKILL);
+		waitpid((pid_t)pid, NULL, 0);
+		close(pidfd);
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		goto fail_fds;
+	}
+
+	if (c->limits.wall_ms != MOAT_UNLIMITED) {
+		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		struct itimerspec its = {.it_value = {.tv_sec = (time_t)(c->limits.wall_ms / 1000),
+						      .tv_nsec = (long)(c->limits.wall_ms % 1000) * 1000000}};
+		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
+			ret = moat_error_set(err, errno, "wall-clock timer");
+			moat__pidfd_send_signal(pidfd, SIGKILL);
+			waitpid((pid_t)pid, NULL, 0);
+			close(pidfd);
+			sigprocmask(SIG_SETMASK, &oldmask, NULL);
+			goto fail_fds;
+		}
+	}
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+
+	fcntl(outp[0], F_SETFL, O_NONBLOCK);
+	fcntl(errp[0], F_SETFL, O_NONBLOCK);
+	bool out_open = true, err_open = true, ctl_open = true, init_alive = true;
+	size_t fed = 0;
+	int interrupts = 0;
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	char buf[65536];
+	bool tty_in_open = c->tty && isatty(STDIN_FILENO);
+	struct termios saved_tio;
+	bool tio_saved = false;
+
+	while (init_alive || out_open || err_open || s.pty_master >= 0) {
+		struct pollfd p[9];
+		int n = 0, i_out = -1, i_err = -1, i_ctl = -1, i_pid = -1, i_t = -1, i_sig = -1, i_feed = -1,
+		    i_pty = -1, i_tin = -1;
+		if (out_open)
+			p[i_out = n++] = (struct pollfd){.fd = outp[0], .events = POLLIN};
+		if (err_open)
+			p[i_err = n++] = (struct pollfd){.fd = errp[0], .events = POLLIN};
+		if (ctl_open)
+			p[i_ctl = n++] = (struct pollfd){.fd = ctl[0], .events = POLLIN};
+		if (init_alive)
+			p[i_pid = n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+		if (tfd >= 0 && init_alive)
+			p[i_t = n++] = (struct pollfd){.fd = tfd, .events = POLLIN};
+		if (sigfd >= 0)
+			p[i_sig = n++] = (struct pollfd){.fd = sigfd, .events = POLLIN};
+		if (stdin_feed >= 0)
+			p[i_feed = n++] = (struct pollfd){.fd = stdin_feed, .events = POLLOUT};
+		if (s.pty_master >= 0)
+			p[i_pty = n++] = (struct pollfd){.fd = s.pty_master, .events = POLLIN};
+		if (s.pty_master >= 0 && tty_in_open)
+			p[i_tin = n++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+		if (poll(p, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (i_out >= 0 && p[i_out].revents) {
+			ssize_t k = read(outp[0], buf, sizeof(buf));
+			if (k > 0)
+				handle_output(&s, 1, buf, (size_t)k);
+			else if (k == 0 || (errno != EAGAIN && errno != EINTR))
+				out_open = false;
+		}
+		if (i_err >= 0 && p[i_err].revents) {
+			ssize_t k = read(errp[0], buf, sizeof(buf));
+			if (k > 0)
+				handle_output(&s, 2, buf, (size_t)k);
+			else if (k == 0 || (errno != EAGAIN && errno != EINTR))
+				err_open = false;
+		}
+		if (i_pty >= 0 && p[i_pty].revents) {
+			if (!tio_saved && tty_in_open && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
+				struct termios raw = saved_tio;
+				cfmakeraw(&raw);
+				tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+				tio_saved = true;
+			}
+			ssize_t k = read(s.pty_master, buf, sizeof(buf));
+			if (k > 0)
+				handle_output(&s, 1, buf, (size_t)k);
+			else if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
+				close(s.pty_master);
+				s.pty_master = -1;
+			}
+		}
+		if (i_tin >= 0 && p[i_tin].revents) {
+			ssize_t k = read(STDIN_FILENO, buf, sizeof(buf));
+			if (k > 0 && s.pty_master >= 0)
+				moat__write_all(s.pty_master, buf, (size_t)k);
+			else if (k <= 0)
+				tty_in_open = false;
+		}
+		if (i_ctl >= 0 && p[i_ctl].revents)
+			handle_ctl(&s, ctl[0], &ctl_open);
+		if (i_feed >= 0 && p[i_feed].revents) {
+			if (p[i_feed].revents & POLLOUT && fed < io_in->stdin_len) {
+				ssize_t k = write(stdin_feed, io_in->stdin_data + fed, io_in->stdin_len - fed);
+				if (k > 0)
+					fed += (size_t)k;
+				else if (k < 0 && errno != EAGAIN && errno != EINTR)
+					fed = io_in->stdin_len;
+			}
+			if (fed >= io_in->stdin_len || (p[i_feed].revents & (POLLERR | POLLHUP)))
+				close(TAKE_FD(stdin_feed));
+		}
+		if (i_t >= 0 && p[i_t].revents)
+			kill_sandbox(&s, MOAT_STATUS_TIMEOUT, "wall");
+		if (i_sig >= 0 && p[i_sig].revents) {
+			struct signalfd_siginfo si;
+			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				if (si.ssi_signo == SIGPIPE)
+					continue;
+				/* First interrupt: pass it to the command. A second
+				 * one: end the whole run now. */
+				if (++interrupts == 1 && ctl_open)
+					moat__ctl_send(ctl[0], MOAT_CTL_SIGNAL, (int)si.ssi_signo, 0, NULL);
+				else
+					kill_sandbox(&s, MOAT_STATUS_SIGNALED, NULL);
+			}
+		}
+		if (i_pid >= 0 && p[i_pid].revents) {
+			/* Every process of the pid namespace is gone once the
+			 * init's exit is visible here. Read what it last said. */
+			while (ctl_open) {
+				struct pollfd q = {.fd = ctl[0], .events = POLLIN};
+				if (poll(&q, 1, 0) <= 0)
+					break;
+				handle_ctl(&s, ctl[0], &ctl_open);
+			}
+			int st;
+			if (wait4((pid_t)pid, &st, 0, &ru) == (pid_t)pid)
+				init_alive = false;
+			r->wall_ms = (moat__now_ns() - t0) / 1000000;
+		}
+	}
+	if (tio_saved)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+	if (init_alive) {
+		moat__pidfd_send_signal(pidfd, SIGKILL);
+		wait4((pid_t)pid, NULL, 0, &ru);
+		r->wall_ms = (moat__now_ns() - t0) / 1000000;
+	}
+	close(pidfd);
+	finish_result(&s, &ru);
+
+	/* Drop a SIGPIPE or interrupt that is still pending before restoring
+	 * the caller's mask, so it does not kill us on the way out. */
+	struct timespec zero = {0, 0};
+	while (sigtimedwait(&mask, NULL, &zero) > 0)
+		;
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+
+	close(outp[0]);
+	close(errp[0]);
+	close(ctl[0]);
+
+	if (r->status == MOAT_STATUS_SETUP_ERROR) {
+		ret = moat_error_set(err, s.setup_errno ? s.setup_errno : EIO, "%s", r->error);
+		/* The text already carries the reason. */
+		err->code = MOAT_EINPUT;
+		return ret;
+	}
+	return 0;
+
+fail_fds:
+	for (int i = 0; i < 2; i++) {
+		if (outp[i] >= 0)
+			close(outp[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+		if (ctl[i] >= 0)
+			close(ctl[i]);
+	}
+fail:
+	r->status = MOAT_STATUS_SETUP_ERROR;
+	r->exit_status = 125;
+	moat_error_format(err, r->error, sizeof(r->error));
+	return ret;
+}

@@ -1,0 +1,69 @@
+/* User namespace: one mapped id, so the sandbox has exactly one user and no
+ * root. Rootless, that user is the caller; as root, it is an unprivileged
+ * host id, so nothing the sandbox does acts as host root. */
+#include "sandbox-internal.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+static int write_proc(pid_t pid, const char *file, const char *content, moat_error *err)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	int r = moat__write_string(path, content);
+	if (r < 0)
+		return moat_error_set(err, r, "write %s of the sandbox", file);
+	return 0;
+}
+
+int moat__userns_write_maps(pid_t pid, bool rootless, uid_t host_uid, gid_t host_gid, moat_error *err)
+{
+	char map[64];
+	int r;
+	snprintf(map, sizeof(map), "%u %u 1\n", MOAT_SANDBOX_UID, (unsigned)host_uid);
+	r = write_proc(pid, "uid_map", map, err);
+	if (r < 0)
+		return r;
+	/* An unprivileged writer must deny setgroups before it may write a
+	 * gid_map (CVE-2014-8989: dropping groups could grant access through
+	 * negative ACLs). As root we keep setgroups so the init can drop the
+	 * host's supplementary groups. */
+	if (rootless) {
+		r = write_proc(pid, "setgroups", "deny", err);
+		if (r < 0)
+			return r;
+	}
+	snprintf(map, sizeof(map), "%u %u 1\n", MOAT_SANDBOX_GID, (unsigned)host_gid);
+	return write_proc(pid, "gid_map", map, err);
+}
+
+int moat__userns_become_sandbox_user(bool rootless, moat_error *err)
+{
+	/* Keep the namespace capabilities across the id change: setup (mounts,
+	 * hostname) still needs them; the command drops them all before exec. */
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return moat_error_set(err, errno, "keep capabilities");
+	if (!rootless && setgroups(0, NULL) < 0)
+		return moat_error_set(err, errno, "drop supplementary groups");
+	if (setresgid(MOAT_SANDBOX_GID, MOAT_SANDBOX_GID, MOAT_SANDBOX_GID) < 0)
+		return moat_error_set(err, errno, "setresgid %u", MOAT_SANDBOX_GID);
+	if (setresuid(MOAT_SANDBOX_UID, MOAT_SANDBOX_UID, MOAT_SANDBOX_UID) < 0)
+		return moat_error_set(err, errno, "setresuid %u", MOAT_SANDBOX_UID);
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+		return moat_error_set(err, errno, "reset keep-capabilities");
+	/* The id change cleared the effective set; raise it again from the
+	 * permitted set, which KEEPCAPS preserved. */
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[2] = {0};
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return moat_error_set(err, errno, "capget");
+	data[0].effective = data[0].permitted;
+	data[1].effective = data[1].permitted;
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return moat_error_set(err, errno, "capset");
+	return 0;
+}
