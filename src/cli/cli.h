@@ -10,6 +10,7 @@
 #define MOAT_EXIT_ERROR 125
 
 int moat_cmd_run(int argc, char **argv);
+int moat_cmd_judge(int argc, char **argv);
 
 /* Parses `moat run` options into c; returns the index of the command word,
  * or -1 after printing an error. *ret_help is set for --help. */

@@ -12,6 +12,7 @@ static const struct {
 	const char *summary;
 } commands[] = {
 	{"run", moat_cmd_run, "run one command in a fresh sandbox"},
+	{"judge", moat_cmd_judge, "grade a program against test cases"},
 };
 
 static void usage(FILE *f)

@@ -409,7 +409,7 @@ int moat_judge_suite_parse(const char *data, size_t len, const char *filename, m
 	return 0;
 }
 
-int moat_judge_suite_load(const char *path, moat_judge_suite **ret, moat_error *err)
+int moat__judge_read_file(const char *path, size_t max, char **ret, size_t *ret_len, moat_error *err)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
@@ -419,13 +419,13 @@ int moat_judge_suite_load(const char *path, moat_judge_suite **ret, moat_error *
 		return moat_error_set(err, errno, "%s", path);
 	if (!S_ISREG(st.st_mode))
 		return moat_error_set(err, MOAT_EINPUT, "%s: not a regular file", path);
-	if ((uint64_t)st.st_size > MOAT_JUDGE_MAX_FILE_BYTES)
-		return moat_error_set(err, MOAT_EINPUT, "%s: %" PRIu64 " bytes; a cases file holds at most %u",
-				      path, (uint64_t)st.st_size, MOAT_JUDGE_MAX_FILE_BYTES);
-	/* Read one byte past the cap so a file that grows meanwhile is still
+	if ((uint64_t)st.st_size > max)
+		return moat_error_set(err, MOAT_EINPUT, "%s: %" PRIu64 " bytes; at most %zu", path,
+				      (uint64_t)st.st_size, max);
+	/* Read one byte past the size so a file that grows meanwhile is
 	 * refused rather than cut. */
 	size_t cap = (size_t)st.st_size + 1;
-	_cleanup_free_ char *buf = malloc(cap);
+	_cleanup_free_ char *buf = malloc(cap + 1);
 	if (!buf)
 		return moat_error_set(err, ENOMEM, "%s", path);
 	ssize_t n = moat__read_all(fd, buf, cap);
@@ -433,7 +433,20 @@ int moat_judge_suite_load(const char *path, moat_judge_suite **ret, moat_error *
 		return moat_error_set(err, (int)-n, "%s", path);
 	if ((size_t)n == cap)
 		return moat_error_set(err, MOAT_EINPUT, "%s: changed while being read", path);
-	return moat_judge_suite_parse(buf, (size_t)n, path, ret, err);
+	buf[n] = '\0';
+	*ret = TAKE_PTR(buf);
+	*ret_len = (size_t)n;
+	return 0;
+}
+
+int moat_judge_suite_load(const char *path, moat_judge_suite **ret, moat_error *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r = moat__judge_read_file(path, MOAT_JUDGE_MAX_FILE_BYTES, &buf, &len, err);
+	if (r < 0)
+		return r;
+	return moat_judge_suite_parse(buf, len, path, ret, err);
 }
 
 void moat_judge_case_limits(const moat_judge_case *c, const moat_limits *base, moat_limits *ret)

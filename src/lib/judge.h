@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Caps on what a cases file may ask for, in one place. */
 #define MOAT_JUDGE_MAX_FILE_BYTES (64u << 20)  /* the whole cases file */
@@ -23,7 +24,9 @@
 #define MOAT_JUDGE_MAX_NAME 128                /* bytes of a case name */
 #define MOAT_JUDGE_MAX_ARGS 256                /* "args" of a stdin case */
 #define MOAT_JUDGE_MAX_CAPTURE (64u << 20)     /* stdout kept for comparison */
+#define MOAT_JUDGE_MAX_SOURCE_BYTES (16u << 20) /* --source FILE */
 #define MOAT_JUDGE_MAX_PARALLEL_PER_CPU 4      /* --parallel N <= online CPUs x 4 */
+#define MOAT_JUDGE_MAX_PARALLEL 256            /* ... and never more than this */
 #define MOAT_JUDGE_DEFAULT_TOLERANCE 1e-6
 
 /* The nonce that tags the harness's result line: 128 random bits in hex. */
@@ -168,3 +171,75 @@ void moat_judge_reply_done(moat_judge_reply *r);
 moat_judge_verdict moat_judge_decide(const moat_judge_case *c, const moat_result *r, const char *stdout_data,
 				     size_t stdout_len, const moat_judge_reply *reply, const char *stderr_head,
 				     size_t stderr_len, char *detail, size_t detail_len);
+
+/* Reads a whole regular file of at most max bytes (NUL-terminated). */
+int moat__judge_read_file(const char *path, size_t max, char **ret, size_t *ret_len, moat_error *err);
+
+/* ---- running cases (judge_run.c) ---------------------------------------- */
+
+/* Where the source and the harness are, inside the sandbox (read-only). */
+#define MOAT_JUDGE_DIR "/judge"
+
+/* How each case's command line is made: either a command given by the
+ * caller, or a source file run by its interpreter (stdin cases) or loaded by
+ * the harness (function cases). */
+typedef struct moat_judge_program {
+	moat_judge_lang lang;
+	char **command;    /* LANG_NONE: the command and its arguments */
+	char *interpreter; /* path inside the sandbox */
+	char *stage_dir;   /* host folder bound at MOAT_JUDGE_DIR, or NULL */
+} moat_judge_program;
+
+/* A program that runs argv (then each case's "args"). */
+int moat_judge_program_command(moat_judge_program *p, char *const *argv, moat_error *err);
+/* A program from a source file: copies it and the embedded harness into a
+ * fresh host folder that the sandbox sees read-only at MOAT_JUDGE_DIR.
+ * interpreter may be NULL for the language's default. */
+int moat_judge_program_source(moat_judge_program *p, moat_judge_lang lang, const char *source_path,
+			      const char *interpreter, moat_error *err);
+/* Removes the staged folder; accepts a zeroed program. */
+void moat_judge_program_done(moat_judge_program *p);
+/* Adds what the program needs to the run configuration (the bind). */
+int moat_judge_program_configure(const moat_judge_program *p, moat_config *c, moat_error *err);
+/* The command line of case c. */
+int moat_judge_program_argv(const moat_judge_program *p, const moat_judge_case *c, char ***ret, moat_error *err);
+
+typedef struct moat_judge_outcome {
+	moat_judge_verdict verdict;
+	char detail[512];
+	moat_result result;
+	bool other_output_known;
+	uint64_t other_stdout_bytes; /* function cases: stdout besides the result line */
+} moat_judge_outcome;
+
+/* Runs one case in a fresh sandbox made from base (its argv, limits and
+ * stdin are replaced per case) and decides the verdict. Returns 0 whenever
+ * a verdict was reached, setup_error included. */
+int moat_judge_run_case(const moat_config *base, const moat_judge_program *p, const moat_judge_case *c,
+			moat_judge_outcome *ret, moat_error *err);
+/* The case's JSON line (no newline); caller frees. */
+char *moat_judge_outcome_json(const moat_judge_case *c, size_t index, const moat_judge_outcome *o);
+
+typedef struct moat_judge_totals {
+	size_t total, passed;
+	size_t by_verdict[_MOAT_JUDGE_VERDICT_MAX];
+	uint64_t wall_ms;
+	char *isolation_json; /* what the first run reported; owned */
+} moat_judge_totals;
+
+/* The most cases run at once on this host: online CPUs x 4, capped. */
+unsigned moat_judge_parallel_max(void);
+
+/* Called with each case's JSON line, in case order. */
+typedef void (*moat_judge_emit_fn)(void *userdata, const char *line);
+
+/* Runs every case, at most parallel at a time, each in a worker process of
+ * its own, and emits the lines in case order as soon as each is known.
+ * Fails only when moat itself cannot go on (a setup error of one case is a
+ * verdict, not a failure). */
+int moat_judge_run_suite(const moat_config *base, const moat_judge_program *p, const moat_judge_suite *s,
+			 unsigned parallel, moat_judge_emit_fn emit, void *userdata, moat_judge_totals *ret,
+			 moat_error *err);
+void moat_judge_totals_done(moat_judge_totals *t);
+/* The summary line (no newline); caller frees. */
+char *moat_judge_totals_json(const moat_judge_totals *t);
