@@ -67,6 +67,11 @@ static int open_target(int rootfd, const char *path, bool is_dir, moat_error *er
 			close(fd);
 			return moat_error_set(err, errno, "stat mount point %s", path);
 		}
+		if (S_ISLNK(st.st_mode)) {
+			close(fd);
+			return moat_error_set(err, MOAT_EINPUT,
+					      "mount point %s goes through a symbolic link; refusing to follow it", path);
+		}
 		if (!last && !S_ISDIR(st.st_mode)) {
 			close(fd);
 			return moat_error_set(err, ENOTDIR, "mount point %s", path);
@@ -93,18 +98,55 @@ static int attach_at(int rootfd, int mfd, const char *path, bool is_dir, moat_er
 	return 0;
 }
 
+/* Host paths are opened (O_PATH) before the new root is staged over
+ * ROOTFS_STAGING, so that a source below it (a folder in the host's /tmp)
+ * is still the host's. */
+typedef struct host_src {
+	const char *path;
+	int fd;
+} host_src;
+
+#define MAX_HOST_SRCS (MOAT_MAX_BINDS + 32)
+static host_src host_srcs[MAX_HOST_SRCS];
+static size_t n_host_srcs;
+
+static void preopen_host(const char *path)
+{
+	if (n_host_srcs >= MAX_HOST_SRCS)
+		return;
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	host_srcs[n_host_srcs++] = (host_src){.path = path, .fd = fd < 0 ? -errno : fd};
+}
+
+/* Opens a detached recursive clone of the host path. */
+static int clone_host(const char *src, struct stat *st)
+{
+	for (size_t i = 0; i < n_host_srcs; i++) {
+		if (strcmp(host_srcs[i].path, src) != 0)
+			continue;
+		if (host_srcs[i].fd < 0) {
+			errno = -host_srcs[i].fd;
+			return -1;
+		}
+		if (fstat(host_srcs[i].fd, st) < 0)
+			return -1;
+		return open_tree(host_srcs[i].fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	}
+	if (stat(src, st) < 0)
+		return -1;
+	return open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+}
+
 /* Binds a host path at path inside, with the given mount attributes. */
 static int bind_host(int rootfd, const char *src, const char *dst, uint64_t attrs, bool optional, moat_error *err)
 {
 	struct stat st;
-	if (stat(src, &st) < 0) {
+	_cleanup_close_ int tree = clone_host(src, &st);
+	if (tree < 0) {
 		if (optional && errno == ENOENT)
 			return 0;
 		return moat_error_set(err, errno, "bind %s", src);
 	}
-	_cleanup_close_ int tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-	if (tree < 0)
-		return moat_error_set(err, errno, "bind %s", src);
 	if (attr_set(tree, attrs, true) < 0)
 		return moat_error_set(err, errno, "bind %s: set mount flags", src);
 	int r = attach_at(rootfd, tree, dst, S_ISDIR(st.st_mode), err);
@@ -262,7 +304,8 @@ static int setup_proc(int rootfd, moat_isolation *iso, moat_error *err)
 		struct stat st;
 		if (fstatat(rootfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		_cleanup_close_ int null = open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		struct stat nst;
+		_cleanup_close_ int null = clone_host("/dev/null", &nst);
 		if (null < 0)
 			return moat_error_set(err, errno, "mask /proc/%s", mask_files[i]);
 		if (attr_set(null, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false) < 0)
@@ -402,6 +445,17 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return moat_error_set(err, errno, "make mounts private");
 
+	static const char *const host_paths[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+						 "/etc/ld.so.cache", "/etc/ssl/certs", "/etc/alternatives",
+						 "/etc/ca-certificates", "/etc/mime.types", "/dev/null", "/dev/zero",
+						 "/dev/full", "/dev/random", "/dev/urandom"};
+	for (size_t i = 0; i < ELEMENTSOF(host_paths); i++)
+		preopen_host(host_paths[i]);
+	if (c->out_dir)
+		preopen_host(c->out_dir);
+	for (size_t i = 0; i < c->n_binds; i++)
+		preopen_host(c->binds[i].src);
+
 	static const char *const root_opts[] = {"mode", "0755", "size", "4m", "nr_inodes", "4096", NULL};
 	_cleanup_close_ int rootm = new_fs("tmpfs", root_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
 	if (rootm < 0)
@@ -455,6 +509,13 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 	r = setup_binds(rootfd, c, err);
 	if (r < 0)
 		return r;
+
+	/* No handle on a host path survives into the sandbox's lifetime: the
+	 * init holds none once the root is built. */
+	for (size_t i = 0; i < n_host_srcs; i++)
+		if (host_srcs[i].fd >= 0)
+			close(host_srcs[i].fd);
+	n_host_srcs = 0;
 
 	/* Enter the new root and drop the host's tree entirely. */
 	if (fchdir(rootfd) < 0)

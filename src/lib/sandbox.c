@@ -98,6 +98,30 @@ static int prepare_out_dir(const moat_config *c, bool rootless, moat_error *err)
 	return 0;
 }
 
+/* As root, the sandbox writes as MOAT_ROOT_HOST_UID: a --rw source it
+ * cannot write would fail inside with a bare EACCES, so say so up front. We
+ * do not remap root-owned sources onto the sandbox user: files it created
+ * there would be owned by host root, setuid bits included. */
+static int check_rw_sources(const moat_config *c, bool rootless, moat_error *err)
+{
+	if (rootless)
+		return 0;
+	for (size_t i = 0; i < c->n_binds; i++) {
+		const moat_bind *b = &c->binds[i];
+		struct stat st;
+		if (!(b->flags & MOAT_BIND_RW) || stat(b->src, &st) < 0)
+			continue;
+		bool w = (st.st_uid == MOAT_ROOT_HOST_UID && (st.st_mode & S_IWUSR)) ||
+			 (st.st_gid == MOAT_ROOT_HOST_GID && (st.st_mode & S_IWGRP)) || (st.st_mode & S_IWOTH);
+		if (!w)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "--rw %s: not writable by the sandbox user (host uid %u) that moat uses "
+					      "as root; chown it to %u or run moat as an ordinary user",
+					      b->src, MOAT_ROOT_HOST_UID, MOAT_ROOT_HOST_UID);
+	}
+	return 0;
+}
+
 static int open_stdin(const moat_config *c, const moat_run_io *io, int *ret_child, int *ret_feed, moat_error *err)
 {
 	*ret_feed = -1;
@@ -315,6 +339,9 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	iso->uid = MOAT_SANDBOX_UID;
 	iso->gid = MOAT_SANDBOX_GID;
 
+	ret = check_rw_sources(c, rootless, err);
+	if (ret < 0)
+		goto fail;
 	ret = prepare_out_dir(c, rootless, err);
 	if (ret < 0)
 		goto fail;
@@ -553,6 +580,14 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	close(outp[0]);
 	close(errp[0]);
 	close(ctl[0]);
+
+	if (c->out_dir) {
+		moat_error serr = {0};
+		if (moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr) == 0)
+			r->out_checked = true;
+		else if (!r->error[0])
+			moat_error_format(&serr, r->error, sizeof(r->error));
+	}
 
 	if (r->status == MOAT_STATUS_SETUP_ERROR) {
 		ret = moat_error_set(err, s.setup_errno ? s.setup_errno : EIO, "%s", r->error);

@@ -1,0 +1,38 @@
+#!/bin/bash
+# moat run: bad input gets one clear line on stderr, exit 125, and the host
+# loses nothing.
+. "$MOAT_SRC/lib.sh"
+cd "$MOAT_TDIR"
+
+check_bad() { # NAME REGEX ARGS...
+	local name="$1" re="$2"
+	shift 2
+	local before after
+	before=$(ls -A "$MOAT_TDIR" | sort | tr '\n' ' ')
+	mrun "$@"
+	after=$(ls -A "$MOAT_TDIR" | grep -v '^\.err$' | sort | tr '\n' ' ')
+	t_eq "$name: exit 125" 125 "$RC"
+	t_match "$name: says what is wrong" "$re" "$ERR"
+	t_eq "$name: one line" 1 "$(printf '%s\n' "$ERR" | wc -l)"
+	t_eq "$name: nothing created" "$(echo "$before" | sed 's/\.err //')" "$after"
+}
+
+check_bad "unknown option" "unknown option '--frobnicate'" run --frobnicate -- /bin/true
+check_bad "missing option value" "needs a value" run --time
+check_bad "empty command" "no command given" run --
+check_bad "no command at all" "no command given" run
+check_bad "missing bind source" "/nonexistent-moat: No such file" run --ro /nonexistent-moat:/x -- /bin/true
+check_bad "relative sandbox path" "sandbox path must be absolute" run --ro /usr:relative -- /bin/true
+check_bad "bind over /proc" "may not cover" run --ro /usr:/proc -- /bin/true
+check_bad "bind over /dev" "may not cover" run --rw /tmp:/dev/shm -- /bin/true
+check_bad "bind with dot-dot" "without '.', '..'" run --ro /usr:/a/../b -- /bin/true
+check_bad "bad duration" "is not a duration" run --time 5x -- /bin/true
+check_bad "zero time" "greater than 0" run --time 0 -- /bin/true
+check_bad "bad size" "is not a size" run --mem lots -- /bin/true
+check_bad "zero pids" "at least 1" run --pids 0 -- /bin/true
+check_bad "missing --out" "--out .*No such file" run --out "$MOAT_TDIR/none" -- /bin/true
+check_bad "missing --stdin" "--stdin .*No such file" run --stdin /nonexistent-moat -- /bin/true
+check_bad "relative --cwd" "--cwd" run --cwd relative -- /bin/true
+check_bad "bad --env" "not a valid variable name" run --env 1BAD=x -- /bin/true
+check_bad "unknown command" "unknown command 'frob'" frob
+check_bad "a --cwd that does not exist inside" "working directory /nope" run --cwd /nope -- /bin/true
