@@ -1,5 +1,6 @@
 /* moat judge --tests CASES.jsonl [OPTIONS] (--source FILE | -- COMMAND...):
  * grade a program against test cases, one fresh sandbox per case. */
+#include <signal.h>
 #include <string.h>
 
 #include "cli.h"
@@ -108,6 +109,27 @@ static int refuse_shared_state(const moat_config *c)
 			return moat_cli_fail("judge: --rw %s would let one case leave files for the next",
 					     c->binds[i].src);
 	return 0;
+}
+
+/* The staged copy of the submission, removed by the handler below when a
+ * signal ends judge early (Ctrl-C, a closed pipe, kill). */
+static const moat_judge_program *staged;
+
+static void on_fatal_signal(int sig)
+{
+	moat_judge_program_unstage(staged);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_fatal_signals(const moat_judge_program *p)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT};
+	staged = p;
+	struct sigaction sa = {.sa_handler = on_fatal_signal};
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
 }
 
 static void emit_line(void *userdata, const char *line)
@@ -225,6 +247,7 @@ int moat_cmd_judge(int argc, char **argv)
 	if (r < 0)
 		return fail_err(NULL, &err);
 
+	catch_fatal_signals(&prog);
 	r = grade(c, &prog, suite, parallel);
 	moat_judge_program_done(&prog);
 	return r;

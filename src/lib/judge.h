@@ -188,6 +188,7 @@ typedef struct moat_judge_program {
 	char **command;    /* LANG_NONE: the command and its arguments */
 	char *interpreter; /* path inside the sandbox */
 	char *stage_dir;   /* host folder bound at MOAT_JUDGE_DIR, or NULL */
+	char *stage_files[2]; /* the source and the harness in it */
 } moat_judge_program;
 
 /* A program that runs argv (then each case's "args"). */
@@ -197,8 +198,11 @@ int moat_judge_program_command(moat_judge_program *p, char *const *argv, moat_er
  * interpreter may be NULL for the language's default. */
 int moat_judge_program_source(moat_judge_program *p, moat_judge_lang lang, const char *source_path,
 			      const char *interpreter, moat_error *err);
-/* Removes the staged folder; accepts a zeroed program. */
+/* Removes the staged folder and frees p; accepts a zeroed program. */
 void moat_judge_program_done(moat_judge_program *p);
+/* Removes the staged folder only, with async-signal-safe calls, so that a
+ * signal handler can leave no copy of the submission behind. */
+void moat_judge_program_unstage(const moat_judge_program *p);
 /* Adds what the program needs to the run configuration (the bind). */
 int moat_judge_program_configure(const moat_judge_program *p, moat_config *c, moat_error *err);
 /* The command line of case c. */

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -99,6 +100,15 @@ int moat_judge_program_source(moat_judge_program *p, moat_judge_lang lang, const
 		moat_judge_program_done(p);
 		return r;
 	}
+	/* The full paths first, so that cleanup knows them even when writing
+	 * fails half-way. */
+	if (asprintf(&p->stage_files[0], "%s/%s", p->stage_dir, li->solution) < 0 ||
+	    asprintf(&p->stage_files[1], "%s/%s", p->stage_dir, li->harness) < 0) {
+		p->stage_files[0] = p->stage_files[1] = NULL;
+		rmdir(p->stage_dir);
+		moat_judge_program_done(p);
+		return moat_error_set(err, ENOMEM, "stage");
+	}
 	if ((r = stage_file(dfd, li->solution, src, src_len, err)) < 0 ||
 	    (r = stage_file(dfd, li->harness, li->harness_data, *li->harness_len, err)) < 0) {
 		moat_judge_program_done(p);
@@ -112,20 +122,24 @@ int moat_judge_program_source(moat_judge_program *p, moat_judge_lang lang, const
 	return 0;
 }
 
+void moat_judge_program_unstage(const moat_judge_program *p)
+{
+	if (!p || !p->stage_dir)
+		return;
+	for (size_t i = 0; i < ELEMENTSOF(p->stage_files); i++)
+		if (p->stage_files[i])
+			unlink(p->stage_files[i]);
+	rmdir(p->stage_dir);
+}
+
 void moat_judge_program_done(moat_judge_program *p)
 {
 	if (!p)
 		return;
-	if (p->stage_dir && p->lang > MOAT_JUDGE_LANG_NONE && p->lang < _MOAT_JUDGE_LANG_MAX) {
-		int dfd = open(p->stage_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd >= 0) {
-			unlinkat(dfd, langs[p->lang].solution, 0);
-			unlinkat(dfd, langs[p->lang].harness, 0);
-			close(dfd);
-		}
-		rmdir(p->stage_dir);
-	}
+	moat_judge_program_unstage(p);
 	free(p->stage_dir);
+	for (size_t i = 0; i < ELEMENTSOF(p->stage_files); i++)
+		free(p->stage_files[i]);
 	free(p->interpreter);
 	moat__strv_free(p->command);
 	memset(p, 0, sizeof(*p));
@@ -378,6 +392,12 @@ _noreturn_ static void worker_main(const pool *pl, size_t i, int fd)
 	moat_judge_outcome o;
 	moat_error err = {0};
 	const moat_judge_case *c = &pl->s->cases[i];
+	/* Handlers the caller set (to clean up on Ctrl-C) are the caller's;
+	 * a worker ends the default way, and the sandbox blocks and handles
+	 * these signals itself while a run lasts. */
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT};
+	for (size_t k = 0; k < ELEMENTSOF(sigs); k++)
+		signal(sigs[k], SIG_DFL);
 	if (moat_judge_run_case(pl->base, pl->p, c, &o, &err) < 0) {
 		char buf[MOAT_ERROR_MAX + 64];
 		o.verdict = MOAT_JUDGE_SETUP_ERROR;
@@ -400,6 +420,7 @@ static int start_worker(pool *pl, worker *w, size_t i, moat_error *err)
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) < 0)
 		return moat_error_set(err, errno, "worker pipe");
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
@@ -408,6 +429,10 @@ static int start_worker(pool *pl, worker *w, size_t i, moat_error *err)
 		return moat_error_set(err, e, "fork a worker");
 	}
 	if (pid == 0) {
+		/* When judge dies, its workers stop too: SIGTERM reaches the
+		 * sandbox's signal handling, which ends the run cleanly. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+			_exit(5);
 		close(pfd[0]);
 		/* The read ends of the other workers' pipes came along with the
 		 * fork; they are not this worker's to hold. */
