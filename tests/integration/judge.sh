@@ -61,8 +61,10 @@ EOF
 judge args.out --tests args.jsonl -- /bin/sh -c 'IFS="|"; echo "$*"' sh
 t_eq "args and compare modes" "pass pass wrong_answer" "$(verdicts args.out)"
 
+# Node.js reserves about 800 MB of address space at start: where memory falls
+# back to RLIMIT_AS (rootless without a cgroup) it needs --mem 1G to start.
 if [ -x /usr/bin/node ]; then
-	judge js.out --tests "$EX/sum_cases.jsonl" --source "$EX/sum_correct.js"
+	judge js.out --tests "$EX/sum_cases.jsonl" --mem 1G --source "$EX/sum_correct.js"
 	t_eq "JavaScript stdin style: every case passes" "pass pass pass pass pass" "$(verdicts js.out)"
 else
 	t_skip "JavaScript stdin style" "no /usr/bin/node (apt-get install nodejs)"
@@ -80,7 +82,7 @@ t_eq "function cases, wrong Python: verdicts" "wrong_answer wrong_answer pass wr
 t_eq "structural comparison names the path" '$[0]: expected 0, got 2' "$(jl fnw.out 1 'j["detail"]')"
 
 if [ -x /usr/bin/node ]; then
-	judge fnjs.out --tests "$EX/solve_cases.jsonl" --source "$EX/solve_correct.js"
+	judge fnjs.out --tests "$EX/solve_cases.jsonl" --mem 1G --source "$EX/solve_correct.js"
 	t_eq "function cases, JavaScript (plain, exported and async functions)" "pass pass pass pass pass" "$(verdicts fnjs.out)"
 else
 	t_skip "function cases, JavaScript" "no /usr/bin/node (apt-get install nodejs)"
