@@ -157,32 +157,29 @@ t_eq "output flood: output_limit" output_limit "$(verdicts flood.out)"
 # Fork bombs and memory hogs run only where moat holds them: a probe first
 # asks moat to stop something harmless, and the hostile example runs only
 # when it did.
-"$MOAT" run --pids 8 --result "$MOAT_TDIR/pprobe.json" -- /bin/sh -c \
-	'n=0; for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do sleep 2 & n=$((n+1)); done; wait' \
-	>/dev/null 2>&1
-if [ "$(json pprobe.json 'j["status"] != "exited" or j["exit_code"] != 0')" = True ]; then
-	printf '{"name": "bomb", "stdin": "", "expected_stdout": "", "limits": {"pids": 16, "time": "5s"}}\n' >bomb.jsonl
-	judge bomb.out --tests bomb.jsonl --source "$EX/fork_bomb.py"
-	v=$(verdicts bomb.out)
-	t_match "fork bomb: stopped with an honest verdict ($v)" '^(pids_limit|timeout|runtime_error)$' "$v"
-	t_eq "fork bomb: exit 1" 1 "$RC"
-else
-	t_skip "fork bomb" "moat does not enforce --pids here ($(json pprobe.json 'j["isolation"].get("cgroup_note", j["isolation"]["cgroup"])'))"
-fi
-"$MOAT" run --mem 48M --result "$MOAT_TDIR/mprobe.json" -- /usr/bin/python3 -c 'b = bytearray(200 << 20); b[::4096] = b"x" * len(b[::4096])' \
-	>/dev/null 2>&1
-if [ "$(json mprobe.json 'j["status"] != "exited" or j["exit_code"] != 0')" = True ]; then
-	printf '{"name": "hog", "stdin": "", "expected_stdout": "", "limits": {"mem": "64M", "time": "10s"}}\n' >hog.jsonl
-	judge hog.out --tests hog.jsonl --source "$EX/memory_hog.py"
-	v=$(verdicts hog.out)
-	t_match "memory hog: stopped with an honest verdict ($v)" '^(oom|runtime_error)$' "$v"
-	t_eq "memory hog: exit 1" 1 "$RC"
-	if [ "$(json mprobe.json 'j["isolation"]["cgroup"]')" != none ]; then
-		t_eq "memory hog under a cgroup: oom" oom "$v"
+# hostile NAME PROBE EXAMPLE LIMITS VERDICTS CGROUP_VERDICT: the verdict must
+# match VERDICTS, and be CGROUP_VERDICT when a cgroup enforced the limit.
+hostile() {
+	local name="$1" probe="$2" example="$3" limits="$4" want="$5" want_cg="$6" v
+	if [ "$(json "$probe" 'j["status"] != "exited" or j["exit_code"] != 0')" != True ]; then
+		t_skip "$name" "moat does not enforce this limit here ($(json "$probe" 'j["isolation"].get("cgroup_note", j["isolation"]["cgroup"])'))"
+		return
 	fi
-else
-	t_skip "memory hog" "moat does not enforce --mem here ($(json mprobe.json 'j["isolation"].get("cgroup_note", j["isolation"]["cgroup"])'))"
-fi
+	printf '{"name": "%s", "stdin": "", "expected_stdout": "", "limits": %s}\n' "$name" "$limits" >"$name.jsonl"
+	judge "$name.out" --tests "$name.jsonl" --source "$EX/$example"
+	v=$(verdicts "$name.out")
+	t_match "$name: stopped with an honest verdict ($v)" "^($want)\$" "$v"
+	t_eq "$name: exit 1" 1 "$RC"
+	if [ "$(json "$probe" 'j["isolation"]["cgroup"]')" != none ]; then
+		t_eq "$name under a cgroup: $want_cg" "$want_cg" "$v"
+	fi
+}
+"$MOAT" run --pids 8 --result "$MOAT_TDIR/pprobe.json" -- /bin/sh -c \
+	'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do sleep 2 & done; wait' >/dev/null 2>&1
+hostile fork-bomb pprobe.json fork_bomb.py '{"pids": 16, "time": "5s"}' 'pids_limit|timeout|runtime_error' pids_limit
+"$MOAT" run --mem 48M --result "$MOAT_TDIR/mprobe.json" -- /usr/bin/python3 -c \
+	'b = bytearray(200 << 20); b[::4096] = b"x" * len(b[::4096])' >/dev/null 2>&1
+hostile memory-hog mprobe.json memory_hog.py '{"mem": "64M", "time": "10s"}' 'oom|runtime_error' oom
 
 # --- order, parallelism, refusals --------------------------------------------
 judge par.out --tests "$EX/sum_cases.jsonl" --source "$EX/sum_wrong.py" --parallel 4

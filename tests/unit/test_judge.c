@@ -338,26 +338,27 @@ static void test_reply_parse(void **state)
 	reply("{\"verdict\":\"pass\"}\nmoat-result:ffffffffffffffffffffffffffffffff {\"value\":3}\n", &r);
 	assert_int_equal(r.kind, MOAT_JUDGE_REPLY_MISSING);
 
-	/* The nonce twice: the submission found it and spoke for the harness. */
-	reply("moat-result:" NONCE " {\"value\":3}\nmoat-result:" NONCE " {\"value\":4}\n", &r);
-	assert_int_equal(r.kind, MOAT_JUDGE_REPLY_INVALID);
-	assert_null(r.value);
-	reply("leak " NONCE "\nmoat-result:" NONCE " {\"value\":4}\n", &r);
-	assert_int_equal(r.kind, MOAT_JUDGE_REPLY_INVALID);
-	/* Not at the start of a line. */
-	reply("xmoat-result:" NONCE " {\"value\":3}\n", &r);
-	assert_int_equal(r.kind, MOAT_JUDGE_REPLY_INVALID);
-	/* Malformed: cut short, not JSON, extra keys, wrong error type. */
-	reply("moat-result:" NONCE " {\"value\":3}", &r);
-	assert_int_equal(r.kind, MOAT_JUDGE_REPLY_INVALID);
-	reply("moat-result:" NONCE " {value}\n", &r);
-	assert_int_equal(r.kind, MOAT_JUDGE_REPLY_INVALID);
-	reply("moat-result:" NONCE " {\"value\":3,\"verdict\":\"pass\"}\n", &r);
-	assert_int_equal(r.kind, MOAT_JUDGE_REPLY_INVALID);
-	reply("moat-result:" NONCE " {\"error\":3}\n", &r);
-	assert_int_equal(r.kind, MOAT_JUDGE_REPLY_INVALID);
-	reply("moat-result:" NONCE "{\"value\":3}\n", &r);
-	assert_int_equal(r.kind, MOAT_JUDGE_REPLY_INVALID);
+	static const char *const invalid[] = {
+		/* The nonce twice: the submission found it and spoke for the
+		 * harness. */
+		"moat-result:" NONCE " {\"value\":3}\nmoat-result:" NONCE " {\"value\":4}\n",
+		"leak " NONCE "\nmoat-result:" NONCE " {\"value\":4}\n",
+		/* Not at the start of a line. */
+		"xmoat-result:" NONCE " {\"value\":3}\n",
+		/* Malformed: cut short, not JSON, extra keys, wrong error type,
+		 * no space after the tag. */
+		"moat-result:" NONCE " {\"value\":3}",
+		"moat-result:" NONCE " {value}\n",
+		"moat-result:" NONCE " {\"value\":3,\"verdict\":\"pass\"}\n",
+		"moat-result:" NONCE " {\"error\":3}\n",
+		"moat-result:" NONCE "{\"value\":3}\n",
+	};
+	for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
+		reply(invalid[i], &r);
+		if (r.kind != MOAT_JUDGE_REPLY_INVALID)
+			fail_msg("accepted: %s", invalid[i]);
+		assert_null(r.value);
+	}
 }
 
 static moat_result exited(int code)
