@@ -13,6 +13,7 @@ static const struct {
 } commands[] = {
 	{"run", moat_cmd_run, "run one command in a fresh sandbox"},
 	{"judge", moat_cmd_judge, "grade a program against test cases"},
+	{"policy", moat_cmd_policy, "check, explain or show a policy file"},
 };
 
 static void usage(FILE *f)
