@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "judge.h"
+#include "policy.h"
 
 static void judge_usage(FILE *f)
 {
@@ -26,9 +27,10 @@ static void judge_usage(FILE *f)
 		"  --interpreter PATH   interpreter inside the sandbox (default /usr/bin/python3,\n"
 		"                       /usr/bin/node)\n"
 		"  --parallel N         run up to N cases at once (at most CPUs x %d = %u here)\n"
-		"  and the limits and environment options of 'moat run' (--time, --cpu, --mem,\n"
-		"  --pids, --output, --tmp-size, --files, --fsize, --cpus, --ro, --env, --cwd,\n"
-		"  --hostname); a case's \"limits\" override them for that case.\n"
+		"  and the options of 'moat run' that shape each sandbox: --profile, --policy,\n"
+		"  --time, --cpu, --mem, --pids, --output, --tmp-size, --files, --fsize, --cpus,\n"
+		"  --ro, --env, --cwd, --hostname; a case's \"limits\" override them for that\n"
+		"  case. Writable binds, --out, --stdin, -t and --result are refused.\n"
 		"\n"
 		"verdicts: pass, wrong_answer, runtime_error, timeout, cpu_limit, oom,\n"
 		"          output_limit, pids_limit, setup_error\n"
@@ -102,11 +104,12 @@ static int refuse_shared_state(const moat_config *c)
 		return moat_cli_fail("judge: --stdin does not apply: each case's stdin comes from the cases file");
 	if (c->result_path)
 		return moat_cli_fail("judge: --result does not apply: judge prints one JSON line per case");
+	/* Whether from the command line or from a policy file. */
 	if (c->out_dir)
-		return moat_cli_fail("judge: --out would let one case leave files for the next; judge has none");
+		return moat_cli_fail("judge: an output folder (--out) would let one case leave files for the next");
 	for (size_t i = 0; i < c->n_binds; i++)
 		if (c->binds[i].flags & MOAT_BIND_RW)
-			return moat_cli_fail("judge: --rw %s would let one case leave files for the next",
+			return moat_cli_fail("judge: a writable bind (%s) would let one case leave files for the next",
 					     c->binds[i].src);
 	return 0;
 }
@@ -189,12 +192,11 @@ int moat_cmd_judge(int argc, char **argv)
 	if (split_options(argc, argv, &o, &rest) != 0)
 		return MOAT_EXIT_ERROR;
 
-	_cleanup_config_ moat_config *c = moat_config_new();
-	if (!c)
-		return moat_cli_fail("out of memory");
+	_cleanup_config_ moat_config *c = NULL;
+	_cleanup_policy_ moat_policy *policy = NULL;
 	bool help = false;
 	int nrest = (int)moat__strv_length(rest);
-	int first = moat_cli_parse_run_options(nrest, rest, c, &help);
+	int first = moat_cli_load_run_config(nrest, rest, &c, &policy, &help);
 	if (help) {
 		judge_usage(stdout);
 		return 0;

@@ -150,6 +150,17 @@ t_eq "infinite loop: timeout" timeout "$(verdicts loop.out)"
 t_eq "infinite loop: exit 1" 1 "$RC"
 t_check "infinite loop ends within 4 s (took ${ms} ms)" test "$ms" -lt 4000
 
+# A policy file shapes every case's sandbox; one with a writable folder is
+# refused, since cases must not share state.
+printf 'version: 1\nname: grader\nlimits: {wall: 1s}\n' >grader.yaml
+judge pol.out --tests loop.jsonl --policy grader.yaml --source "$EX/infinite_loop.py"
+t_eq "--policy limits apply to every case" timeout "$(verdicts pol.out)"
+mkdir -p shared
+printf 'version: 1\nname: shared\nfilesystem:\n  read_write: [%s]\n' "$MOAT_TDIR/shared" >shared.yaml
+judge polrw.out --tests "$EX/sum_cases.jsonl" --policy shared.yaml --source "$EX/sum_correct.py"
+t_eq "a policy with a writable folder is refused" 125 "$RC"
+t_match "the refusal names the folder" 'writable bind' "$ERR"
+
 printf '{"name": "flood", "stdin": "", "expected_stdout": "y\\n", "limits": {"output": "64K"}}\n' >flood.jsonl
 judge flood.out --tests flood.jsonl -- /usr/bin/yes
 t_eq "output flood: output_limit" output_limit "$(verdicts flood.out)"
