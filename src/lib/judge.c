@@ -656,7 +656,9 @@ static const char *json_type_name(const json_t *v)
 static void json_excerpt(char *buf, size_t len, const json_t *v)
 {
 	char tmp[64];
-	size_t n = json_dumpb(v, tmp, sizeof(tmp), JSON_COMPACT | JSON_ENCODE_ANY);
+	/* 15 significant digits: 1.6666667 reads as written, not as the
+	 * nearest double's 17 digits. */
+	size_t n = json_dumpb(v, tmp, sizeof(tmp), JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
 	excerpt_as(buf, len, tmp, n < sizeof(tmp) ? n : sizeof(tmp), false);
 }
 
@@ -916,7 +918,7 @@ moat_judge_verdict moat_judge_decide(const moat_judge_case *c, const moat_result
 {
 	char q[256] = "";
 	if (stderr_head && stderr_len)
-		excerpt(q, sizeof(q), stderr_head, stderr_len);
+		excerpt_as(q, sizeof(q), stderr_head, stderr_len, false);
 	say(detail, detail_len, "%s", "");
 
 	moat_judge_verdict v = verdict_of_status(r->status);

@@ -266,6 +266,8 @@ static void test_compare_json(void **state)
 	assert_string_equal(why, "$: expected a number, got \"3\"");
 	assert_false(jcmp(E, 0, "0.1", "0.1000001", why));
 	assert_true(jcmp(N, 1e-6, "0.1", "0.1000001", why));
+	assert_false(jcmp(E, 0, "1.6666667", "1", why));
+	assert_string_equal(why, "$: expected 1.6666667, got 1");
 	assert_true(jcmp(E, 0, "{\"a\":[1,2],\"b\":null}", "{\"b\":null,\"a\":[1,2]}", why));
 	assert_false(jcmp(E, 0, "{\"a\":[1,2]}", "{\"a\":[1,3]}", why));
 	assert_non_null(strstr(why, "$.a[1]: expected 2, got 3"));
