@@ -494,15 +494,15 @@ int moat_policy_intersect(const moat_policy *parent, const moat_policy *child, m
 
 /* ---- the gateway's question -------------------------------------------- */
 
-static const char *const decision_names[_MOAT_NET_DECISION_MAX] = {
-	[MOAT_NET_DECISION_DENY] = "deny",
-	[MOAT_NET_DECISION_ALLOW] = "allow",
-	[MOAT_NET_DECISION_APPROVE] = "approve",
+static const char *const decision_names[_MOAT_POLICY_NET_MAX] = {
+	[MOAT_POLICY_NET_DENY] = "deny",
+	[MOAT_POLICY_NET_ALLOW] = "allow",
+	[MOAT_POLICY_NET_APPROVE] = "approve",
 };
 
-const char *moat_net_decision_to_string(moat_net_decision d)
+const char *moat_policy_net_verdict_to_string(moat_policy_net_verdict d)
 {
-	return d >= 0 && d < _MOAT_NET_DECISION_MAX ? decision_names[d] : NULL;
+	return d >= 0 && d < _MOAT_POLICY_NET_MAX ? decision_names[d] : NULL;
 }
 
 /* A path a server might read differently from its text: dot segments,
@@ -565,7 +565,7 @@ bool moat_net_rule_matches(const moat_net_rule *r, const char *host, uint16_t po
 	return rule_matches(r, host, port, method, path, false);
 }
 
-moat_net_decision moat_policy_net_decide(const moat_policy *p, const char *host, uint16_t port, const char *method,
+moat_policy_net_verdict moat_policy_net_decide(const moat_policy *p, const char *host, uint16_t port, const char *method,
 					 const char *path, char *ret_rule, size_t rule_len)
 {
 	/* Names compare in lower case without the root's trailing dot. */
@@ -576,7 +576,7 @@ moat_net_decision moat_policy_net_decide(const moat_policy *p, const char *host,
 	if (n == 0 || n > MOAT_HOST_MAX) {
 		if (ret_rule)
 			snprintf(ret_rule, rule_len, "network.default");
-		return MOAT_NET_DECISION_DENY;
+		return MOAT_POLICY_NET_DENY;
 	}
 	for (size_t i = 0; i < n; i++)
 		h[i] = (char)tolower((unsigned char)host[i]);
@@ -585,12 +585,12 @@ moat_net_decision moat_policy_net_decide(const moat_policy *p, const char *host,
 	static const struct {
 		const char *name;
 		size_t offset;
-		moat_net_decision d;
+		moat_policy_net_verdict d;
 		bool fail_closed;
 	} order[] = {
-		{"deny", offsetof(moat_policy, deny), MOAT_NET_DECISION_DENY, true},
-		{"approve", offsetof(moat_policy, approve), MOAT_NET_DECISION_APPROVE, false},
-		{"allow", offsetof(moat_policy, allow), MOAT_NET_DECISION_ALLOW, false},
+		{"deny", offsetof(moat_policy, deny), MOAT_POLICY_NET_DENY, true},
+		{"approve", offsetof(moat_policy, approve), MOAT_POLICY_NET_APPROVE, false},
+		{"allow", offsetof(moat_policy, allow), MOAT_POLICY_NET_ALLOW, false},
 	};
 	if (p->net != MOAT_NET_NONE)
 		for (size_t o = 0; o < ELEMENTSOF(order); o++) {
@@ -604,7 +604,7 @@ moat_net_decision moat_policy_net_decide(const moat_policy *p, const char *host,
 		}
 	if (ret_rule)
 		snprintf(ret_rule, rule_len, "network.default");
-	return MOAT_NET_DECISION_DENY;
+	return MOAT_POLICY_NET_DENY;
 }
 
 /* ---- required layers --------------------------------------------------- */

@@ -62,13 +62,13 @@ typedef enum moat_limit_bit {
 	MOAT_LIMIT_FSIZE = 1u << 10,
 } moat_limit_bit;
 
-typedef enum moat_net_decision {
-	MOAT_NET_DECISION_DENY = 0,
-	MOAT_NET_DECISION_ALLOW,
-	MOAT_NET_DECISION_APPROVE, /* held until a person approves, else denied */
-	_MOAT_NET_DECISION_MAX,
-	_MOAT_NET_DECISION_INVALID = -1,
-} moat_net_decision;
+typedef enum moat_policy_net_verdict {
+	MOAT_POLICY_NET_DENY = 0,
+	MOAT_POLICY_NET_ALLOW,
+	MOAT_POLICY_NET_APPROVE, /* held until a person approves, else denied */
+	_MOAT_POLICY_NET_MAX,
+	_MOAT_POLICY_NET_INVALID = -1,
+} moat_policy_net_verdict;
 
 /* One network rule. An empty list means "any". */
 typedef struct moat_net_rule {
@@ -208,9 +208,9 @@ char *moat_policy_explain(const moat_policy *p);
  * win over allow rules; nothing matching means deny. *ret_rule (may be NULL)
  * receives a description of the deciding rule ("network.allow[2]") or
  * "network.default". */
-moat_net_decision moat_policy_net_decide(const moat_policy *p, const char *host, uint16_t port, const char *method,
+moat_policy_net_verdict moat_policy_net_decide(const moat_policy *p, const char *host, uint16_t port, const char *method,
 					 const char *path, char *ret_rule, size_t rule_len);
-const char *moat_net_decision_to_string(moat_net_decision d);
+const char *moat_policy_net_verdict_to_string(moat_policy_net_verdict d);
 bool moat_net_rule_matches(const moat_net_rule *r, const char *host, uint16_t port, const char *method,
 			   const char *path);
 

@@ -419,7 +419,7 @@ static void test_intersect(void **state)
 	assert_int_equal(r->require, MOAT_LAYER_SECCOMP);
 	assert_true(r->audit_files);
 	assert_int_equal(moat_policy_net_decide(r, "mail.example.com", 443, "POST", "/", NULL, 0),
-			 MOAT_NET_DECISION_APPROVE);
+			 MOAT_POLICY_NET_APPROVE);
 	moat_policy_free(TAKE_PTR(r));
 
 	/* A child without exec.allow inherits the parent's. */
@@ -489,43 +489,43 @@ static void test_net_decide(void **state)
 		"  approve:\n    - host: api.github.com\n      methods: [POST]\n");
 	char rule[64];
 	assert_int_equal(moat_policy_net_decide(p, "api.github.com", 443, "GET", "/repos/x?q=1", rule, sizeof(rule)),
-			 MOAT_NET_DECISION_ALLOW);
+			 MOAT_POLICY_NET_ALLOW);
 	assert_string_equal(rule, "network.allow[0]");
 	assert_int_equal(moat_policy_net_decide(p, "API.GitHub.com.", 443, "GET", "/user", NULL, 0),
-			 MOAT_NET_DECISION_ALLOW);
+			 MOAT_POLICY_NET_ALLOW);
 	assert_int_equal(moat_policy_net_decide(p, "api.github.com", 443, "GET", "/users", NULL, 0),
-			 MOAT_NET_DECISION_DENY);
+			 MOAT_POLICY_NET_DENY);
 	assert_int_equal(moat_policy_net_decide(p, "api.github.com", 443, "GET", "/repos/../admin", NULL, 0),
-			 MOAT_NET_DECISION_DENY);
+			 MOAT_POLICY_NET_DENY);
 	assert_int_equal(moat_policy_net_decide(p, "api.github.com", 443, "DELETE", "/repos/x", NULL, 0),
-			 MOAT_NET_DECISION_DENY);
+			 MOAT_POLICY_NET_DENY);
 	/* Inside a TLS tunnel method and path are unknown: no match. */
-	assert_int_equal(moat_policy_net_decide(p, "api.github.com", 443, NULL, NULL, NULL, 0), MOAT_NET_DECISION_DENY);
+	assert_int_equal(moat_policy_net_decide(p, "api.github.com", 443, NULL, NULL, NULL, 0), MOAT_POLICY_NET_DENY);
 	assert_int_equal(moat_policy_net_decide(p, "api.github.com", 443, "POST", "/repos/x", rule, sizeof(rule)),
-			 MOAT_NET_DECISION_APPROVE);
+			 MOAT_POLICY_NET_APPROVE);
 	assert_string_equal(rule, "network.approve[0]");
 	assert_int_equal(moat_policy_net_decide(p, "files.pythonhosted.org", 443, NULL, NULL, NULL, 0),
-			 MOAT_NET_DECISION_ALLOW);
+			 MOAT_POLICY_NET_ALLOW);
 	assert_int_equal(moat_policy_net_decide(p, "files.pythonhosted.org", 80, NULL, NULL, NULL, 0),
-			 MOAT_NET_DECISION_DENY);
-	assert_int_equal(moat_policy_net_decide(p, "pythonhosted.org", 443, NULL, NULL, NULL, 0), MOAT_NET_DECISION_DENY);
+			 MOAT_POLICY_NET_DENY);
+	assert_int_equal(moat_policy_net_decide(p, "pythonhosted.org", 443, NULL, NULL, NULL, 0), MOAT_POLICY_NET_DENY);
 	assert_int_equal(moat_policy_net_decide(p, "docs.example.com", 443, "GET", "/guide", NULL, 0),
-			 MOAT_NET_DECISION_ALLOW);
+			 MOAT_POLICY_NET_ALLOW);
 	assert_int_equal(moat_policy_net_decide(p, "docs.example.com", 443, "GET", "/admin/x", rule, sizeof(rule)),
-			 MOAT_NET_DECISION_DENY);
+			 MOAT_POLICY_NET_DENY);
 	assert_string_equal(rule, "network.deny[0]");
 	/* A deny rule holds when the path is unknown or could be read two ways. */
-	assert_int_equal(moat_policy_net_decide(p, "docs.example.com", 443, NULL, NULL, NULL, 0), MOAT_NET_DECISION_DENY);
+	assert_int_equal(moat_policy_net_decide(p, "docs.example.com", 443, NULL, NULL, NULL, 0), MOAT_POLICY_NET_DENY);
 	assert_int_equal(moat_policy_net_decide(p, "docs.example.com", 443, "GET", "/x/%2e%2e/admin/", NULL, 0),
-			 MOAT_NET_DECISION_DENY);
+			 MOAT_POLICY_NET_DENY);
 	assert_int_equal(moat_policy_net_decide(p, "docs.example.com", 443, "GET", "//admin/x", NULL, 0),
-			 MOAT_NET_DECISION_DENY);
+			 MOAT_POLICY_NET_DENY);
 	assert_int_equal(moat_policy_net_decide(p, "evil.com", 443, "GET", "/", rule, sizeof(rule)),
-			 MOAT_NET_DECISION_DENY);
+			 MOAT_POLICY_NET_DENY);
 	assert_string_equal(rule, "network.default");
-	assert_int_equal(moat_policy_net_decide(p, "", 443, "GET", "/", NULL, 0), MOAT_NET_DECISION_DENY);
-	assert_int_equal(moat_policy_net_decide(p, NULL, 443, "GET", "/", NULL, 0), MOAT_NET_DECISION_DENY);
-	assert_string_equal(moat_net_decision_to_string(MOAT_NET_DECISION_APPROVE), "approve");
+	assert_int_equal(moat_policy_net_decide(p, "", 443, "GET", "/", NULL, 0), MOAT_POLICY_NET_DENY);
+	assert_int_equal(moat_policy_net_decide(p, NULL, 443, "GET", "/", NULL, 0), MOAT_POLICY_NET_DENY);
+	assert_string_equal(moat_policy_net_verdict_to_string(MOAT_POLICY_NET_APPROVE), "approve");
 }
 
 static void test_required(void **state)
