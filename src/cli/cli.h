@@ -27,6 +27,7 @@ typedef struct moat_cli_walk {
 int moat_cli_audit_walk(const char *path, const moat_cli_walk *w);
 /* Sleeps s seconds (fractions allowed), resuming after signals. */
 void moat_cli_sleep(double s);
+int moat_cmd_judge(int argc, char **argv);
 int moat_cmd_policy(int argc, char **argv);
 
 /* Parses `moat run` options into c; returns the index of the command word,
