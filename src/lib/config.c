@@ -71,6 +71,7 @@ void moat_config_free(moat_config *c)
 	free(c->policy_path);
 	free(c->hostname);
 	moat__strv_free(c->exec_allow);
+	free(c->policy_yaml);
 	free(c);
 }
 

@@ -6,6 +6,7 @@
  * the rest, and is not dumpable, so the command cannot read /proc/1/environ
  * or reach /proc/1/exe (runc CVE-2019-5736). */
 #include "confine.h"
+#include "filetrail.h"
 #include "sandbox-internal.h"
 #include "netproxy.h"
 #include "syscalls.h"
@@ -176,6 +177,20 @@ _noreturn_ static void command_child(const moat_init_args *a, int report_fd, int
 	if (chdir(a->cwd) < 0) {
 		snprintf(buf, sizeof(buf), "working directory %s", a->cwd);
 		report_and_exit(report_fd, 2, errno, buf);
+	}
+
+	/* The file trail's notify filter goes first, so that the confinement
+	 * filter that follows cannot hide the calls it watches. Its listener
+	 * goes straight to the supervisor over the control socket, and this
+	 * process drops its own copy before making any watched call. */
+	if (a->file_trail) {
+		int lfd = moat__filetrail_install(&err);
+		if (lfd < 0)
+			report_and_exit(report_fd, 2, err.code, moat_error_format(&err, buf, sizeof(buf)));
+		int r = moat__ctl_send_fd(a->ctl_fd, MOAT_CTL_FD_NOTIFY, lfd);
+		close(lfd);
+		if (r < 0)
+			report_and_exit(report_fd, 2, -r, "file trail: hand the listener to the supervisor");
 	}
 
 	exec_report rep;

@@ -69,6 +69,7 @@ typedef struct moat_init_args {
 	 * init sets up the root filesystem). */
 	moat_rlimit_plan rlimits;
 	bool wait_cgroup;
+	bool file_trail;       /* install the file trail's notify filter */
 } moat_init_args;
 
 /* The body of pid 1 inside the sandbox. Never returns. */

@@ -18,6 +18,9 @@
  * program: the only processes are the init and the command. */
 #include "sandbox.h"
 
+#include "audit.h"
+#include "filetrail.h"
+#include "record.h"
 #include "sandbox-internal.h"
 #include "netproxy.h"
 #include "syscalls.h"
@@ -92,6 +95,8 @@ static int build_env(const moat_config *c, char ***ret)
 	for (size_t i = 0; i < ELEMENTSOF(base); i++)
 		if (env_set(&env, base[i]) < 0)
 			return -ENOMEM;
+	if (c->policy_yaml && env_set(&env, "MOAT_PARENT_POLICY=" MOAT_POLICY_INSIDE) < 0)
+		return -ENOMEM;
 	for (char **e = c->env; e && *e; e++)
 		if (env_set(&env, *e) < 0)
 			return -ENOMEM;
@@ -198,6 +203,8 @@ typedef struct run {
 	int pty_master;
 	moat_netproxy *netproxy;
 	int netproxy_errno;
+	moat_filetrail *trail; /* the file and exec trail, when on */
+	bool session_logged;   /* session.start is in the audit log */
 } run;
 
 static void kill_sandbox(run *s, moat_status why, const char *limit)
@@ -265,6 +272,8 @@ static void handle_output(run *s, int stream, const char *buf, size_t n)
 	else
 		s->r->stderr_bytes += keep;
 	if (keep > 0) {
+		if (s->io->record)
+			moat_record_write(s->io->record, 'o', buf, keep, NULL);
 		if (s->io->on_output)
 			s->io->on_output(s->io->userdata, stream, buf, keep);
 		int fwd = stream == 1 ? s->io->forward_stdout_fd : s->io->forward_stderr_fd;
@@ -323,6 +332,11 @@ static void handle_ctl(run *s, int ctl, bool *ctl_open)
 		iso->seccomp_rules = in.seccomp_rules;
 		iso->landlock_abi = in.landlock_abi;
 		memcpy(iso->landlock_rules, in.landlock_rules, sizeof(iso->landlock_rules));
+		if (s->io->audit && !s->session_logged) {
+			moat__audit_run_started(s->io->audit, s->c, iso, (pid_t)m.a, s->trail != NULL);
+			s->session_logged = true;
+			moat__filetrail_session_started(s->trail);
+		}
 		break;
 	}
 	case MOAT_CTL_EXITED:
@@ -337,6 +351,8 @@ static void handle_ctl(run *s, int ctl, bool *ctl_open)
 			struct winsize ws;
 			if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
 				ioctl(s->pty_master, TIOCSWINSZ, &ws);
+		} else if (m.b == MOAT_CTL_FD_NOTIFY && fd >= 0 && !s->trail && s->io->audit) {
+			moat__filetrail_start(TAKE_FD(fd), s->io->audit, &s->trail, NULL);
 		}
 		break;
 	default:
@@ -485,6 +501,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		.cwd = c->cwd ? c->cwd : (c->out_dir ? "/out" : "/tmp"),
 		.out_bound = c->out_dir != NULL,
 		.wait_cgroup = moat__limits_attach_pending(lim),
+		.file_trail = c->audit_files && io_in->audit,
 	};
 	moat__limits_rlimit_plan(lim, &ia.rlimits);
 
@@ -622,8 +639,11 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		}
 		if (i_tin >= 0 && p[i_tin].revents) {
 			ssize_t k = read(STDIN_FILENO, buf, sizeof(buf));
-			if (k > 0 && s.pty_master >= 0)
+			if (k > 0 && s.pty_master >= 0) {
+				if (io_in->record)
+					moat_record_write(io_in->record, 'i', buf, (size_t)k, NULL);
 				moat__write_all(s.pty_master, buf, (size_t)k);
+			}
 			else if (k <= 0)
 				tty_in_open = false;
 		}
@@ -683,6 +703,16 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	moat__netproxy_stop(s.netproxy, NULL);
 	finish_result(&s, &ru);
 	moat__limits_account(lim, &c->limits, r, s.killed);
+	if (io_in->audit) {
+		/* Every process of the run is gone: the trail's listener has hung
+		 * up, and what the thread holds is written before session.stop. */
+		moat_filetrail_stats st = {0};
+		if (!s.session_logged)
+			moat__audit_run_started(io_in->audit, c, iso, 0, s.trail != NULL);
+		moat__filetrail_session_started(s.trail);
+		moat__filetrail_stop(TAKE_PTR(s.trail), &st);
+		moat__audit_run_finished(io_in->audit, c, r, &st);
+	}
 
 	/* Drop a SIGPIPE or interrupt that is still pending before restoring
 	 * the caller's mask, so it does not kill us on the way out. */
@@ -724,5 +754,9 @@ fail:
 	r->status = MOAT_STATUS_SETUP_ERROR;
 	r->exit_status = 125;
 	moat_error_format(err, r->error, sizeof(r->error));
+	if (io_in->audit) {
+		moat__audit_run_started(io_in->audit, c, &r->isolation, 0, false);
+		moat__audit_run_finished(io_in->audit, c, r, NULL);
+	}
 	return ret;
 }
