@@ -7,6 +7,7 @@
  * table of functions that knows that version's file names. */
 #include "cgroup.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -641,6 +642,33 @@ static int v2_prepare_parent(moat_cgroup *cg, const char *own, const char *want)
 	return 0;
 }
 
+/* A moat killed with SIGKILL cannot remove its run's cgroup. The next run
+ * sweeps such leftovers beside its own: a "moat-PID-N" whose PID is gone.
+ * rmdir only ever succeeds on a cgroup without tasks, so a live run is
+ * never disturbed. */
+static void sweep_stale(const char *parent)
+{
+	DIR *d = opendir(parent);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "moat-", 5) != 0 || de->d_type != DT_DIR)
+			continue;
+		char *end;
+		long pid = strtol(de->d_name + 5, &end, 10);
+		if (end == de->d_name + 5 || *end != '-' || pid <= 0 || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char path[MOAT_MAX_PATH];
+		int n = snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
+		if (n > 0 && (size_t)n < sizeof(path))
+			(void)rmdir(path);
+	}
+	closedir(d);
+}
+
 static int node_for(moat_cgroup *cg, const moat_cgroup_host *host, int version, const char *parent,
 		    const char *name, moat_cgroup_ctrl c)
 {
@@ -662,6 +690,7 @@ static int node_for(moat_cgroup *cg, const moat_cgroup_host *host, int version, 
 			 (unsigned)geteuid());
 		return -EACCES;
 	}
+	sweep_stale(parent);
 	if (mkdir(path, 0755) < 0) {
 		int e = errno;
 		note_set(cg, "cgroup: mkdir %s: %s", path, strerror(e));

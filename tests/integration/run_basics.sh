@@ -36,7 +36,7 @@ t_match "result to stdout is JSON" '^\{"status":"exited"' "$OUT"
 # The environment starts empty apart from PATH, HOME, LANG and TERM.
 export MOAT_TEST_SECRET=hunter2-caller-secret
 mrun run -- /usr/bin/env
-t_eq "environment is minimal" "HOME LANG PATH TERM" "$(printf '%s\n' "$OUT" | cut -d= -f1 | sort | tr '\n' ' ' | sed 's/ $//')"
+t_eq "environment is minimal (and names the policy it runs under)" "HOME LANG MOAT_PARENT_POLICY PATH TERM" "$(printf '%s\n' "$OUT" | cut -d= -f1 | sort | tr '\n' ' ' | sed 's/ $//')"
 mrun run --env MOAT_TEST_SECRET -- /bin/sh -c 'echo $MOAT_TEST_SECRET'
 t_eq "--env NAME passes the caller's value" "hunter2-caller-secret" "$OUT"
 mrun run --env FOO=bar=baz -- /bin/sh -c 'echo $FOO'
