@@ -691,7 +691,8 @@ static int node_for(moat_cgroup *cg, const moat_cgroup_host *host, int version, 
 		return -EACCES;
 	}
 	sweep_stale(parent);
-	if (mkdir(path, 0755) < 0) {
+	/* A leftover of a dead moat that had our PID: without tasks, it goes. */
+	if (mkdir(path, 0755) < 0 && (errno != EEXIST || rmdir(path) < 0 || mkdir(path, 0755) < 0)) {
 		int e = errno;
 		note_set(cg, "cgroup: mkdir %s: %s", path, strerror(e));
 		return -e;
