@@ -87,6 +87,12 @@ char *moat_result_to_json(const moat_result *r)
 	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)r->stderr_bytes));
 	json_object_set_new(o, "output_truncated", json_boolean(r->output_truncated));
 	json_object_set_new(o, "limit", r->limit_hit[0] ? json_string(r->limit_hit) : json_null());
+	if (r->out_checked) {
+		json_t *od = json_object();
+		json_object_set_new(od, "removed", json_integer(r->out_removed));
+		json_object_set_new(od, "modes_fixed", json_integer(r->out_fixed));
+		json_object_set_new(o, "out_sanitized", od);
+	}
 	if (r->error[0])
 		json_object_set_new(o, "error", json_string(r->error));
 	json_object_set_new(o, "exit_status", json_integer(r->exit_status));

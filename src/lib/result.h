@@ -51,6 +51,9 @@ typedef struct moat_result {
 	bool memory_peak_known;
 	uint64_t stdout_bytes, stderr_bytes;
 	bool output_truncated;
+	bool out_checked;         /* the output directory was sanitised */
+	unsigned out_removed;     /* links out, FIFOs, sockets, devices removed */
+	unsigned out_fixed;       /* setuid/setgid bits cleared */
 	char limit_hit[24];       /* which limit ended the run, or "" */
 	char error[512];          /* setup error text, when status is setup_error */
 	int exit_status;          /* what `moat run` exits with */

@@ -78,7 +78,7 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 /* net.c: brings up loopback in the new network namespace. */
 int moat__net_loopback_up(moat_error *err);
 
-/* mount.c, after the run, from the host: makes what the run left in the
+/* outdir.c, after the run, from the host: makes what the run left in the
  * output directory harmless to read (links out, FIFOs, sockets, devices,
- * setuid bits). Returns how many entries were changed. */
-int moat__out_sanitize(const char *out_dir, unsigned *ret_fixed, moat_error *err);
+ * setuid bits): how many entries were removed and how many modes fixed. */
+int moat__out_sanitize(const char *out_dir, unsigned *ret_removed, unsigned *ret_fixed, moat_error *err);

@@ -314,6 +314,12 @@ static void finish_result(run *s, struct rusage *ru)
 		snprintf(r->error, sizeof(r->error), "the sandbox's init ended before the command did");
 }
 
+static void restore_signals(const sigset_t *oldmask, const struct sigaction *oldchld)
+{
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	sigaction(SIGCHLD, oldchld, NULL);
+}
+
 int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result *r, moat_error *err)
 {
 	moat_run_io io_default;
@@ -371,6 +377,10 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &mask, &oldmask);
+	/* A caller that ignores SIGCHLD would have the kernel reap the init
+	 * behind our back, losing its status and resource usage. */
+	struct sigaction oldchld, dfl = {.sa_handler = SIG_DFL};
+	sigaction(SIGCHLD, &dfl, &oldchld);
 
 	moat_init_args ia = {
 		.config = c,
@@ -396,7 +406,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	long pid = moat__clone3(&ca);
 	if (pid < 0) {
 		ret = moat_error_set(err, errno, "create the sandbox's namespaces (clone3)");
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		restore_signals(&oldmask, &oldchld);
 		goto fail_fds;
 	}
 	if (pid == 0) {
@@ -423,7 +433,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		moat__pidfd_send_signal(pidfd, SIGKILL);
 		waitpid((pid_t)pid, NULL, 0);
 		close(pidfd);
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+		restore_signals(&oldmask, &oldchld);
 		goto fail_fds;
 	}
 
@@ -436,7 +446,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 			moat__pidfd_send_signal(pidfd, SIGKILL);
 			waitpid((pid_t)pid, NULL, 0);
 			close(pidfd);
-			sigprocmask(SIG_SETMASK, &oldmask, NULL);
+			restore_signals(&oldmask, &oldchld);
 			goto fail_fds;
 		}
 	}
@@ -575,11 +585,19 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	struct timespec zero = {0, 0};
 	while (sigtimedwait(&mask, NULL, &zero) > 0)
 		;
-	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	restore_signals(&oldmask, &oldchld);
 
 	close(outp[0]);
 	close(errp[0]);
 	close(ctl[0]);
+
+	if (c->out_dir) {
+		moat_error serr = {0};
+		if (moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr) == 0)
+			r->out_checked = true;
+		else if (!r->error[0])
+			moat_error_format(&serr, r->error, sizeof(r->error));
+	}
 
 	if (r->status == MOAT_STATUS_SETUP_ERROR) {
 		ret = moat_error_set(err, s.setup_errno ? s.setup_errno : EIO, "%s", r->error);

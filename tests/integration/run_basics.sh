@@ -63,3 +63,11 @@ mrun --version
 t_match "--version" '^moat [0-9]' "$OUT"
 mrun run --help
 t_match "run --help has an example" 'example' "$OUT"
+
+# The terminal: never the caller's; -t gives one of the sandbox's own.
+mrun run -t -- /bin/sh -c 'tty; test -t 0 && echo stdin-is-a-tty; ls /dev/pts | tr "\n" " "'
+t_eq "-t gives a private pseudo-terminal" "/dev/pts/0 stdin-is-a-tty 0 ptmx" "$(echo $OUT | tr -d '\r')"
+if command -v script >/dev/null; then
+	OUT=$(script -qec "$MOAT run -- /bin/sh -c 'readlink /proc/self/fd/0; test -t 1 || echo stdout-not-a-tty'" /dev/null </dev/null 2>&1 | tr -d '\r')
+	t_eq "without -t, the caller's terminal does not cross" "/dev/null stdout-not-a-tty" "$(echo $OUT)"
+fi

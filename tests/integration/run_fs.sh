@@ -72,3 +72,18 @@ is_root && chown -h 65534:65534 plant plant/sub
 mrun run --rw "$MOAT_TDIR/plant:/w" --ro "$MOAT_TDIR/in:/w/sub" -- /bin/true
 t_eq "a mount target through a symlink is refused" 125 "$RC"
 t_match "and the error says why" "symbolic link" "$ERR"
+
+# Output directory hygiene: what the run leaves in /out cannot hurt the host.
+mkdir -p hyg
+mrun run --out "$MOAT_TDIR/hyg" --result "$MOAT_TDIR/h.json" -- /bin/sh -c '
+	ln -s /etc/shadow /out/abs; ln -s ../../x /out/up; ln -s sub/f /out/ok
+	mkfifo /out/fifo; mkdir /out/sub; touch /out/sub/f; chmod 4755 /out/sub/f; chmod g+s /out/sub
+	python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\"/out/sock\")"'
+t_check "an absolute symlink in /out is removed" test ! -L hyg/abs
+t_check "a climbing symlink in /out is removed" test ! -L hyg/up
+t_check "a FIFO in /out is removed" test ! -e hyg/fifo
+t_check "a socket in /out is removed" test ! -e hyg/sock
+t_check "a descending symlink in /out is kept" test -L hyg/ok
+t_eq "setuid bits in /out are cleared" 755 "$(stat -c %a hyg/sub/f)"
+t_eq "setgid directories in /out are cleared" 755 "$(stat -c %a hyg/sub)"
+t_eq "the result reports the clean-up" "4 2" "$(json h.json 'str(j["out_sanitized"]["removed"])+" "+str(j["out_sanitized"]["modes_fixed"])')"
