@@ -19,10 +19,10 @@ t_match "start-up table for /bin/true" 'start-up to exit: /bin/true \(3 runs eac
 t_match "start-up table for python" 'start-up to exit: .*python3 -c pass' "$OUT"
 row() { printf '%s\n' "$OUT" | grep -E "^  $1" | head -1; }
 t_match "bare run has a median" '^  bare fork\+exec +[0-9]+\.[0-9]+ ms' "$(row 'bare fork')"
-t_match "moat run has a median and ratios" '^  moat run +[0-9.]+ ms +[0-9.]+ ms +[0-9.]+ ms +[0-9.]+ ms +[0-9.]+x' "$(row 'moat run')"
+t_match "moat run has a median, ratios and CPU time" '^  moat run +[0-9.]+ ms +[0-9.]+ ms +[0-9.]+ ms +[0-9.]+ ms +[0-9.]+x +[0-9.]+x +([0-9.]+ ms|-)$' "$(row 'moat run')"
 # A peer either has a number or says why it has none, never both.
 bw=$(row 'bwrap --unshare-all \(read')
-t_match "bwrap is measured or named absent" '([0-9.]+ ms .*x$)|(absent|does not work here)' "$bw"
+t_match "bwrap is measured or named absent" '([0-9.]+ ms .*x +([0-9.]+ ms|-)$)|(absent|does not work here)' "$bw"
 if command -v bwrap >/dev/null 2>&1; then
 	t_match "bwrap is measured when installed" '[0-9.]+ ms' "$bw"
 else
