@@ -4,13 +4,14 @@
 #   make test     install missing build packages, build, run the whole suite
 #   make asan     build and test under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench    benchmarks against peers measured in the same run
+#   make fuzz     libFuzzer (clang) on the gateway's parsers, FUZZ_SECONDS each
 
 BUILD   ?= build
 ASAN    ?= build-asan
 MESON   ?= meson
 NINJA   ?= ninja
 
-.PHONY: all deps demo test asan bench clean format
+.PHONY: all deps demo test asan bench fuzz clean format
 
 all: $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
@@ -37,8 +38,27 @@ asan: deps $(ASAN)/build.ninja
 bench: deps all
 	@scripts/bench $(BUILD)
 
+# The fuzz targets with libFuzzer's own main instead of the replay one; new
+# inputs that raise coverage go to $(FUZZDIR)/corpus-NAME, crashes to
+# $(FUZZDIR). Replay a crash with build/tests/test_fuzz_NAME FILE.
+FUZZDIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = http tls socks5 host
+FUZZ_SRCS = src/lib/netaddr.c src/lib/hostname.c src/lib/netrules.c src/lib/proxyproto.c \
+	src/lib/hostglob.c src/lib/error.c
+fuzz:
+	@mkdir -p $(FUZZDIR)
+	@for t in $(FUZZ_TARGETS); do \
+		clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+			-D_GNU_SOURCE -Isrc/lib -Itests/fuzz tests/fuzz/fuzz_$$t.c $(FUZZ_SRCS) -lidn2 \
+			-o $(FUZZDIR)/fuzz_$$t || exit 1; \
+		mkdir -p $(FUZZDIR)/corpus-$$t; \
+		$(FUZZDIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZDIR)/ \
+			$(FUZZDIR)/corpus-$$t tests/fuzz/corpus/$$t || exit 1; \
+	done
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN)
+	rm -rf $(BUILD) $(ASAN) $(FUZZDIR)

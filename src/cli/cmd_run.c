@@ -58,6 +58,10 @@ static void run_usage(FILE *f)
 		"  --fsize BYTES        largest file a process may write\n"
 		"  --cpus N             CPU bandwidth, e.g. 0.5\n"
 		"  sizes take K, M, G; durations ms, s, m, h; 'unlimited' lifts a limit\n"
+		"policy:\n"
+		"  --profile NAME       built-in policy: code (default) or agent\n"
+		"  --policy FILE        policy file (YAML); the options above change single\n"
+		"                       fields on top (see 'moat policy explain FILE')\n"
 		"reporting:\n"
 		"  --result FILE|-      write the JSON result to FILE (or stdout)\n"
 		"\n"
@@ -89,6 +93,8 @@ enum {
 	OPT_FSIZE,
 	OPT_CPUS,
 	OPT_RESULT,
+	OPT_PROFILE,
+	OPT_POLICY,
 };
 
 static const struct option run_options[] = {
@@ -110,6 +116,8 @@ static const struct option run_options[] = {
 	{"fsize", required_argument, NULL, OPT_FSIZE},
 	{"cpus", required_argument, NULL, OPT_CPUS},
 	{"result", required_argument, NULL, OPT_RESULT},
+	{"profile", required_argument, NULL, OPT_PROFILE},
+	{"policy", required_argument, NULL, OPT_POLICY},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -235,6 +243,12 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 		case OPT_RESULT:
 			r = set_str(&c->result_path, optarg);
 			break;
+		case OPT_PROFILE:
+			r = set_str(&c->profile, optarg);
+			break;
+		case OPT_POLICY:
+			r = set_str(&c->policy_path, optarg);
+			break;
 		case '?':
 		default:
 			if (optopt && optopt < 256)
@@ -262,11 +276,10 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 
 int moat_cmd_run(int argc, char **argv)
 {
-	_cleanup_config_ moat_config *c = moat_config_new();
-	if (!c)
-		return moat_cli_fail("out of memory");
+	_cleanup_config_ moat_config *c = NULL;
+	_cleanup_policy_ moat_policy *policy = NULL;
 	bool help;
-	int first = moat_cli_parse_run_options(argc, argv, c, &help);
+	int first = moat_cli_load_run_config(argc, argv, &c, &policy, &help);
 	if (help) {
 		run_usage(stdout);
 		return 0;

@@ -12,6 +12,7 @@ static const struct {
 	const char *summary;
 } commands[] = {
 	{"run", moat_cmd_run, "run one command in a fresh sandbox"},
+	{"policy", moat_cmd_policy, "check, explain or show a policy file"},
 };
 
 static void usage(FILE *f)

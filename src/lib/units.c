@@ -185,3 +185,80 @@ void moat_format_duration_ms(uint64_t ms, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%llums", (unsigned long long)ms);
 }
+
+/* Appends one component to an absolute path being built in buf (capacity
+ * cap), folding "." and "..". */
+static int path_push(char *buf, size_t *len, size_t cap, const char *comp, size_t n)
+{
+	if (n == 0 || (n == 1 && comp[0] == '.'))
+		return 0;
+	if (n == 2 && comp[0] == '.' && comp[1] == '.') {
+		/* Lexical "..": drop the last component; at "/" it stays "/",
+		 * as the kernel does. */
+		while (*len > 1 && buf[*len - 1] != '/')
+			(*len)--;
+		if (*len > 1)
+			(*len)--;
+		buf[*len] = '\0';
+		return 0;
+	}
+	size_t need = *len + (*len > 1 ? 1 : 0) + n + 1;
+	if (need > cap)
+		return -ENAMETOOLONG;
+	if (*len > 1)
+		buf[(*len)++] = '/';
+	memcpy(buf + *len, comp, n);
+	*len += n;
+	buf[*len] = '\0';
+	return 0;
+}
+
+static int path_push_all(char *buf, size_t *len, size_t cap, const char *p)
+{
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *e = strchrnul(p, '/');
+		int r = path_push(buf, len, cap, p, (size_t)(e - p));
+		if (r < 0)
+			return r;
+		p = e;
+	}
+	return 0;
+}
+
+int moat_path_resolve(const char *path, const char *base_dir, const char *home, char **ret, moat_error *err)
+{
+	if (!path || !path[0])
+		return moat_error_set(err, MOAT_EINPUT, "empty path");
+	if (strlen(path) >= MOAT_MAX_PATH)
+		return moat_error_set(err, MOAT_EINPUT, "path '%.40s...' is too long", path);
+	const char *start, *rest = path;
+	if (path[0] == '/') {
+		start = "/";
+	} else if (path[0] == '~') {
+		if (path[1] != '\0' && path[1] != '/')
+			return moat_error_set(err, MOAT_EINPUT,
+					      "path '%s': '~user' is not supported (expected ~, ~/PATH or an absolute path)", path);
+		if (!home || home[0] != '/')
+			return moat_error_set(err, MOAT_EINPUT, "path '%s': no absolute home folder to expand '~'", path);
+		start = home;
+		rest = path + 1;
+	} else {
+		if (!base_dir || base_dir[0] != '/')
+			return moat_error_set(err, MOAT_EINPUT, "path '%s': relative, and no absolute folder to resolve it in",
+					      path);
+		start = base_dir;
+	}
+	char buf[MOAT_MAX_PATH];
+	size_t len = 1;
+	buf[0] = '/';
+	buf[1] = '\0';
+	if (path_push_all(buf, &len, sizeof(buf), start) < 0 || path_push_all(buf, &len, sizeof(buf), rest) < 0)
+		return moat_error_set(err, MOAT_EINPUT, "path '%.40s...' is too long once resolved", path);
+	char *r = strdup(buf);
+	if (!r)
+		return moat_error_set(err, ENOMEM, "path");
+	*ret = r;
+	return 0;
+}

@@ -22,3 +22,11 @@ int moat_parse_cpus_milli(const char *s, uint64_t *ret, moat_error *err);
 /* Human forms for help and explain: "256M", "10s". */
 void moat_format_size(uint64_t bytes, char *buf, size_t len);
 void moat_format_duration_ms(uint64_t ms, char *buf, size_t len);
+
+/* Resolves a path written in a policy file or on the command line to a clean
+ * absolute path: "~" and "~/x" start at home, a relative path starts at
+ * base_dir (the policy file's folder, or the current directory), and ".",
+ * ".." and repeated slashes are folded lexically. "~user" is refused: whose
+ * home that is depends on the machine reading the policy. Pure: nothing is
+ * looked up on disk. *ret is untouched on failure. */
+int moat_path_resolve(const char *path, const char *base_dir, const char *home, char **ret, moat_error *err);

@@ -1,0 +1,516 @@
+/* A policy written back out: as YAML (libyaml's emitter, so quoting is
+ * always right) for `policy show` and for nested sandboxes, and as a short
+ * human summary for reviewers (`policy explain`). */
+#include "policy-internal.h"
+
+#include "units.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <yaml.h>
+
+void moat__limit_format(const moat__limit_desc *d, uint64_t v, char *buf, size_t len)
+{
+	if (v == MOAT_UNLIMITED) {
+		snprintf(buf, len, "unlimited");
+		return;
+	}
+	switch (d->kind) {
+	case MOAT__LIMIT_DURATION:
+		moat_format_duration_ms(v, buf, len);
+		break;
+	case MOAT__LIMIT_SIZE:
+		moat_format_size(v, buf, len);
+		break;
+	case MOAT__LIMIT_CPUS:
+		if (v % 1000 == 0)
+			snprintf(buf, len, "%llu.0", (unsigned long long)(v / 1000));
+		else
+			snprintf(buf, len, "%llu.%03llu", (unsigned long long)(v / 1000), (unsigned long long)(v % 1000));
+		break;
+	default:
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+		break;
+	}
+}
+
+/* ---- YAML -------------------------------------------------------------- */
+
+typedef struct outbuf {
+	char *data;
+	size_t len, cap;
+	bool failed;
+} outbuf;
+
+static int write_handler(void *data, unsigned char *buffer, size_t size)
+{
+	outbuf *o = data;
+	if (o->len + size + 1 > o->cap) {
+		size_t cap = (o->len + size + 1) * 2;
+		char *nd = realloc(o->data, cap);
+		if (!nd) {
+			o->failed = true;
+			return 0;
+		}
+		o->data = nd;
+		o->cap = cap;
+	}
+	memcpy(o->data + o->len, buffer, size);
+	o->len += size;
+	o->data[o->len] = '\0';
+	return 1;
+}
+
+typedef struct emitter {
+	yaml_emitter_t e;
+	bool failed;
+} emitter;
+
+static void emit(emitter *em, yaml_event_t *ev, int ok)
+{
+	if (em->failed)
+		return;
+	if (!ok || !yaml_emitter_emit(&em->e, ev))
+		em->failed = true;
+}
+
+/* Strings that a plain scalar would turn into null are always quoted. */
+static void str(emitter *em, const char *s)
+{
+	yaml_event_t ev;
+	bool quote = !s[0] || strcmp(s, "~") == 0 || strcasecmp(s, "null") == 0;
+	emit(em, &ev,
+	     yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1,
+					  quote ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE));
+}
+
+static void plain(emitter *em, const char *s)
+{
+	yaml_event_t ev;
+	emit(em, &ev, yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1,
+						   YAML_PLAIN_SCALAR_STYLE));
+}
+
+static void map_start(emitter *em, bool flow)
+{
+	yaml_event_t ev;
+	emit(em, &ev, yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+							  flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE));
+}
+
+static void map_end(emitter *em)
+{
+	yaml_event_t ev;
+	emit(em, &ev, yaml_mapping_end_event_initialize(&ev));
+}
+
+static void seq_start(emitter *em, bool flow)
+{
+	yaml_event_t ev;
+	emit(em, &ev, yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+							   flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE));
+}
+
+static void seq_end(emitter *em)
+{
+	yaml_event_t ev;
+	emit(em, &ev, yaml_sequence_end_event_initialize(&ev));
+}
+
+static void kv(emitter *em, const char *k, const char *v)
+{
+	plain(em, k);
+	str(em, v);
+}
+
+static void kbool(emitter *em, const char *k, bool v)
+{
+	plain(em, k);
+	plain(em, v ? "true" : "false");
+}
+
+static void strv(emitter *em, const char *k, char *const *v)
+{
+	plain(em, k);
+	seq_start(em, true);
+	for (; v && *v; v++)
+		str(em, *v);
+	seq_end(em);
+}
+
+static void binds(emitter *em, const moat_policy *p, const char *key, bool rw)
+{
+	plain(em, key);
+	seq_start(em, false);
+	for (size_t i = 0; i < p->n_binds; i++) {
+		const moat_bind *b = &p->binds[i];
+		if (!!(b->flags & MOAT_BIND_RW) != rw)
+			continue;
+		if (b->flags & MOAT_BIND_OPTIONAL) {
+			map_start(em, true);
+			kv(em, "host", b->src);
+			kv(em, "path", b->dst);
+			kbool(em, "optional", true);
+			map_end(em);
+		} else if (strcmp(b->src, b->dst) == 0) {
+			str(em, b->src);
+		} else {
+			char spec[2 * MOAT_MAX_PATH + 2];
+			snprintf(spec, sizeof(spec), "%s:%s", b->src, b->dst);
+			str(em, spec);
+		}
+	}
+	seq_end(em);
+}
+
+static void rules(emitter *em, const char *key, const moat_net_rules *rs)
+{
+	plain(em, key);
+	seq_start(em, false);
+	for (size_t i = 0; i < rs->n; i++) {
+		const moat_net_rule *r = &rs->v[i];
+		map_start(em, true);
+		kv(em, "host", r->host);
+		if (r->n_ports) {
+			plain(em, "ports");
+			seq_start(em, true);
+			for (size_t j = 0; j < r->n_ports; j++) {
+				char num[8];
+				snprintf(num, sizeof(num), "%u", r->ports[j]);
+				plain(em, num);
+			}
+			seq_end(em);
+		}
+		if (r->methods)
+			strv(em, "methods", r->methods);
+		if (r->paths)
+			strv(em, "paths", r->paths);
+		map_end(em);
+	}
+	seq_end(em);
+}
+
+static void emit_policy(emitter *em, const moat_policy *p)
+{
+	plain(em, "version");
+	plain(em, "1");
+	if (p->name)
+		kv(em, "name", p->name);
+
+	plain(em, "filesystem");
+	map_start(em, false);
+	binds(em, p, "read_only", false);
+	binds(em, p, "read_write", true);
+	if (p->out_dir)
+		kv(em, "out", p->out_dir);
+	kv(em, "workspace", moat_workspace_to_string(p->workspace));
+	if (p->cwd)
+		kv(em, "cwd", p->cwd);
+	map_end(em);
+
+	if (p->exec_allow) {
+		plain(em, "exec");
+		map_start(em, false);
+		strv(em, "allow", p->exec_allow);
+		map_end(em);
+	}
+
+	plain(em, "network");
+	map_start(em, false);
+	kv(em, "default", "deny");
+	kv(em, "mode", p->net == MOAT_NET_PROXY ? "proxy" : "none");
+	rules(em, "allow", &p->allow);
+	rules(em, "deny", &p->deny);
+	rules(em, "approve", &p->approve);
+	if (p->allow_private)
+		strv(em, "allow_private", p->allow_private);
+	if (p->n_hosts) {
+		plain(em, "hosts");
+		map_start(em, false);
+		for (size_t i = 0; i < p->n_hosts; i++)
+			kv(em, p->hosts[i].name, p->hosts[i].address);
+		map_end(em);
+	}
+	if (p->resolver)
+		kv(em, "resolver", p->resolver);
+	map_end(em);
+
+	if (p->n_secrets) {
+		plain(em, "secrets");
+		map_start(em, false);
+		for (size_t i = 0; i < p->n_secrets; i++) {
+			plain(em, p->secrets[i].name);
+			map_start(em, true);
+			kv(em, "from", p->secrets[i].from);
+			strv(em, "hosts", p->secrets[i].hosts);
+			map_end(em);
+		}
+		map_end(em);
+	}
+
+	/* The list form keeps NAME (pass the caller's value) apart from
+	 * NAME=VALUE. */
+	plain(em, "env");
+	seq_start(em, false);
+	for (char **e = p->env; e && *e; e++)
+		str(em, *e);
+	seq_end(em);
+
+	plain(em, "limits");
+	map_start(em, false);
+	for (size_t i = 0; i < moat__limit_table_len; i++) {
+		const moat__limit_desc *d = &moat__limit_table[i];
+		char buf[32];
+		moat__limit_format(d, moat__limit_get(&p->limits, d), buf, sizeof(buf));
+		plain(em, d->key);
+		plain(em, buf);
+	}
+	map_end(em);
+
+	plain(em, "audit");
+	map_start(em, false);
+	if (p->audit_log)
+		kv(em, "log", p->audit_log);
+	kbool(em, "files", p->audit_files);
+	if (p->record_path)
+		kv(em, "record", p->record_path);
+	else
+		kbool(em, "record", p->record);
+	map_end(em);
+
+	plain(em, "require");
+	seq_start(em, true);
+	for (unsigned bit = 1; bit <= MOAT_LAYER_ALL; bit <<= 1)
+		if (p->require & bit)
+			plain(em, moat_layer_to_string((moat_layer)bit));
+	seq_end(em);
+
+	kbool(em, "tty", p->tty);
+	if (p->stdin_path)
+		kv(em, "stdin", p->stdin_path);
+	if (p->result_path)
+		kv(em, "result", p->result_path);
+	if (p->hostname)
+		kv(em, "hostname", p->hostname);
+}
+
+char *moat_policy_to_yaml(const moat_policy *p)
+{
+	outbuf o = {0};
+	emitter em = {0};
+	if (!yaml_emitter_initialize(&em.e))
+		return NULL;
+	yaml_emitter_set_output(&em.e, write_handler, &o);
+	yaml_emitter_set_unicode(&em.e, 1);
+	yaml_emitter_set_width(&em.e, 100);
+	yaml_event_t ev;
+	emit(&em, &ev, yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING));
+	emit(&em, &ev, yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1));
+	map_start(&em, false);
+	emit_policy(&em, p);
+	map_end(&em);
+	emit(&em, &ev, yaml_document_end_event_initialize(&ev, 1));
+	emit(&em, &ev, yaml_stream_end_event_initialize(&ev));
+	yaml_emitter_delete(&em.e);
+	if (em.failed || o.failed) {
+		free(o.data);
+		return NULL;
+	}
+	return o.data;
+}
+
+/* ---- explain ----------------------------------------------------------- */
+
+typedef struct text {
+	char *data;
+	size_t len, cap;
+	bool failed;
+} text;
+
+static void _printf_(2, 3) add(text *t, const char *fmt, ...)
+{
+	if (t->failed)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		t->failed = true;
+		return;
+	}
+	if (t->len + (size_t)n + 1 > t->cap) {
+		size_t cap = (t->len + (size_t)n + 1) * 2 + 256;
+		char *nd = realloc(t->data, cap);
+		if (!nd) {
+			t->failed = true;
+			return;
+		}
+		t->data = nd;
+		t->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(t->data + t->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	t->len += (size_t)n;
+}
+
+/* A host path as the reviewer wrote it: relative to the policy's folder
+ * when it lies inside it, so the summary reads the same on every machine. */
+static const char *show_path(const moat_policy *p, const char *path, char *buf, size_t len)
+{
+	if (p->dir && strcmp(p->dir, "/") != 0) {
+		size_t n = strlen(p->dir);
+		if (strncmp(path, p->dir, n) == 0 && path[n] == '\0')
+			return ".";
+		if (strncmp(path, p->dir, n) == 0 && path[n] == '/') {
+			snprintf(buf, len, ".%s", path + n);
+			return buf;
+		}
+	}
+	return path;
+}
+
+static void explain_binds(text *t, const moat_policy *p, bool rw)
+{
+	bool any = false;
+	for (size_t i = 0; i < p->n_binds; i++) {
+		const moat_bind *b = &p->binds[i];
+		if (!!(b->flags & MOAT_BIND_RW) != rw)
+			continue;
+		char buf[MOAT_MAX_PATH + 2];
+		const char *shown = show_path(p, b->src, buf, sizeof(buf));
+		add(t, "  %s %s", rw ? "read-write:" : "read-only: ", shown);
+		if (strcmp(b->src, b->dst) != 0)
+			add(t, " at %s", b->dst);
+		add(t, "%s\n", (b->flags & MOAT_BIND_OPTIONAL) ? " (if it exists)" : "");
+		any = true;
+	}
+	if (!any)
+		add(t, "  %s nothing from the host\n", rw ? "read-write:" : "read-only: ");
+}
+
+static void explain_rule(text *t, const char *label, const moat_net_rule *r)
+{
+	add(t, "  %-9s %s", label, r->host);
+	if (r->n_ports) {
+		add(t, " port");
+		for (size_t j = 0; j < r->n_ports; j++)
+			add(t, "%s%u", j ? "," : " ", r->ports[j]);
+	}
+	if (r->methods) {
+		add(t, " (");
+		for (char **m = r->methods; *m; m++)
+			add(t, "%s%s", m == r->methods ? "" : ", ", *m);
+		add(t, ")");
+	}
+	if (r->paths) {
+		add(t, " paths");
+		for (char **s = r->paths; *s; s++)
+			add(t, "%s%s", s == r->paths ? " " : ", ", *s);
+	}
+	add(t, "\n");
+}
+
+char *moat_policy_explain(const moat_policy *p)
+{
+	text t = {0};
+	char buf[MOAT_MAX_PATH + 2], num[32];
+
+	add(&t, "policy %s\n", p->name ? p->name : "(unnamed)");
+
+	add(&t, "\nfiles:\n");
+	add(&t, "  base system read-only (/usr and the /bin, /lib links), minimal /etc, private /tmp\n");
+	explain_binds(&t, p, false);
+	explain_binds(&t, p, true);
+	if (p->out_dir)
+		add(&t, "  output:     %s at /out (writable)\n", show_path(p, p->out_dir, buf, sizeof(buf)));
+	add(&t, "  workspace:  %s\n", p->workspace == MOAT_WORKSPACE_PERSISTENT
+					   ? "persistent (kept between commands)"
+					   : "ephemeral (gone when the sandbox ends)");
+	if (p->cwd)
+		add(&t, "  cwd:        %s\n", p->cwd);
+
+	add(&t, "\nprograms:\n");
+	if (!p->exec_allow)
+		add(&t, "  any program visible in the sandbox may run\n");
+	else if (!p->exec_allow[0])
+		add(&t, "  no program may be started\n");
+	else
+		for (char **e = p->exec_allow; *e; e++)
+			add(&t, "  may run:   %s\n", *e);
+
+	add(&t, "\nnetwork:\n");
+	if (p->net == MOAT_NET_NONE) {
+		add(&t, "  none: only loopback inside the sandbox\n");
+	} else {
+		add(&t, "  through the egress gateway only; anything not allowed below is denied\n");
+		if (!p->allow.n && !p->approve.n)
+			add(&t, "  (no host is allowed yet)\n");
+		for (size_t i = 0; i < p->deny.n; i++)
+			explain_rule(&t, "denied:", &p->deny.v[i]);
+		for (size_t i = 0; i < p->allow.n; i++)
+			explain_rule(&t, "allowed:", &p->allow.v[i]);
+		for (char **c = p->allow_private; c && *c; c++)
+			add(&t, "  private range allowed: %s\n", *c);
+		for (size_t i = 0; i < p->n_hosts; i++)
+			add(&t, "  pinned:    %s -> %s\n", p->hosts[i].name, p->hosts[i].address);
+		if (p->resolver)
+			add(&t, "  resolver:  %s\n", p->resolver);
+	}
+
+	add(&t, "\napprovals:\n");
+	if (!p->approve.n)
+		add(&t, "  none: nothing waits for a person\n");
+	for (size_t i = 0; i < p->approve.n; i++)
+		explain_rule(&t, "held:", &p->approve.v[i]);
+
+	add(&t, "\nsecrets (never inside the sandbox; the gateway adds them to requests):\n");
+	if (!p->n_secrets)
+		add(&t, "  none\n");
+	for (size_t i = 0; i < p->n_secrets; i++) {
+		const moat_secret *s = &p->secrets[i];
+		const char *from = s->from;
+		if (moat__startswith(from, "file:"))
+			from = show_path(p, from + 5, buf, sizeof(buf));
+		add(&t, "  %s from %s%s, sent only to", s->name, moat__startswith(s->from, "file:") ? "file " : "",
+		    moat__startswith(s->from, "env:") ? s->from : from);
+		for (char **h = s->hosts; *h; h++)
+			add(&t, "%s%s", h == s->hosts ? " " : ", ", *h);
+		add(&t, "\n");
+	}
+
+	add(&t, "\nenvironment (starts empty):\n");
+	if (!p->env || !p->env[0])
+		add(&t, "  nothing set\n");
+	for (char **e = p->env; e && *e; e++)
+		add(&t, strchr(*e, '=') ? "  %s\n" : "  %s (the caller's value)\n", *e);
+
+	add(&t, "\nlimits:\n ");
+	for (size_t i = 0; i < moat__limit_table_len; i++) {
+		const moat__limit_desc *d = &moat__limit_table[i];
+		moat__limit_format(d, moat__limit_get(&p->limits, d), num, sizeof(num));
+		add(&t, " %s %s%s", d->key, num, i + 1 < moat__limit_table_len ? "," : "\n");
+	}
+
+	add(&t, "\naudit:\n");
+	add(&t, "  log:       %s\n", p->audit_log ? show_path(p, p->audit_log, buf, sizeof(buf)) : "not written");
+	add(&t, "  files:     %s\n", p->audit_files ? "file access is logged" : "file access is not logged");
+	if (p->record_path)
+		add(&t, "  terminal:  recorded to %s\n", show_path(p, p->record_path, buf, sizeof(buf)));
+	else
+		add(&t, "  terminal:  %s\n", p->record ? "recorded" : "not recorded");
+
+	if (p->require) {
+		add(&t, "\nrequired layers (the run fails without them):");
+		for (unsigned bit = 1; bit <= MOAT_LAYER_ALL; bit <<= 1)
+			if (p->require & bit)
+				add(&t, " %s", moat_layer_to_string((moat_layer)bit));
+		add(&t, "\n");
+	}
+	if (t.failed) {
+		free(t.data);
+		return NULL;
+	}
+	return t.data;
+}

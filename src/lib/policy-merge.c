@@ -1,0 +1,630 @@
+/* What a policy does to a run: filling a run configuration, taking the
+ * command-line flags back, nesting (a child policy may only narrow its
+ * parent), and the network decision the gateway asks for each request. */
+#include "policy-internal.h"
+
+#include "hostglob.h"
+#include "units.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <string.h>
+
+/* ---- built-in profiles ------------------------------------------------- */
+
+const char *moat_policy_profile_text(const char *name)
+{
+	for (size_t i = 0; i < moat__builtin_profiles_len; i++)
+		if (name && strcmp(moat__builtin_profiles[i].name, name) == 0)
+			return moat__builtin_profiles[i].text;
+	return NULL;
+}
+
+const char *const *moat_policy_profile_names(void)
+{
+	static const char *names[16];
+	size_t n = 0;
+	for (size_t i = 0; i < moat__builtin_profiles_len && n + 1 < ELEMENTSOF(names); i++)
+		names[n++] = moat__builtin_profiles[i].name;
+	names[n] = NULL;
+	return names;
+}
+
+int moat_policy_load_profile(const char *name, moat_policy **ret, moat_error *err)
+{
+	for (size_t i = 0; i < moat__builtin_profiles_len; i++) {
+		const moat__builtin_profile *bp = &moat__builtin_profiles[i];
+		if (strcmp(bp->name, name) != 0)
+			continue;
+		char source[64];
+		snprintf(source, sizeof(source), "profile %s", bp->name);
+		/* A built-in profile names only absolute paths, so it means the
+		 * same wherever moat is run from. */
+		int r = moat_policy_parse(bp->text, bp->len, source, NULL, NULL, ret, err);
+		/* A profile's limits are defaults, not something the user asked
+		 * for: under a stricter parent they narrow instead of failing. */
+		if (r >= 0)
+			(*ret)->limits_set = 0;
+		return r;
+	}
+	char names[256] = "";
+	for (size_t i = 0; i < moat__builtin_profiles_len; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "",
+			 moat__builtin_profiles[i].name);
+	return moat_error_set(err, MOAT_EINPUT, "unknown profile '%s' (expected one of: %s)", name, names);
+}
+
+/* ---- policy <-> run configuration -------------------------------------- */
+
+static bool rule_is_host_only(const moat_net_rule *r)
+{
+	return !r->n_ports && !r->methods && !r->paths;
+}
+
+static int replace_str(char **field, const char *value, moat_error *err)
+{
+	if (!value)
+		return 0;
+	char *d = strdup(value);
+	if (!d)
+		return moat_error_set(err, ENOMEM, "policy");
+	free(*field);
+	*field = d;
+	return 0;
+}
+
+int moat_policy_apply(const moat_policy *p, moat_config *c, moat_error *err)
+{
+	int r;
+	for (size_t i = 0; i < p->n_binds; i++)
+		if ((r = moat_config_add_bind(c, p->binds[i].src, p->binds[i].dst, p->binds[i].flags, err)) < 0)
+			return r;
+	for (char **e = p->env; e && *e; e++)
+		if ((r = moat_config_add_env(c, *e, err)) < 0)
+			return r;
+	/* Only rules that restrict nothing but the host fit in the run
+	 * configuration's host list; narrower rules would be widened there,
+	 * so they reach the gateway through the policy itself. */
+	for (size_t i = 0; i < p->allow.n; i++)
+		if (rule_is_host_only(&p->allow.v[i]) && moat__strv_push(&c->allow_hosts, p->allow.v[i].host) < 0)
+			return moat_error_set(err, ENOMEM, "policy");
+	if ((r = replace_str(&c->out_dir, p->out_dir, err)) < 0 || (r = replace_str(&c->cwd, p->cwd, err)) < 0 ||
+	    (r = replace_str(&c->stdin_path, p->stdin_path, err)) < 0 ||
+	    (r = replace_str(&c->result_path, p->result_path, err)) < 0 ||
+	    (r = replace_str(&c->audit_path, p->audit_log, err)) < 0 ||
+	    (r = replace_str(&c->record_path, p->record_path, err)) < 0 ||
+	    (r = replace_str(&c->hostname, p->hostname, err)) < 0)
+		return r;
+	c->limits = p->limits;
+	c->net = p->net;
+	c->tty = p->tty;
+	return 0;
+}
+
+int moat_policy_update_from_config(moat_policy *p, const moat_config *c, unsigned flags_limits_set, moat_error *err)
+{
+	int r;
+	moat_bind *nb = NULL;
+	if (c->n_binds) {
+		nb = calloc(c->n_binds, sizeof(*nb));
+		if (!nb)
+			return moat_error_set(err, ENOMEM, "policy");
+		for (size_t i = 0; i < c->n_binds; i++) {
+			nb[i].flags = c->binds[i].flags;
+			nb[i].src = strdup(c->binds[i].src);
+			nb[i].dst = strdup(c->binds[i].dst);
+			if (!nb[i].src || !nb[i].dst) {
+				for (size_t j = 0; j <= i; j++) {
+					free(nb[j].src);
+					free(nb[j].dst);
+				}
+				free(nb);
+				return moat_error_set(err, ENOMEM, "policy");
+			}
+		}
+	}
+	for (size_t i = 0; i < p->n_binds; i++) {
+		free(p->binds[i].src);
+		free(p->binds[i].dst);
+	}
+	free(p->binds);
+	p->binds = nb;
+	p->n_binds = c->n_binds;
+
+	char **env = c->env ? moat__strv_copy(c->env) : NULL;
+	if (c->env && !env)
+		return moat_error_set(err, ENOMEM, "policy");
+	moat__strv_free(p->env);
+	p->env = env;
+
+	for (char **h = c->allow_hosts; h && *h; h++) {
+		bool have = false;
+		for (size_t i = 0; i < p->allow.n; i++)
+			have |= rule_is_host_only(&p->allow.v[i]) && strcmp(p->allow.v[i].host, *h) == 0;
+		if (have)
+			continue;
+		if (moat_host_glob_check(*h, err) < 0)
+			return moat_error_wrap(err, "--allow-host");
+		moat_net_rule rule = {.host = *h};
+		if (!moat__net_rules_append(&p->allow, &rule))
+			return moat_error_set(err, ENOMEM, "policy");
+	}
+	if ((r = replace_str(&p->out_dir, c->out_dir, err)) < 0 || (r = replace_str(&p->cwd, c->cwd, err)) < 0 ||
+	    (r = replace_str(&p->stdin_path, c->stdin_path, err)) < 0 ||
+	    (r = replace_str(&p->result_path, c->result_path, err)) < 0 ||
+	    (r = replace_str(&p->audit_log, c->audit_path, err)) < 0 ||
+	    (r = replace_str(&p->record_path, c->record_path, err)) < 0 ||
+	    (r = replace_str(&p->hostname, c->hostname, err)) < 0)
+		return r;
+	if (c->record_path)
+		p->record = true;
+	p->limits = c->limits;
+	p->limits_set |= flags_limits_set;
+	p->net = c->net;
+	p->tty = c->tty;
+	return 0;
+}
+
+static int load_parent(moat_policy **ret, moat_error *err)
+{
+	const char *path = getenv(MOAT_PARENT_POLICY_ENV);
+	*ret = NULL;
+	if (!path || !path[0])
+		return 0;
+	int r = moat__policy_load_file_ex(path, false, ret, err);
+	return r < 0 ? moat_error_wrap(err, "parent policy (%s)", MOAT_PARENT_POLICY_ENV) : 0;
+}
+
+int moat_policy_load_into(const char *profile, const char *path, moat_config *c, moat_policy **ret_policy,
+			  moat_error *err)
+{
+	if (profile && path)
+		return moat_error_set(err, MOAT_EINPUT, "--profile and --policy both given (expected one of them)");
+	_cleanup_policy_ moat_policy *p = NULL;
+	int r = path ? moat_policy_load_file(path, &p, err) : moat_policy_load_profile(profile ? profile : "code", &p, err);
+	if (r < 0)
+		return r;
+	/* Inside a sandbox, the parent's effective policy bounds what a
+	 * nested run may ask for. */
+	_cleanup_policy_ moat_policy *parent = NULL;
+	if ((r = load_parent(&parent, err)) < 0)
+		return r;
+	if (parent) {
+		moat_policy *narrowed = NULL;
+		if ((r = moat_policy_intersect(parent, p, &narrowed, err)) < 0)
+			return r;
+		moat_policy_free(p);
+		p = narrowed;
+	}
+	if ((r = moat_policy_apply(p, c, err)) < 0)
+		return r;
+	if (ret_policy)
+		*ret_policy = TAKE_PTR(p);
+	return 0;
+}
+
+int moat_policy_take_flags(moat_policy *p, const moat_config *c, const moat_limits *before, moat_error *err)
+{
+	unsigned set = 0;
+	for (size_t i = 0; i < moat__limit_table_len; i++)
+		if (moat__limit_get(&c->limits, &moat__limit_table[i]) != moat__limit_get(before, &moat__limit_table[i]))
+			set |= moat__limit_table[i].bit;
+	int r = moat_policy_update_from_config(p, c, set, err);
+	if (r < 0)
+		return r;
+	_cleanup_policy_ moat_policy *parent = NULL, *check = NULL;
+	if ((r = load_parent(&parent, err)) < 0)
+		return r;
+	if (parent && (r = moat_policy_intersect(parent, p, &check, err)) < 0)
+		return r;
+	return 0;
+}
+
+/* ---- nesting ----------------------------------------------------------- */
+
+static bool path_within(const char *p, const char *base)
+{
+	if (strcmp(base, "/") == 0)
+		return p[0] == '/';
+	size_t n = strlen(base);
+	return strncmp(p, base, n) == 0 && (p[n] == '\0' || p[n] == '/');
+}
+
+/* What every sandbox shows without a bind (mount.c builds it): the base
+ * system read-only and a private /tmp. */
+static const char *const base_readonly[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"};
+
+/* 1 when path is visible in the parent and writable when rw is asked,
+ * 0 when not visible, -1 when visible but read-only. */
+static int parent_grants(const moat_policy *parent, const char *path, bool rw)
+{
+	int best = 0;
+	for (size_t i = 0; i < parent->n_binds; i++)
+		if (path_within(path, parent->binds[i].dst)) {
+			if (!rw || (parent->binds[i].flags & MOAT_BIND_RW))
+				return 1;
+			best = -1;
+		}
+	if (parent->out_dir && path_within(path, "/out"))
+		return 1;
+	if (path_within(path, "/tmp"))
+		return 1;
+	for (size_t i = 0; i < ELEMENTSOF(base_readonly); i++)
+		if (path_within(path, base_readonly[i]))
+			return rw ? -1 : 1;
+	return best;
+}
+
+static bool host_covers(const char *ph, const char *ch)
+{
+	if (ch[0] != '*')
+		return moat_host_glob_match(ph, ch);
+	/* A child wildcard is covered by an equal or wider parent wildcard. */
+	if (ph[0] != '*')
+		return false;
+	const char *ps = ph + 1, *cs = ch + 1; /* ".example.com" */
+	size_t pl = strlen(ps), cl = strlen(cs);
+	return cl >= pl && strcmp(cs + cl - pl, ps) == 0;
+}
+
+static bool strv_has(char *const *v, const char *s)
+{
+	for (; v && *v; v++)
+		if (strcmp(*v, s) == 0)
+			return true;
+	return false;
+}
+
+static bool url_path_covered(const char *pattern, const char *path)
+{
+	size_t n = strlen(pattern);
+	if (n && pattern[n - 1] == '*')
+		return strncmp(path, pattern, n - 1) == 0;
+	return strcmp(pattern, path) == 0;
+}
+
+static bool rule_covers(const moat_net_rule *pr, const moat_net_rule *cr)
+{
+	if (!host_covers(pr->host, cr->host))
+		return false;
+	if (pr->n_ports) {
+		if (!cr->n_ports)
+			return false;
+		for (size_t i = 0; i < cr->n_ports; i++) {
+			bool found = false;
+			for (size_t j = 0; j < pr->n_ports; j++)
+				found |= pr->ports[j] == cr->ports[i];
+			if (!found)
+				return false;
+		}
+	}
+	if (pr->methods) {
+		if (!cr->methods)
+			return false;
+		for (char **m = cr->methods; *m; m++)
+			if (!strv_has(pr->methods, *m))
+				return false;
+	}
+	if (pr->paths) {
+		if (!cr->paths)
+			return false;
+		for (char **cp = cr->paths; *cp; cp++) {
+			bool found = false;
+			for (char **pp = pr->paths; *pp && !found; pp++)
+				found = url_path_covered(*pp, *cp);
+			if (!found)
+				return false;
+		}
+	}
+	return true;
+}
+
+static bool rules_cover(const moat_net_rules *prs, const moat_net_rule *cr)
+{
+	for (size_t i = 0; i < prs->n; i++)
+		if (rule_covers(&prs->v[i], cr))
+			return true;
+	return false;
+}
+
+static bool cidr_within(const char *outer, const char *inner)
+{
+	int fo, fi;
+	unsigned char ao[16], ai[16];
+	unsigned lo, li;
+	if (moat__cidr_parse(outer, &fo, ao, &lo) < 0 || moat__cidr_parse(inner, &fi, ai, &li) < 0 || fo != fi ||
+	    li < lo)
+		return false;
+	for (unsigned bit = 0; bit < lo; bit++)
+		if ((ao[bit / 8] ^ ai[bit / 8]) & (0x80u >> (bit % 8)))
+			return false;
+	return true;
+}
+
+static int intersect_limits(const moat_policy *parent, const moat_policy *child, moat_policy *r, moat_error *err)
+{
+	for (size_t i = 0; i < moat__limit_table_len; i++) {
+		const moat__limit_desc *d = &moat__limit_table[i];
+		uint64_t pv = moat__limit_get(&parent->limits, d), cv = moat__limit_get(&child->limits, d);
+		if ((child->limits_set & d->bit) && cv > pv) {
+			char cs[32], ps[32];
+			moat__limit_format(d, cv, cs, sizeof(cs));
+			moat__limit_format(d, pv, ps, sizeof(ps));
+			return moat_error_set(err, MOAT_EINPUT, "limits.%s: %s exceeds the parent's %s", d->key, cs, ps);
+		}
+		*moat__limit_field(&r->limits, d) = cv < pv ? cv : pv;
+	}
+	r->limits_set = child->limits_set | parent->limits_set;
+	return 0;
+}
+
+static int intersect_files(const moat_policy *parent, const moat_policy *child, moat_error *err)
+{
+	for (size_t i = 0; i < child->n_binds; i++) {
+		const moat_bind *b = &child->binds[i];
+		bool rw = b->flags & MOAT_BIND_RW;
+		int g = parent_grants(parent, b->src, rw);
+		if (g == 0 && !(b->flags & MOAT_BIND_OPTIONAL))
+			return moat_error_set(err, MOAT_EINPUT, "filesystem.%s: %s is not visible in the parent",
+					      rw ? "read_write" : "read_only", b->src);
+		if (g < 0)
+			return moat_error_set(err, MOAT_EINPUT, "filesystem.read_write: %s is read-only in the parent",
+					      b->src);
+	}
+	if (child->out_dir && parent_grants(parent, child->out_dir, true) != 1)
+		return moat_error_set(err, MOAT_EINPUT, "filesystem.out: %s is not writable in the parent", child->out_dir);
+	if (child->stdin_path && parent_grants(parent, child->stdin_path, false) != 1)
+		return moat_error_set(err, MOAT_EINPUT, "stdin: %s is not visible in the parent", child->stdin_path);
+	return 0;
+}
+
+static int intersect_network(const moat_policy *parent, const moat_policy *child, moat_policy *r, moat_error *err)
+{
+	if (parent->net == MOAT_NET_NONE && child->net != MOAT_NET_NONE)
+		return moat_error_set(err, MOAT_EINPUT, "network.mode: proxy, but the parent has no network");
+	for (size_t i = 0; i < child->allow.n; i++)
+		if (!rules_cover(&parent->allow, &child->allow.v[i]))
+			return moat_error_set(err, MOAT_EINPUT, "network.allow[%zu]: %s is not allowed by the parent", i,
+					      child->allow.v[i].host);
+	for (size_t i = 0; i < child->approve.n; i++)
+		if (!rules_cover(&parent->allow, &child->approve.v[i]) &&
+		    !rules_cover(&parent->approve, &child->approve.v[i]))
+			return moat_error_set(err, MOAT_EINPUT, "network.approve[%zu]: %s is not allowed by the parent", i,
+					      child->approve.v[i].host);
+	/* The parent's deny and approve rules keep applying: a child rule
+	 * covered by a broad parent allow must still be held where the parent
+	 * holds it. */
+	for (size_t i = 0; i < parent->deny.n; i++)
+		if (!moat__net_rules_append(&r->deny, &parent->deny.v[i]))
+			return moat_error_set(err, ENOMEM, "policy");
+	for (size_t i = 0; i < parent->approve.n; i++)
+		if (!moat__net_rules_append(&r->approve, &parent->approve.v[i]))
+			return moat_error_set(err, ENOMEM, "policy");
+	for (char **c = child->allow_private; c && *c; c++) {
+		bool ok = false;
+		for (char **pc = parent->allow_private; pc && *pc && !ok; pc++)
+			ok = cidr_within(*pc, *c);
+		if (!ok)
+			return moat_error_set(err, MOAT_EINPUT, "network.allow_private: %s is not allowed by the parent", *c);
+	}
+	/* A pinned name could send an allowed host to any address, so a child
+	 * may only repeat the parent's pins. */
+	for (size_t i = 0; i < child->n_hosts; i++) {
+		bool ok = false;
+		for (size_t j = 0; j < parent->n_hosts && !ok; j++)
+			ok = strcmp(parent->hosts[j].name, child->hosts[i].name) == 0 &&
+			     strcmp(parent->hosts[j].address, child->hosts[i].address) == 0;
+		if (!ok)
+			return moat_error_set(err, MOAT_EINPUT, "network.hosts.%s: the parent does not pin it to %s",
+					      child->hosts[i].name, child->hosts[i].address);
+	}
+	if (child->resolver && (!parent->resolver || strcmp(child->resolver, parent->resolver) != 0))
+		return moat_error_set(err, MOAT_EINPUT, "network.resolver: %s differs from the parent's %s", child->resolver,
+				      parent->resolver ? parent->resolver : "resolver");
+	for (size_t i = 0; i < r->n_hosts; i++) {
+		free(r->hosts[i].name);
+		free(r->hosts[i].address);
+	}
+	free(r->hosts);
+	r->hosts = NULL;
+	r->n_hosts = 0;
+	if (parent->n_hosts) {
+		r->hosts = calloc(parent->n_hosts, sizeof(*r->hosts));
+		if (!r->hosts)
+			return moat_error_set(err, ENOMEM, "policy");
+		for (; r->n_hosts < parent->n_hosts; r->n_hosts++) {
+			r->hosts[r->n_hosts].name = strdup(parent->hosts[r->n_hosts].name);
+			r->hosts[r->n_hosts].address = strdup(parent->hosts[r->n_hosts].address);
+			if (!r->hosts[r->n_hosts].name || !r->hosts[r->n_hosts].address) {
+				r->n_hosts++;
+				return moat_error_set(err, ENOMEM, "policy");
+			}
+		}
+	}
+	return replace_str(&r->resolver, parent->resolver, err);
+}
+
+static int intersect_secrets(const moat_policy *parent, const moat_policy *child, moat_error *err)
+{
+	for (size_t i = 0; i < child->n_secrets; i++) {
+		const moat_secret *cs = &child->secrets[i], *ps = NULL;
+		for (size_t j = 0; j < parent->n_secrets; j++)
+			if (strcmp(parent->secrets[j].name, cs->name) == 0)
+				ps = &parent->secrets[j];
+		if (!ps || strcmp(ps->from, cs->from) != 0)
+			return moat_error_set(err, MOAT_EINPUT, "secrets.%s: the parent has no such secret from %s", cs->name,
+					      cs->from);
+		for (char **h = cs->hosts; *h; h++) {
+			bool ok = false;
+			for (char **ph = ps->hosts; *ph && !ok; ph++)
+				ok = host_covers(*ph, *h);
+			if (!ok)
+				return moat_error_set(err, MOAT_EINPUT, "secrets.%s.hosts: %s is not a host the parent "
+									"sends it to", cs->name, *h);
+		}
+	}
+	return 0;
+}
+
+int moat_policy_intersect(const moat_policy *parent, const moat_policy *child, moat_policy **ret, moat_error *err)
+{
+	_cleanup_policy_ moat_policy *r = moat_policy_copy(child);
+	if (!r)
+		return moat_error_set(err, ENOMEM, "policy");
+	int e;
+	if ((e = intersect_limits(parent, child, r, err)) < 0 || (e = intersect_files(parent, child, err)) < 0 ||
+	    (e = intersect_network(parent, child, r, err)) < 0 || (e = intersect_secrets(parent, child, err)) < 0)
+		return e;
+	if (parent->exec_allow) {
+		if (!child->exec_allow) {
+			r->exec_allow = moat__strv_copy(parent->exec_allow);
+			if (!r->exec_allow)
+				return moat_error_set(err, ENOMEM, "policy");
+		}
+		for (char **x = child->exec_allow; x && *x; x++)
+			if (!strv_has(parent->exec_allow, *x))
+				return moat_error_set(err, MOAT_EINPUT, "exec.allow: %s is not allowed by the parent", *x);
+	}
+	r->audit_files = child->audit_files || parent->audit_files;
+	r->record = child->record || parent->record;
+	r->require = child->require | parent->require;
+	*ret = TAKE_PTR(r);
+	return 0;
+}
+
+/* ---- the gateway's question -------------------------------------------- */
+
+static const char *const decision_names[_MOAT_POLICY_NET_MAX] = {
+	[MOAT_POLICY_NET_DENY] = "deny",
+	[MOAT_POLICY_NET_ALLOW] = "allow",
+	[MOAT_POLICY_NET_APPROVE] = "approve",
+};
+
+const char *moat_policy_net_verdict_to_string(moat_policy_net_verdict d)
+{
+	return d >= 0 && d < _MOAT_POLICY_NET_MAX ? decision_names[d] : NULL;
+}
+
+/* A path a server might read differently from its text: dot segments,
+ * doubled slashes, backslashes, percent-encoding. */
+static bool url_path_ambiguous(const char *path, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (path[i] == '%' || path[i] == '\\' || path[i] == ';')
+			return true;
+		if (path[i] == '/' && i + 1 < n && path[i + 1] == '/')
+			return true;
+		if (path[i] == '/' && i + 1 < n && path[i + 1] == '.') {
+			size_t j = i + 2;
+			if (j == n || path[j] == '/' || (path[j] == '.' && (j + 1 == n || path[j + 1] == '/')))
+				return true;
+		}
+	}
+	return false;
+}
+
+static bool rule_matches(const moat_net_rule *r, const char *host, uint16_t port, const char *method, const char *path,
+			 bool fail_closed)
+{
+	if (!moat_host_glob_match(r->host, host))
+		return false;
+	/* An unknown property never satisfies a rule that restricts it, except
+	 * for deny rules, which must hold when in doubt. */
+	if (r->n_ports) {
+		bool found = false;
+		for (size_t i = 0; i < r->n_ports; i++)
+			found |= port != 0 && r->ports[i] == port;
+		if (!found && !(fail_closed && port == 0))
+			return false;
+	}
+	if (r->methods && !(method ? strv_has(r->methods, method) : fail_closed))
+		return false;
+	if (r->paths) {
+		if (!path)
+			return fail_closed;
+		size_t n = strcspn(path, "?#");
+		if (url_path_ambiguous(path, n))
+			return fail_closed;
+		bool found = false;
+		for (char **p = r->paths; *p && !found; p++) {
+			size_t pl = strlen(*p);
+			if ((*p)[pl - 1] == '*')
+				found = n >= pl - 1 && strncmp(path, *p, pl - 1) == 0;
+			else
+				found = n == pl && strncmp(path, *p, n) == 0;
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+bool moat_net_rule_matches(const moat_net_rule *r, const char *host, uint16_t port, const char *method,
+			   const char *path)
+{
+	return rule_matches(r, host, port, method, path, false);
+}
+
+moat_policy_net_verdict moat_policy_net_decide(const moat_policy *p, const char *host, uint16_t port, const char *method,
+					 const char *path, char *ret_rule, size_t rule_len)
+{
+	/* Names compare in lower case without the root's trailing dot. */
+	char h[MOAT_HOST_MAX + 2];
+	size_t n = host ? strlen(host) : 0;
+	if (n && host[n - 1] == '.')
+		n--;
+	if (n == 0 || n > MOAT_HOST_MAX) {
+		if (ret_rule)
+			snprintf(ret_rule, rule_len, "network.default");
+		return MOAT_POLICY_NET_DENY;
+	}
+	for (size_t i = 0; i < n; i++)
+		h[i] = (char)tolower((unsigned char)host[i]);
+	h[n] = '\0';
+
+	static const struct {
+		const char *name;
+		size_t offset;
+		moat_policy_net_verdict d;
+		bool fail_closed;
+	} order[] = {
+		{"deny", offsetof(moat_policy, deny), MOAT_POLICY_NET_DENY, true},
+		{"approve", offsetof(moat_policy, approve), MOAT_POLICY_NET_APPROVE, false},
+		{"allow", offsetof(moat_policy, allow), MOAT_POLICY_NET_ALLOW, false},
+	};
+	if (p->net != MOAT_NET_NONE)
+		for (size_t o = 0; o < ELEMENTSOF(order); o++) {
+			const moat_net_rules *rs = (const moat_net_rules *)((const char *)p + order[o].offset);
+			for (size_t i = 0; i < rs->n; i++)
+				if (rule_matches(&rs->v[i], h, port, method, path, order[o].fail_closed)) {
+					if (ret_rule)
+						snprintf(ret_rule, rule_len, "network.%s[%zu]", order[o].name, i);
+					return order[o].d;
+				}
+		}
+	if (ret_rule)
+		snprintf(ret_rule, rule_len, "network.default");
+	return MOAT_POLICY_NET_DENY;
+}
+
+/* ---- required layers --------------------------------------------------- */
+
+int moat_policy_check_required(const moat_policy *p, const moat_isolation *iso, moat_error *err)
+{
+	for (unsigned bit = 1; bit <= MOAT_LAYER_ALL; bit <<= 1) {
+		if (!(p->require & bit))
+			continue;
+		bool have;
+		switch (bit) {
+		case MOAT_LAYER_USERNS: have = iso->userns; break;
+		case MOAT_LAYER_SECCOMP: have = iso->seccomp; break;
+		case MOAT_LAYER_LANDLOCK: have = iso->landlock_abi > 0; break;
+		case MOAT_LAYER_CGROUP: have = iso->cgroup[0] && strcmp(iso->cgroup, "none") != 0; break;
+		default: have = iso->netns; break;
+		}
+		if (!have)
+			return moat_error_set(err, MOAT_EINPUT, "the policy requires %s, which this host could not enforce "
+								"(see 'moat doctor')", moat_layer_to_string((moat_layer)bit));
+	}
+	return 0;
+}

@@ -1,0 +1,222 @@
+/* The policy file: one declarative YAML document (JSON is valid YAML) saying
+ * what a sandbox may see, run, reach and use. Parsed strictly: an unknown
+ * key, a wrong type, a duplicate key or YAML that can be read two ways
+ * (anchors, aliases, merge keys, tags, several documents) is an error with
+ * FILE:LINE:COL, never a warning, because a misspelt key must never silently
+ * grant nothing or everything. Parsing, checking, intersecting, explaining
+ * and emitting are pure functions of their input (apart from checking that
+ * host paths exist), so unit tests and the fuzzer call them directly. */
+#pragma once
+
+#include "config.h"
+#include "error.h"
+#include "result.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Caps on what one policy may hold. */
+#define MOAT_POLICY_MAX_BYTES (1u << 20)
+#define MOAT_POLICY_MAX_DEPTH 16
+#define MOAT_POLICY_MAX_NODES 100000
+#define MOAT_POLICY_MAX_RULES 1024
+#define MOAT_POLICY_MAX_LIST 1024
+#define MOAT_POLICY_MAX_SECRETS 256
+#define MOAT_POLICY_MAX_STRING 4096
+
+/* Where a nested sandbox finds its parent's effective policy: the sandbox
+ * writes it there read-only, and a nested `moat run` may only narrow it. */
+#define MOAT_PARENT_POLICY_ENV "MOAT_PARENT_POLICY"
+
+typedef enum moat_workspace {
+	MOAT_WORKSPACE_EPHEMERAL = 0, /* gone when the sandbox ends */
+	MOAT_WORKSPACE_PERSISTENT,    /* kept across a session's commands and restarts */
+	_MOAT_WORKSPACE_MAX,
+	_MOAT_WORKSPACE_INVALID = -1,
+} moat_workspace;
+
+/* Layers a policy can demand: the run fails rather than start without them. */
+typedef enum moat_layer {
+	MOAT_LAYER_USERNS = 1u << 0,
+	MOAT_LAYER_SECCOMP = 1u << 1,
+	MOAT_LAYER_LANDLOCK = 1u << 2,
+	MOAT_LAYER_CGROUP = 1u << 3,
+	MOAT_LAYER_NETNS = 1u << 4,
+} moat_layer;
+#define MOAT_LAYER_ALL 0x1fu
+
+/* Which limits a policy (or the command line) set explicitly; the others
+ * carry a default. Intersection needs to know the difference. */
+typedef enum moat_limit_bit {
+	MOAT_LIMIT_WALL = 1u << 0,
+	MOAT_LIMIT_CPU_TIME = 1u << 1,
+	MOAT_LIMIT_CPU = 1u << 2,
+	MOAT_LIMIT_MEMORY = 1u << 3,
+	MOAT_LIMIT_PIDS = 1u << 4,
+	MOAT_LIMIT_OUTPUT = 1u << 5,
+	MOAT_LIMIT_TMP = 1u << 6,
+	MOAT_LIMIT_DISK = 1u << 7,
+	MOAT_LIMIT_INODES = 1u << 8,
+	MOAT_LIMIT_FILES = 1u << 9,
+	MOAT_LIMIT_FSIZE = 1u << 10,
+} moat_limit_bit;
+
+typedef enum moat_policy_net_verdict {
+	MOAT_POLICY_NET_DENY = 0,
+	MOAT_POLICY_NET_ALLOW,
+	MOAT_POLICY_NET_APPROVE, /* held until a person approves, else denied */
+	_MOAT_POLICY_NET_MAX,
+	_MOAT_POLICY_NET_INVALID = -1,
+} moat_policy_net_verdict;
+
+/* One network rule. An empty list means "any". */
+typedef struct moat_net_rule {
+	char *host;       /* exact name or "*.suffix" (hostglob.h) */
+	uint16_t *ports;  /* 1..65535 */
+	size_t n_ports;
+	char **methods;   /* upper-case HTTP methods */
+	char **paths;     /* "/exact", or "/prefix/" followed by a star */
+} moat_net_rule;
+
+typedef struct moat_net_rules {
+	moat_net_rule *v;
+	size_t n;
+} moat_net_rules;
+
+typedef struct moat_host_entry {
+	char *name;    /* host name */
+	char *address; /* IPv4 or IPv6 literal it resolves to */
+} moat_host_entry;
+
+typedef struct moat_secret {
+	char *name;  /* variable name the sandbox sees a placeholder in */
+	char *from;  /* "env:VAR" or "file:/absolute/path" */
+	char **hosts; /* patterns of hosts that may receive the real value */
+} moat_secret;
+
+typedef struct moat_policy {
+	char *source; /* file name or "profile NAME", for messages */
+	char *dir;    /* folder relative paths were resolved in */
+	char *name;
+
+	/* filesystem */
+	moat_bind *binds; /* read_only and read_write, host paths absolute */
+	size_t n_binds;
+	char *out_dir;
+	char *cwd;
+	moat_workspace workspace;
+
+	/* exec: NULL means no allowlist (anything visible may run). */
+	char **exec_allow;
+
+	/* network */
+	moat_net_mode net;
+	moat_net_rules allow, deny, approve;
+	char **allow_private; /* CIDRs the SSRF guard lets through */
+	moat_host_entry *hosts;
+	size_t n_hosts;
+	char *resolver; /* IP address of the DNS server the gateway asks */
+
+	moat_secret *secrets;
+	size_t n_secrets;
+
+	char **env; /* NAME=VALUE, or NAME to pass the caller's value */
+
+	moat_limits limits;
+	unsigned limits_set; /* moat_limit_bit */
+
+	/* audit */
+	char *audit_log;
+	bool audit_files;
+	bool record;
+	char *record_path;
+
+	char *result_path;
+	unsigned require; /* moat_layer */
+	bool tty;
+	char *stdin_path;
+	char *hostname;
+} moat_policy;
+
+/* An empty policy: the code profile's limits, no binds, no network. */
+moat_policy *moat_policy_new(void);
+void moat_policy_free(moat_policy *p);
+static inline void moat_policy_freep(moat_policy **p) { moat_policy_free(*p); }
+#define _cleanup_policy_ _cleanup_(moat_policy_freep)
+moat_policy *moat_policy_copy(const moat_policy *p);
+
+/* Parses a policy from memory. source names it in messages ("FILE:LINE:COL:
+ * ..."); dir is the absolute folder relative paths are resolved in; home
+ * expands "~" (NULL: "~" is an error). Host paths must exist. */
+int moat_policy_parse(const char *buf, size_t len, const char *source, const char *dir, const char *home,
+		      moat_policy **ret, moat_error *err);
+/* Reads and parses a policy file (relative paths in it resolve against its
+ * folder, "~" against $HOME). */
+int moat_policy_load_file(const char *path, moat_policy **ret, moat_error *err);
+/* A built-in profile ("code", "agent"), embedded in the binary. Its limits
+ * count as defaults (limits_set is 0), so a stricter parent narrows them. */
+int moat_policy_load_profile(const char *name, moat_policy **ret, moat_error *err);
+/* The built-in profile's YAML text, or NULL. */
+const char *moat_policy_profile_text(const char *name);
+/* NULL-terminated list of built-in profile names. */
+const char *const *moat_policy_profile_names(void);
+
+/* Fills a run configuration from the policy: binds, out, cwd, env, limits,
+ * network mode and hosts, stdin, tty, result/audit/record paths, hostname.
+ * Fields the run configuration has no place for (rules with methods or
+ * paths, approvals, secrets, exec allowlist, require) stay in the policy,
+ * which the caller hands on to the sandbox and the gateway. */
+int moat_policy_apply(const moat_policy *p, moat_config *c, moat_error *err);
+
+/* Overwrites the policy's fields from a run configuration: what
+ * `policy show` prints after command-line flags, and what a nested run is
+ * checked against. limits_set gains the bits in flags_limits_set. */
+int moat_policy_update_from_config(moat_policy *p, const moat_config *c, unsigned flags_limits_set,
+				   moat_error *err);
+
+/* The front of `moat run`: loads --profile NAME or --policy FILE (not both;
+ * neither means the code profile) into c before the command-line flags are
+ * applied, and returns the policy (for the gateway and the fields c has no
+ * place for) in *ret_policy when that is not NULL. */
+int moat_policy_load_into(const char *profile, const char *path, moat_config *c, moat_policy **ret_policy,
+			  moat_error *err);
+
+/* After the command-line flags were applied to c (which
+ * moat_policy_load_into filled from p): takes them into p, so that p is the
+ * effective policy, and, inside a sandbox, refuses flags that widen the
+ * parent's policy. before is c->limits as moat_policy_load_into left them;
+ * a limit that differs counts as set by a flag. */
+int moat_policy_take_flags(moat_policy *p, const moat_config *c, const moat_limits *before, moat_error *err);
+
+/* The policy a nested sandbox gets: the child may only narrow the parent.
+ * Fails naming the field when the child asks for more
+ * ("limits.memory: 1G exceeds the parent's 512M"). Limits the child did not
+ * set take the smaller of the child's default and the parent's value. */
+int moat_policy_intersect(const moat_policy *parent, const moat_policy *child, moat_policy **ret, moat_error *err);
+
+/* The effective policy as YAML (every field, defaults included). Parsing
+ * the result gives the same policy. NULL on allocation failure. */
+char *moat_policy_to_yaml(const moat_policy *p);
+/* A short human summary for reviewers: files, exec, network, secrets (by
+ * name only), limits, approvals. */
+char *moat_policy_explain(const moat_policy *p);
+
+/* What the gateway decides for one request. port 0, method NULL or path NULL
+ * mean "not known" (e.g. inside a TLS tunnel): a rule that restricts an
+ * unknown property does not match. Deny rules win over approve rules, which
+ * win over allow rules; nothing matching means deny. *ret_rule (may be NULL)
+ * receives a description of the deciding rule ("network.allow[2]") or
+ * "network.default". */
+moat_policy_net_verdict moat_policy_net_decide(const moat_policy *p, const char *host, uint16_t port, const char *method,
+					 const char *path, char *ret_rule, size_t rule_len);
+const char *moat_policy_net_verdict_to_string(moat_policy_net_verdict d);
+bool moat_net_rule_matches(const moat_net_rule *r, const char *host, uint16_t port, const char *method,
+			   const char *path);
+
+/* Fails naming the first layer the policy requires that iso says is not in
+ * force. */
+int moat_policy_check_required(const moat_policy *p, const moat_isolation *iso, moat_error *err);
+const char *moat_layer_to_string(moat_layer l);
+
+const char *moat_workspace_to_string(moat_workspace w);
