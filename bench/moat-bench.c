@@ -303,24 +303,17 @@ static void print_ratio(double x, double base)
 		printf(" %9s", "-");
 }
 
-/* Scenario 1: start to exit of one command, every variant interleaved. */
-static int bench_startup(const char *label, const char *const *cmd)
+/* Measures the variants interleaved and prints one table: wall time
+ * (median, p99, min, max), its ratio to variant base and to variant ref
+ * (either may be -1), and the median CPU time. A variant whose why is
+ * already set is reported absent; the others are probed first. Fills
+ * wall[] and cpu[] (zero where there is no number). */
+static int compare(const char *title, variant *vs, size_t nv, int base, const char *base_name, int ref,
+		   const char *ref_name, stats *wall, stats *cpu)
 {
-	variant vs[4];
-	memset(vs, 0, sizeof(vs));
-	set_argv(&vs[0], "bare fork+exec", NULL, cmd);
-	set_argv(&vs[1], "unshare -Urmpf --net --ipc --uts --cgroup", unshare_prefix, cmd);
-	set_argv(&vs[2], "bwrap --unshare-all (read-only /usr root)", bwrap_prefix, cmd);
-	set_argv(&vs[3], "moat run", moat_prefix, cmd);
-	size_t nv = ELEMENTSOF(vs);
-
 	for (size_t i = 0; i < nv; i++) {
 		variant *v = &vs[i];
-		if (i == 1 && !have_unshare)
-			snprintf(v->why, sizeof(v->why), "absent: unshare not found (util-linux)");
-		else if (i == 2 && !have_bwrap)
-			snprintf(v->why, sizeof(v->why), "absent: bwrap not found (install the bubblewrap package)");
-		else
+		if (!v->why[0])
 			probe(v);
 		if (v->available) {
 			v->samples = calloc(opt.runs, sizeof(uint64_t));
@@ -375,43 +368,68 @@ static int bench_startup(const char *label, const char *const *cmd)
 				v->cpu[v->ncpu++] = ns;
 		}
 
-	printf("\nstart-up to exit: %s (%u runs each, interleaved)\n", label, opt.runs);
-	printf("  %-44s %9s %9s %9s %9s %9s %9s %9s\n", "variant", "median", "p99", "min", "max", "vs bare", "vs bwrap",
-	       "cpu");
-	stats st[4], cpu[4];
+	printf("\n%s (%u runs each, interleaved)\n", title, opt.runs);
+	printf("  %-44s %9s %9s %9s %9s %9s %9s %9s\n", "variant", "median", "p99", "min", "max",
+	       base >= 0 ? base_name : "", ref >= 0 ? ref_name : "", "cpu");
 	for (size_t i = 0; i < nv; i++) {
-		st[i] = stats_of(vs[i].samples, vs[i].n);
-		cpu[i] = stats_of(vs[i].cpu, vs[i].ncpu);
+		wall[i] = vs[i].available ? stats_of(vs[i].samples, vs[i].n) : (stats){0};
+		cpu[i] = vs[i].available ? stats_of(vs[i].cpu, vs[i].ncpu) : (stats){0};
 	}
-	double bare = vs[0].available ? st[0].median : 0, bw = vs[2].available ? st[2].median : 0;
+	double b = base >= 0 ? wall[base].median : 0, rf = ref >= 0 ? wall[ref].median : 0;
 	for (size_t i = 0; i < nv; i++) {
 		if (!vs[i].available) {
 			printf("  %-44s %s\n", vs[i].name, vs[i].why);
 			continue;
 		}
-		printf("  %-44s %6.2f ms %6.2f ms %6.2f ms %6.2f ms", vs[i].name, st[i].median, st[i].p99, st[i].min,
-		       st[i].max);
-		print_ratio(st[i].median, bare);
-		print_ratio(st[i].median, bw);
+		printf("  %-44s %6.2f ms %6.2f ms %6.2f ms %6.2f ms", vs[i].name, wall[i].median, wall[i].p99, wall[i].min,
+		       wall[i].max);
+		print_ratio(wall[i].median, b);
+		print_ratio(wall[i].median, rf);
 		if (vs[i].ncpu)
 			printf(" %6.2f ms\n", cpu[i].median);
 		else
 			printf(" %9s\n", "-");
 	}
+	if (!cpu_ok)
+		printf("  cpu: not counted (perf_event_open refused: see kernel.perf_event_paranoid)\n");
+	for (size_t i = 0; i < nv; i++) {
+		free(vs[i].samples);
+		free(vs[i].cpu);
+		vs[i].samples = vs[i].cpu = NULL;
+	}
+	return 0;
+}
+
+/* Scenario 1: start to exit of one command, bare, under unshare, bwrap
+ * and moat. */
+static int bench_startup(const char *label, const char *const *cmd)
+{
+	variant vs[4];
+	memset(vs, 0, sizeof(vs));
+	set_argv(&vs[0], "bare fork+exec", NULL, cmd);
+	set_argv(&vs[1], "unshare -Urmpf --net --ipc --uts --cgroup", unshare_prefix, cmd);
+	set_argv(&vs[2], "bwrap --unshare-all (read-only /usr root)", bwrap_prefix, cmd);
+	set_argv(&vs[3], "moat run", moat_prefix, cmd);
+	if (!have_unshare)
+		snprintf(vs[1].why, sizeof(vs[1].why), "absent: unshare not found (util-linux)");
+	if (!have_bwrap)
+		snprintf(vs[2].why, sizeof(vs[2].why), "absent: bwrap not found (install the bubblewrap package)");
+
+	char title[400];
+	snprintf(title, sizeof(title), "start-up to exit: %s", label);
+	stats st[4], cpu[4];
+	int r = compare(title, vs, ELEMENTSOF(vs), 0, "vs bare", 2, "vs bwrap", st, cpu);
+	if (r < 0)
+		return r;
+	double bare = st[0].median, bw = st[2].median;
 	if (vs[3].available && bw > 0)
 		printf("  result: moat %s bwrap's median (%.2fx)\n", st[3].median <= bw ? "at or below" : "ABOVE",
 		       st[3].median / bw);
 	if (vs[3].available && bare > 0)
 		printf("  result: moat adds %.2f ms to a bare start (%.2fx)\n", st[3].median - bare, st[3].median / bare);
-	if (!cpu_ok)
-		printf("  cpu: not counted (perf_event_open refused: see kernel.perf_event_paranoid)\n");
-	if (vs[3].ncpu && vs[2].ncpu)
+	if (cpu[3].median > 0 && cpu[2].median > 0)
 		printf("  result: moat uses %.2fx bwrap's CPU time (median %.2f ms against %.2f ms)\n",
-		       cpu[2].median > 0 ? cpu[3].median / cpu[2].median : 0, cpu[3].median, cpu[2].median);
-	for (size_t i = 0; i < nv; i++) {
-		free(vs[i].samples);
-		free(vs[i].cpu);
-	}
+		       cpu[3].median / cpu[2].median, cpu[3].median, cpu[2].median);
 	return 0;
 }
 
@@ -642,6 +660,183 @@ static int bench_memory(void)
 	return 0;
 }
 
+/* Whether the moat under test has a feature: its help text (of `moat run`
+ * or another command) mentions the option, and the command exists. */
+static bool moat_has(const char *command, const char *needle)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return false;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(devnull, 0);
+		dup2(p[1], 1);
+		dup2(devnull, 2);
+		execl(opt.moat, opt.moat, command, "--help", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	char buf[16384];
+	size_t n = 0;
+	ssize_t k;
+	while (n < sizeof(buf) - 1 && (k = read(p[0], buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += (size_t)k;
+	buf[n] = '\0';
+	close(p[0]);
+	int st = -1;
+	if (pid > 0)
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	return st == 0 && (!needle || strstr(buf, needle));
+}
+
+/* A private scratch folder for the scenarios that need files. */
+static char scratch[64];
+
+static const char *scratch_dir(void)
+{
+	if (!scratch[0]) {
+		snprintf(scratch, sizeof(scratch), "/tmp/moat-bench.XXXXXX");
+		if (!mkdtemp(scratch)) {
+			scratch[0] = '\0';
+			return NULL;
+		}
+	}
+	return scratch;
+}
+
+static void scratch_remove(void)
+{
+	if (!scratch[0])
+		return;
+	_cleanup_(closedirp) DIR *d = opendir(scratch);
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	rmdir(scratch);
+}
+
+/* Scenario 4: what the egress gateway adds to a run's start-up. */
+static int bench_gateway(void)
+{
+	if (!moat_has("run", "--net none|proxy")) {
+		printf("\ngateway: not available yet (moat run --net proxy is not in this build)\n");
+		return 0;
+	}
+	static const char *const cmd[] = {"/bin/true", NULL};
+	static const char *proxy[] = {NULL, "run", "--net", "proxy", "--allow-host", "example.com", "--", NULL};
+	proxy[0] = opt.moat;
+	variant vs[2];
+	memset(vs, 0, sizeof(vs));
+	set_argv(&vs[0], "moat run (no network)", moat_prefix, cmd);
+	set_argv(&vs[1], "moat run --net proxy (gateway)", proxy, cmd);
+	stats st[2], cpu[2];
+	int r = compare("gateway: start-up to exit of /bin/true with the egress gateway", vs, 2, 0, "vs none", -1, "",
+			st, cpu);
+	if (r == 0 && st[0].median > 0 && st[1].median > 0)
+		printf("  result: the gateway adds %.2f ms to a run (%.2fx)\n", st[1].median - st[0].median,
+		       st[1].median / st[0].median);
+	return r;
+}
+
+/* Scenario 5: what the audit log and the file trail add to a run that
+ * opens, writes and lists a few files. */
+static int bench_trail(void)
+{
+	if (!moat_has("run", "--audit-files")) {
+		printf("\nfile trail: not available yet (moat run --audit-files is not in this build)\n");
+		return 0;
+	}
+	const char *dir = scratch_dir();
+	if (!dir) {
+		printf("\nfile trail: no scratch folder (%s)\n", strerror(errno));
+		return 0;
+	}
+	static char log[128];
+	snprintf(log, sizeof(log), "%s/audit.jsonl", dir);
+	static const char *const cmd[] = {"/bin/sh", "-c", "cat /etc/hostname >/tmp/a; cp /tmp/a /tmp/b; ls /tmp >/dev/null",
+					  NULL};
+	static const char *audit[] = {NULL, "run", "--audit", log, "--", NULL};
+	static const char *files[] = {NULL, "run", "--audit", log, "--audit-files", "--", NULL};
+	audit[0] = files[0] = opt.moat;
+	variant vs[3];
+	memset(vs, 0, sizeof(vs));
+	set_argv(&vs[0], "moat run", moat_prefix, cmd);
+	set_argv(&vs[1], "moat run --audit LOG", audit, cmd);
+	set_argv(&vs[2], "moat run --audit LOG --audit-files", files, cmd);
+	stats st[3], cpu[3];
+	int r = compare("file trail: start-up to exit of a shell that copies a file", vs, 3, 0, "vs plain", -1, "", st,
+			cpu);
+	if (r == 0 && st[0].median > 0 && st[2].median > 0)
+		printf("  result: the audit log and file trail add %.2f ms to a run (%.2fx)\n",
+		       st[2].median - st[0].median, st[2].median / st[0].median);
+	return r;
+}
+
+/* Scenario 6: moat judge, cases graded per second with one and two cases
+ * at a time. Every case is a fresh sandbox running a shell that adds two
+ * numbers. */
+static int bench_judge(void)
+{
+	if (!moat_has("judge", "--tests")) {
+		printf("\nmoat judge: not available yet (moat judge is not in this build)\n");
+		return 0;
+	}
+	const char *dir = scratch_dir();
+	if (!dir) {
+		printf("\nmoat judge: no scratch folder (%s)\n", strerror(errno));
+		return 0;
+	}
+	static char cases[128];
+	snprintf(cases, sizeof(cases), "%s/cases.jsonl", dir);
+	unsigned ncases = opt.tp_runs;
+	{
+		_cleanup_fclose_ FILE *f = fopen(cases, "we");
+		if (!f) {
+			printf("\nmoat judge: %s: %s\n", cases, strerror(errno));
+			return 0;
+		}
+		for (unsigned i = 0; i < ncases; i++)
+			fprintf(f, "{\"name\":\"add%u\",\"stdin\":\"%u %u\\n\",\"expected_stdout\":\"%u\\n\"}\n", i, i, i + 1,
+				2 * i + 1);
+	}
+	static const unsigned par[] = {1, 2};
+	double rate[2][64];
+	size_t rounds = opt.tp_rounds < 64 ? opt.tp_rounds : 64;
+	char why[128] = "";
+	for (size_t r = 0; r < rounds && !why[0]; r++)
+		for (size_t k = 0; k < 2 && !why[0]; k++) {
+			char p[16];
+			snprintf(p, sizeof(p), "%u", par[k]);
+			char *argv[] = {(char *)opt.moat, "judge",  "--tests", cases, "--parallel", p, "--",
+					"/bin/sh",        "-c",     "read a b; echo $((a + b))", NULL};
+			uint64_t ns;
+			int st = run_once(argv, &ns);
+			if (st != 0) {
+				describe_status(st, why, sizeof(why));
+				break;
+			}
+			rate[k][r] = ncases / ((double)ns / 1e9);
+		}
+	printf("\nmoat judge: cases graded per second (%u cases a run, %zu rounds, interleaved)\n", ncases, rounds);
+	printf("  %-44s %9s %9s %9s %9s\n", "variant", "parallel", "median", "min", "max");
+	double med[2] = {0};
+	for (size_t k = 0; k < 2; k++) {
+		if (why[0]) {
+			printf("  %-44s %9u failed (%s)\n", "moat judge", par[k], why);
+			continue;
+		}
+		qsort(rate[k], rounds, sizeof(double), cmp_double);
+		med[k] = rounds % 2 ? rate[k][rounds / 2] : (rate[k][rounds / 2 - 1] + rate[k][rounds / 2]) / 2;
+		printf("  %-44s %9u %7.1f/s %7.1f/s %7.1f/s\n", "moat judge", par[k], med[k], rate[k][0],
+		       rate[k][rounds - 1]);
+	}
+	if (med[0] > 0 && med[1] > 0)
+		printf("  result: judge scales %.2fx from 1 to 2 cases at a time\n", med[1] / med[0]);
+	return 0;
+}
+
 static void print_header(void)
 {
 	struct utsname u;
@@ -774,10 +969,11 @@ int main(int argc, char **argv)
 	if (want("memory"))
 		bench_memory();
 	if (want("gateway"))
-		printf("\ngateway: not available yet (moat run --net proxy is not in this build)\n");
+		bench_gateway();
 	if (want("trail"))
-		printf("\nfile trail: not available yet (moat run --audit-files is not in this build)\n");
+		bench_trail();
 	if (want("judge"))
-		printf("\nmoat judge: not available yet (moat judge is not in this build)\n");
+		bench_judge();
+	scratch_remove();
 	return 0;
 }
