@@ -427,6 +427,9 @@ static int bench_startup(const char *label, const char *const *cmd)
 		       st[3].median / bw);
 	if (vs[3].available && bare > 0)
 		printf("  result: moat adds %.2f ms to a bare start (%.2fx)\n", st[3].median - bare, st[3].median / bare);
+	if (cpu[3].median > 0 && cpu[0].median > 0)
+		printf("  result: moat uses %.2fx the CPU time of a bare start (unshare %.2fx, bwrap %.2fx)\n",
+		       cpu[3].median / cpu[0].median, cpu[1].median / cpu[0].median, cpu[2].median / cpu[0].median);
 	if (cpu[3].median > 0 && cpu[2].median > 0)
 		printf("  result: moat uses %.2fx bwrap's CPU time (median %.2f ms against %.2f ms)\n",
 		       cpu[3].median / cpu[2].median, cpu[3].median, cpu[2].median);
