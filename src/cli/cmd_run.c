@@ -62,6 +62,14 @@ static void run_usage(FILE *f)
 		"  --profile NAME       built-in policy: code (default) or agent\n"
 		"  --policy FILE        policy file (YAML); the options above change single\n"
 		"                       fields on top (see 'moat policy explain FILE')\n"
+		"network (docs/network.md):\n"
+		"  --net none|proxy     no network (default), or egress through moat's gateway\n"
+		"  --allow-host PAT[:PORTS]  allow a host (exact or *.example.com), ports 80\n"
+		"                       and 443 unless given as :PORT[,PORT]; implies proxy\n"
+		"  --allow-private CIDR let the gateway reach a private or special range\n"
+		"  --net-host NAME=ADDR answer NAME with ADDR instead of asking DNS\n"
+		"  --resolver IP[:PORT] the name server the gateway asks\n"
+		"  --net-log FILE       append each net.request event as a JSON line\n"
 		"reporting:\n"
 		"  --result FILE|-      write the JSON result to FILE (or stdout)\n"
 		"\n"
@@ -95,6 +103,12 @@ enum {
 	OPT_RESULT,
 	OPT_PROFILE,
 	OPT_POLICY,
+	OPT_NET, /* the network options are handled by run_net.c */
+	OPT_ALLOW_HOST,
+	OPT_ALLOW_PRIVATE,
+	OPT_NET_HOST,
+	OPT_RESOLVER,
+	OPT_NET_LOG,
 };
 
 static const struct option run_options[] = {
@@ -118,6 +132,12 @@ static const struct option run_options[] = {
 	{"result", required_argument, NULL, OPT_RESULT},
 	{"profile", required_argument, NULL, OPT_PROFILE},
 	{"policy", required_argument, NULL, OPT_POLICY},
+	{"net", required_argument, NULL, OPT_NET},
+	{"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
+	{"allow-private", required_argument, NULL, OPT_ALLOW_PRIVATE},
+	{"net-host", required_argument, NULL, OPT_NET_HOST},
+	{"resolver", required_argument, NULL, OPT_RESOLVER},
+	{"net-log", required_argument, NULL, OPT_NET_LOG},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -249,6 +269,14 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 		case OPT_POLICY:
 			r = set_str(&c->policy_path, optarg);
 			break;
+		case OPT_NET:
+		case OPT_ALLOW_HOST:
+		case OPT_ALLOW_PRIVATE:
+		case OPT_NET_HOST:
+		case OPT_RESOLVER:
+		case OPT_NET_LOG:
+			r = moat_cli_run_net_option(c, name, optarg, &err);
+			break;
 		case '?':
 		default:
 			if (optopt && optopt < 256)
@@ -296,7 +324,17 @@ int moat_cmd_run(int argc, char **argv)
 	moat_error err = {0};
 	moat_run_io io;
 	moat_run_io_init(&io);
-	int r = moat_sandbox_run(c, &io, &res, &err);
+	moat_cli_net net;
+	int r = moat_cli_net_setup(c, policy, &net, &err);
+	if (r < 0) {
+		char ebuf[MOAT_ERROR_MAX + 64];
+		moat_cli_net_done(&net);
+		return moat_cli_fail("run: %s", moat_error_format(&err, ebuf, sizeof(ebuf)));
+	}
+	if (c->net == MOAT_NET_PROXY)
+		io.gateway = &net.cfg;
+	r = moat_sandbox_run(c, &io, &res, &err);
+	moat_cli_net_done(&net);
 	char buf[MOAT_ERROR_MAX + 64];
 	if (r < 0)
 		moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));

@@ -60,6 +60,10 @@ void moat_config_free(moat_config *c)
 	moat__strv_free(c->env);
 	free(c->stdin_path);
 	moat__strv_free(c->allow_hosts);
+	moat__strv_free(c->allow_private);
+	moat__strv_free(c->net_hosts);
+	free(c->resolver);
+	free(c->net_log_path);
 	free(c->result_path);
 	free(c->audit_path);
 	free(c->record_path);

@@ -63,6 +63,10 @@ typedef struct moat_config {
 	bool tty;             /* -t: a fresh pseudo-terminal */
 	moat_net_mode net;
 	char **allow_hosts;   /* --allow-host patterns */
+	char **allow_private; /* network.allow_private CIDRs */
+	char **net_hosts;     /* network.hosts as NAME=ADDRESS */
+	char *resolver;       /* network.resolver "IP[:PORT]", or NULL */
+	char *net_log_path;   /* --net-log FILE: net.request events */
 	char *result_path;    /* --result FILE or "-" */
 	char *audit_path;     /* --audit FILE */
 	char *record_path;    /* --record FILE.cast */

@@ -7,6 +7,7 @@
  * or reach /proc/1/exe (runc CVE-2019-5736). */
 #include "confine.h"
 #include "sandbox-internal.h"
+#include "netproxy.h"
 #include "syscalls.h"
 
 #include <fcntl.h>
@@ -228,6 +229,8 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		fail_setup(ctl, &err);
 	}
 	if (moat__net_loopback_up(&err) < 0)
+		fail_setup(ctl, &err);
+	if (a->config->net == MOAT_NET_PROXY && moat__netproxy_listen(ctl, &err) < 0)
 		fail_setup(ctl, &err);
 	if (moat__rootfs_setup(a, &iso, &err) < 0)
 		fail_setup(ctl, &err);

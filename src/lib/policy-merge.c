@@ -1,6 +1,8 @@
 /* What a policy does to a run: filling a run configuration, taking the
  * command-line flags back, nesting (a child policy may only narrow its
  * parent), and the network decision the gateway asks for each request. */
+#include "gateway.h"
+#include "netrules.h"
 #include "policy-internal.h"
 
 #include "hostglob.h"
@@ -60,6 +62,8 @@ static bool rule_is_host_only(const moat_net_rule *r)
 {
 	return !r->n_ports && !r->methods && !r->paths;
 }
+
+static bool strv_has(char *const *v, const char *s);
 
 static int replace_str(char **field, const char *value, moat_error *err)
 {
@@ -143,12 +147,36 @@ int moat_policy_update_from_config(moat_policy *p, const moat_config *c, unsigne
 			have |= rule_is_host_only(&p->allow.v[i]) && strcmp(p->allow.v[i].host, *h) == 0;
 		if (have)
 			continue;
-		if (moat_host_glob_check(*h, err) < 0)
-			return moat_error_wrap(err, "--allow-host");
-		moat_net_rule rule = {.host = *h};
+		/* --allow-host PATTERN[:PORTS] becomes one allow rule. */
+		_cleanup_free_ char *host = NULL;
+		uint16_t ports[MOAT_NETRULE_MAX_PORTS];
+		size_t n_ports = 0;
+		if (moat_allow_host_spec_parse(*h, &host, ports, ELEMENTSOF(ports), &n_ports, err) < 0)
+			return -EINVAL;
+		/* Validated when the rules are compiled (moat_policy_netrules),
+		 * which also takes address literals such as [::1]. */
+		moat_net_rule rule = {.host = host, .ports = n_ports ? ports : NULL, .n_ports = n_ports};
 		if (!moat__net_rules_append(&p->allow, &rule))
 			return moat_error_set(err, ENOMEM, "policy");
 	}
+	for (char **a = c->allow_private; a && *a; a++)
+		if (!strv_has(p->allow_private, *a) && moat__strv_push(&p->allow_private, *a) < 0)
+			return moat_error_set(err, ENOMEM, "policy");
+	for (char **h = c->net_hosts; h && *h; h++) {
+		const char *eq = strchr(*h, '=');
+		if (!eq || eq == *h || !eq[1])
+			return moat_error_set(err, MOAT_EINPUT, "--net-host %s: expected NAME=ADDRESS", *h);
+		moat_host_entry *nh = realloc(p->hosts, (p->n_hosts + 1) * sizeof(*nh));
+		if (!nh)
+			return moat_error_set(err, ENOMEM, "policy");
+		p->hosts = nh;
+		nh[p->n_hosts] = (moat_host_entry){strndup(*h, (size_t)(eq - *h)), strdup(eq + 1)};
+		if (!nh[p->n_hosts].name || !nh[p->n_hosts].address)
+			return moat_error_set(err, ENOMEM, "policy");
+		p->n_hosts++;
+	}
+	if ((r = replace_str(&p->resolver, c->resolver, err)) < 0)
+		return r;
 	if ((r = replace_str(&p->out_dir, c->out_dir, err)) < 0 || (r = replace_str(&p->cwd, c->cwd, err)) < 0 ||
 	    (r = replace_str(&p->stdin_path, c->stdin_path, err)) < 0 ||
 	    (r = replace_str(&p->result_path, c->result_path, err)) < 0 ||
@@ -505,106 +533,91 @@ const char *moat_policy_net_verdict_to_string(moat_policy_net_verdict d)
 	return d >= 0 && d < _MOAT_POLICY_NET_MAX ? decision_names[d] : NULL;
 }
 
-/* A path a server might read differently from its text: dot segments,
- * doubled slashes, backslashes, percent-encoding. */
-static bool url_path_ambiguous(const char *path, size_t n)
+/* The policy's rules compiled for the gateway: deny rules first, then
+ * approve, then allow, so that a deny always beats a broader allow (first
+ * match wins); anything else falls to the default, deny. This is the one
+ * place a policy becomes network rules: the gateway and `policy` commands
+ * decide through the same compiled set. */
+int moat_policy_netrules(const moat_policy *p, moat_netrules **ret, moat_error *err)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (path[i] == '%' || path[i] == '\\' || path[i] == ';')
-			return true;
-		if (path[i] == '/' && i + 1 < n && path[i + 1] == '/')
-			return true;
-		if (path[i] == '/' && i + 1 < n && path[i + 1] == '.') {
-			size_t j = i + 2;
-			if (j == n || path[j] == '/' || (path[j] == '.' && (j + 1 == n || path[j + 1] == '/')))
-				return true;
-		}
-	}
-	return false;
-}
-
-static bool rule_matches(const moat_net_rule *r, const char *host, uint16_t port, const char *method, const char *path,
-			 bool fail_closed)
-{
-	if (!moat_host_glob_match(r->host, host))
-		return false;
-	/* An unknown property never satisfies a rule that restricts it, except
-	 * for deny rules, which must hold when in doubt. */
-	if (r->n_ports) {
-		bool found = false;
-		for (size_t i = 0; i < r->n_ports; i++)
-			found |= port != 0 && r->ports[i] == port;
-		if (!found && !(fail_closed && port == 0))
-			return false;
-	}
-	if (r->methods && !(method ? strv_has(r->methods, method) : fail_closed))
-		return false;
-	if (r->paths) {
-		if (!path)
-			return fail_closed;
-		size_t n = strcspn(path, "?#");
-		if (url_path_ambiguous(path, n))
-			return fail_closed;
-		bool found = false;
-		for (char **p = r->paths; *p && !found; p++) {
-			size_t pl = strlen(*p);
-			if ((*p)[pl - 1] == '*')
-				found = n >= pl - 1 && strncmp(path, *p, pl - 1) == 0;
-			else
-				found = n == pl && strncmp(path, *p, n) == 0;
-		}
-		if (!found)
-			return false;
-	}
-	return true;
-}
-
-bool moat_net_rule_matches(const moat_net_rule *r, const char *host, uint16_t port, const char *method,
-			   const char *path)
-{
-	return rule_matches(r, host, port, method, path, false);
-}
-
-moat_policy_net_verdict moat_policy_net_decide(const moat_policy *p, const char *host, uint16_t port, const char *method,
-					 const char *path, char *ret_rule, size_t rule_len)
-{
-	/* Names compare in lower case without the root's trailing dot. */
-	char h[MOAT_HOST_MAX + 2];
-	size_t n = host ? strlen(host) : 0;
-	if (n && host[n - 1] == '.')
-		n--;
-	if (n == 0 || n > MOAT_HOST_MAX) {
-		if (ret_rule)
-			snprintf(ret_rule, rule_len, "network.default");
-		return MOAT_POLICY_NET_DENY;
-	}
-	for (size_t i = 0; i < n; i++)
-		h[i] = (char)tolower((unsigned char)host[i]);
-	h[n] = '\0';
-
+	_cleanup_netrules_builder_ moat_netrules_builder *b = moat_netrules_builder_new();
+	if (!b)
+		return moat_error_set(err, ENOMEM, "network rules");
+	moat_netrules_builder_set_default(b, MOAT_NET_DENY);
 	static const struct {
 		const char *name;
 		size_t offset;
-		moat_policy_net_verdict d;
-		bool fail_closed;
+		moat_net_action action;
 	} order[] = {
-		{"deny", offsetof(moat_policy, deny), MOAT_POLICY_NET_DENY, true},
-		{"approve", offsetof(moat_policy, approve), MOAT_POLICY_NET_APPROVE, false},
-		{"allow", offsetof(moat_policy, allow), MOAT_POLICY_NET_ALLOW, false},
+		{"deny", offsetof(moat_policy, deny), MOAT_NET_DENY},
+		{"approve", offsetof(moat_policy, approve), MOAT_NET_APPROVE},
+		{"allow", offsetof(moat_policy, allow), MOAT_NET_ALLOW},
 	};
-	if (p->net != MOAT_NET_NONE)
-		for (size_t o = 0; o < ELEMENTSOF(order); o++) {
-			const moat_net_rules *rs = (const moat_net_rules *)((const char *)p + order[o].offset);
-			for (size_t i = 0; i < rs->n; i++)
-				if (rule_matches(&rs->v[i], h, port, method, path, order[o].fail_closed)) {
-					if (ret_rule)
-						snprintf(ret_rule, rule_len, "network.%s[%zu]", order[o].name, i);
-					return order[o].d;
-				}
+	for (size_t o = 0; o < ELEMENTSOF(order); o++) {
+		const moat_net_rules *rs = (const moat_net_rules *)((const char *)p + order[o].offset);
+		for (size_t i = 0; i < rs->n; i++) {
+			const moat_net_rule *r = &rs->v[i];
+			moat_netrule_spec spec = {
+				.host = r->host,
+				.ports = r->ports,
+				.n_ports = r->n_ports,
+				.methods = (const char *const *)r->methods,
+				.n_methods = moat__strv_length(r->methods),
+				.paths = (const char *const *)r->paths,
+				.n_paths = moat__strv_length(r->paths),
+				.action = order[o].action,
+			};
+			int k = moat_netrules_builder_add(b, &spec, err);
+			if (k < 0)
+				return moat_error_wrap(err, "network.%s[%zu]", order[o].name, i);
 		}
+	}
+	for (char **c = p->allow_private; c && *c; c++) {
+		int k = moat_netrules_builder_allow_private(b, *c, err);
+		if (k < 0)
+			return moat_error_wrap(err, "network.allow_private");
+	}
+	return moat_netrules_builder_finish(b, ret, err);
+}
+
+/* Names the policy rule behind index i of the compiled set. */
+static void rule_label(const moat_policy *p, int i, char *buf, size_t len)
+{
+	if (i < 0)
+		snprintf(buf, len, "network.default");
+	else if ((size_t)i < p->deny.n)
+		snprintf(buf, len, "network.deny[%d]", i);
+	else if ((size_t)i < p->deny.n + p->approve.n)
+		snprintf(buf, len, "network.approve[%zu]", (size_t)i - p->deny.n);
+	else
+		snprintf(buf, len, "network.allow[%zu]", (size_t)i - p->deny.n - p->approve.n);
+}
+
+moat_policy_net_verdict moat_policy_net_decide(const moat_policy *p, const char *host, uint16_t port, const char *method,
+					       const char *path, char *ret_rule, size_t rule_len)
+{
 	if (ret_rule)
 		snprintf(ret_rule, rule_len, "network.default");
-	return MOAT_POLICY_NET_DENY;
+	if (p->net == MOAT_NET_NONE || !host)
+		return MOAT_POLICY_NET_DENY;
+	moat_error err = {0};
+	_cleanup_netrules_ moat_netrules *rules = NULL;
+	moat_host h;
+	if (moat_policy_netrules(p, &rules, &err) < 0 || moat_host_normalize(host, strlen(host), &h, &err) < 0)
+		return MOAT_POLICY_NET_DENY;
+	moat_net_request req = {.host = &h, .port = port, .method = method, .path = path};
+	moat_net_decision d;
+	moat_netrules_decide(rules, &req, &d);
+	if (ret_rule)
+		rule_label(p, d.rule, ret_rule, rule_len);
+	switch (d.action) {
+	case MOAT_NET_ALLOW:
+		return MOAT_POLICY_NET_ALLOW;
+	case MOAT_NET_APPROVE:
+		return MOAT_POLICY_NET_APPROVE;
+	default:
+		return MOAT_POLICY_NET_DENY;
+	}
 }
 
 /* ---- required layers --------------------------------------------------- */

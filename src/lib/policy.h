@@ -70,7 +70,8 @@ typedef enum moat_policy_net_verdict {
 	_MOAT_POLICY_NET_INVALID = -1,
 } moat_policy_net_verdict;
 
-/* One network rule. An empty list means "any". */
+/* One network rule. No ports means 80 and 443; no methods or paths means any
+ * (and plain HTTP only can show them: see netrules.h). */
 typedef struct moat_net_rule {
 	char *host;       /* exact name or "*.suffix" (hostglob.h) */
 	uint16_t *ports;  /* 1..65535 */
@@ -211,8 +212,10 @@ char *moat_policy_explain(const moat_policy *p);
 moat_policy_net_verdict moat_policy_net_decide(const moat_policy *p, const char *host, uint16_t port, const char *method,
 					 const char *path, char *ret_rule, size_t rule_len);
 const char *moat_policy_net_verdict_to_string(moat_policy_net_verdict d);
-bool moat_net_rule_matches(const moat_net_rule *r, const char *host, uint16_t port, const char *method,
-			   const char *path);
+struct moat_netrules;
+/* Compiles the policy's network rules for the gateway (netrules.h): deny,
+ * then approve, then allow; first match wins; default deny. */
+int moat_policy_netrules(const moat_policy *p, struct moat_netrules **ret, moat_error *err);
 
 /* Fails naming the first layer the policy requires that iso says is not in
  * force. */

@@ -19,6 +19,7 @@
 #include "sandbox.h"
 
 #include "sandbox-internal.h"
+#include "netproxy.h"
 #include "syscalls.h"
 
 #include <fcntl.h>
@@ -57,6 +58,26 @@ static int env_set(char ***envp, const char *kv)
 	return moat__strv_push(envp, kv);
 }
 
+/* With egress through the gateway, the sandbox learns where the proxy is
+ * from the variables every HTTP library reads; a --env may override them. */
+static int proxy_env(const moat_config *c, char ***envp)
+{
+	if (c->net != MOAT_NET_PROXY)
+		return 0;
+	_cleanup_strv_free_ char **pe = moat_gateway_proxy_env(MOAT_PROXY_PORT);
+	if (!pe)
+		return -ENOMEM;
+	for (char **e = pe; *e; e++) {
+		size_t nlen = strcspn(*e, "=");
+		bool set_by_user = false;
+		for (char **u = c->env; u && *u && !set_by_user; u++)
+			set_by_user = strncmp(*u, *e, nlen) == 0 && (*u)[nlen] == '=';
+		if (!set_by_user && env_set(envp, *e) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* The environment starts empty apart from a sane PATH, HOME, LANG and TERM;
  * --env adds to it. Nothing of the caller's environment leaks by default. */
 static int build_env(const moat_config *c, char ***ret)
@@ -74,6 +95,8 @@ static int build_env(const moat_config *c, char ***ret)
 	for (char **e = c->env; e && *e; e++)
 		if (env_set(&env, *e) < 0)
 			return -ENOMEM;
+	if (proxy_env(c, &env) < 0)
+		return -ENOMEM;
 	if (!env && moat__strv_push(&env, "PATH=/usr/bin:/bin") < 0)
 		return -ENOMEM;
 	*ret = TAKE_PTR(env);
@@ -173,6 +196,8 @@ typedef struct run {
 	bool exec_failed;
 	uint64_t out_total;
 	int pty_master;
+	moat_netproxy *netproxy;
+	int netproxy_errno;
 } run;
 
 static void kill_sandbox(run *s, moat_status why, const char *limit)
@@ -209,6 +234,20 @@ static void handle_output(run *s, int stream, const char *buf, size_t n)
 	}
 	if (keep < n)
 		kill_sandbox(s, MOAT_STATUS_OUTPUT_LIMIT, "output");
+}
+
+/* Serves the proxy port the init passed out. When the gateway cannot start,
+ * the run is ended as a setup error: a sandbox that was promised egress and
+ * finds a dead port would only fail later and less clearly. */
+static void start_gateway(run *s, int fd)
+{
+	moat_error gerr = {0};
+	if (moat__netproxy_start(s->io->gateway, fd, &s->netproxy, &gerr) < 0) {
+		s->setup_failed = true;
+		s->setup_errno = gerr.code == MOAT_EINPUT ? EINVAL : gerr.code;
+		moat_error_format(&gerr, s->r->error, sizeof(s->r->error));
+		moat__pidfd_send_signal(s->pidfd, SIGKILL);
+	}
 }
 
 static void handle_ctl(run *s, int ctl, bool *ctl_open)
@@ -252,7 +291,9 @@ static void handle_ctl(run *s, int ctl, bool *ctl_open)
 		s->wait_status = m.a;
 		break;
 	case MOAT_CTL_FD:
-		if (m.b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && s->pty_master < 0) {
+		if (m.b == MOAT_CTL_FD_PROXY_LISTENER && fd >= 0 && !s->netproxy) {
+			start_gateway(s, TAKE_FD(fd));
+		} else if (m.b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && s->pty_master < 0) {
 			s->pty_master = TAKE_FD(fd);
 			struct winsize ws;
 			if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
@@ -334,6 +375,10 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	int ret = moat_config_validate(c, err);
 	if (ret < 0)
 		goto fail;
+	if (c->net == MOAT_NET_PROXY && !io_in->gateway) {
+		ret = moat_error_set(err, EINVAL, "network proxy mode without a gateway configuration");
+		goto fail;
+	}
 
 	bool rootless = geteuid() != 0;
 	uid_t host_uid = rootless ? geteuid() : MOAT_ROOT_HOST_UID;
@@ -578,6 +623,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		r->wall_ms = (moat__now_ns() - t0) / 1000000;
 	}
 	close(pidfd);
+	moat__netproxy_stop(s.netproxy, NULL);
 	finish_result(&s, &ru);
 
 	/* Drop a SIGPIPE or interrupt that is still pending before restoring

@@ -6,6 +6,7 @@
 #include "result.h"
 
 struct moat_audit; /* audit.h */
+struct moat_gateway_config; /* gateway.h */
 
 /* Where the run's output goes. By default stdout and stderr of the sandbox
  * are captured through pipes, counted, capped, and forwarded to fds 1 and 2
@@ -25,6 +26,9 @@ typedef struct moat_run_io {
 	bool stdin_data_set;
 	/* Audit writer, or NULL. */
 	struct moat_audit *audit;
+	/* With config->net == MOAT_NET_PROXY: the egress gateway's rules,
+	 * names and budgets, and where its events go. Required then. */
+	const struct moat_gateway_config *gateway;
 } moat_run_io;
 
 void moat_run_io_init(moat_run_io *io);

@@ -499,8 +499,12 @@ static void test_net_decide(void **state)
 			 MOAT_POLICY_NET_DENY);
 	assert_int_equal(moat_policy_net_decide(p, "api.github.com", 443, "DELETE", "/repos/x", NULL, 0),
 			 MOAT_POLICY_NET_DENY);
-	/* Inside a TLS tunnel method and path are unknown: no match. */
-	assert_int_equal(moat_policy_net_decide(p, "api.github.com", 443, NULL, NULL, NULL, 0), MOAT_POLICY_NET_DENY);
+	/* Inside a TLS tunnel method and path are unknown: the allow rule
+	 * limited to GET cannot match, the approve rule for POST can (unknown
+	 * leans towards refusal: a person decides). */
+	assert_int_equal(moat_policy_net_decide(p, "api.github.com", 443, NULL, NULL, rule, sizeof(rule)),
+			 MOAT_POLICY_NET_APPROVE);
+	assert_string_equal(rule, "network.approve[0]");
 	assert_int_equal(moat_policy_net_decide(p, "api.github.com", 443, "POST", "/repos/x", rule, sizeof(rule)),
 			 MOAT_POLICY_NET_APPROVE);
 	assert_string_equal(rule, "network.approve[0]");
@@ -512,6 +516,15 @@ static void test_net_decide(void **state)
 	assert_int_equal(moat_policy_net_decide(p, "docs.example.com", 443, "GET", "/guide", NULL, 0),
 			 MOAT_POLICY_NET_ALLOW);
 	assert_int_equal(moat_policy_net_decide(p, "docs.example.com", 443, "GET", "/admin/x", rule, sizeof(rule)),
+			 MOAT_POLICY_NET_DENY);
+	assert_string_equal(rule, "network.deny[0]");
+	/* A deny rule beats a broader allow whatever their order in the file. */
+	_cleanup_policy_ moat_policy *shadow = parse_ok("version: 1\nnetwork:\n"
+							"  allow: [\"*.example.com\"]\n"
+							"  deny: [secret.example.com]\n");
+	assert_int_equal(moat_policy_net_decide(shadow, "www.example.com", 443, NULL, NULL, NULL, 0),
+			 MOAT_POLICY_NET_ALLOW);
+	assert_int_equal(moat_policy_net_decide(shadow, "secret.example.com", 443, NULL, NULL, rule, sizeof(rule)),
 			 MOAT_POLICY_NET_DENY);
 	assert_string_equal(rule, "network.deny[0]");
 	/* A deny rule holds when the path is unknown or could be read two ways. */

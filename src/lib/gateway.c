@@ -1,0 +1,1473 @@
+/* The egress gateway engine: libevent bufferevents, one state machine per
+ * client connection, asynchronous resolution with evdns. Decisions come from
+ * the pure modules (hostname.h, netrules.h, netaddr.h, proxyproto.h); this
+ * file only moves bytes between them and the sockets.
+ *
+ * A connection goes through these states:
+ *
+ *   SNIFF ─┬─ 0x05 ─ SOCKS_GREETING ─ SOCKS_REQUEST ─┐
+ *          └─ else ─ HTTP_HEAD ──────────────────────┤
+ *                                                    ▼
+ *       RESOLVING ─ CONNECTING ─┬─ (HTTP)   RELAY_HTTP
+ *                               └─ (tunnel) TLS_PEEK ─ RELAY
+ *
+ * and ends in CLOSING, where pending output is flushed before both sockets
+ * are closed. A refusal is always an answer the client can read (an HTTP
+ * status with a one-line reason, or a SOCKS5 reply code), never a
+ * connection that seems to succeed. */
+#include "gateway.h"
+
+#include "hostname.h"
+#include "netaddr.h"
+#include "netrules.h"
+#include "proxyproto.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/dns.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <event2/util.h>
+
+/* A request head larger than this is refused (bubblewrap's habit: every
+ * size a peer controls has a cap). */
+#define GW_MAX_HEAD (64u * 1024)
+/* How much of a tunnel's first bytes are held back to find the ClientHello;
+ * a post-quantum ClientHello is about 1.8 KiB, one TLS record at most 16 KiB. */
+#define GW_MAX_PEEK (32u * 1024)
+/* Relay back-pressure: stop reading one side while the other side's output
+ * holds more than this. */
+#define GW_HIGH_WATER (256u * 1024)
+#define GW_MAX_ADDRS 8
+#define GW_REASON_MAX 320
+#define GW_DEFAULT_CONNECT_MS 10000
+#define GW_DEFAULT_IDLE_MS 300000
+/* After a refusal or at the end, pending output gets this long to drain. */
+#define GW_LINGER_MS 5000
+
+typedef enum gw_state {
+	ST_SNIFF,
+	ST_HTTP_HEAD,
+	ST_SOCKS_GREETING,
+	ST_SOCKS_REQUEST,
+	ST_RESOLVING,
+	ST_CONNECTING,
+	ST_TLS_PEEK,
+	ST_RELAY,
+	ST_RELAY_HTTP,
+	ST_CLOSING,
+} gw_state;
+
+typedef enum gw_proto {
+	PROTO_HTTP,
+	PROTO_CONNECT,
+	PROTO_SOCKS5,
+} gw_proto;
+
+typedef struct gw_conn gw_conn;
+
+typedef struct gw_static_host {
+	char name[MOAT_HOST_MAX + 1];
+	moat_addr addr;
+} gw_static_host;
+
+struct moat_gateway {
+	struct event_base *base;
+	struct evdns_base *dns; /* created at the first lookup */
+	char *resolver;
+	moat_netrules_slot rules;
+	gw_static_host *hosts;
+	size_t n_hosts;
+	moat_budget *budget;
+	uint16_t *raw_ports;
+	size_t n_raw_ports;
+	struct timeval connect_timeout, idle_timeout, head_timeout;
+	moat_gateway_event_fn on_event;
+	void *userdata;
+
+	struct evconnlistener *listeners[MOAT_GATEWAY_MAX_LISTENERS];
+	size_t n_listeners;
+	gw_conn *conns; /* every open connection, for moat_gateway_free */
+	moat_gateway_stats stats;
+};
+
+struct gw_conn {
+	moat_gateway *gw;
+	gw_conn *prev, *next;
+	gw_state state;
+	gw_proto proto;
+	struct bufferevent *client;
+	struct bufferevent *upstream;
+	struct evdns_getaddrinfo_request *dns_req;
+	struct event *linger;
+	moat_http_parser *http;
+
+	/* What was asked. */
+	moat_host host;
+	bool host_set;
+	char raw_host[96]; /* for the log when the host did not normalise */
+	uint16_t port;
+	char *method, *path;
+	char *sni;
+	/* The rules in force when the decision was made, and what it said. */
+	moat_netrules *rules;
+	int rule;
+	bool raw_tunnel_ok; /* the port is neither 80 nor 443 and a rule named it */
+
+	/* Where it goes: every candidate has passed the SSRF guard. */
+	moat_addr addrs[GW_MAX_ADDRS];
+	size_t n_addrs, addr_idx;
+	char address[MOAT_ADDR_STRLEN];
+
+	/* The rewritten request head for upstream, and the body still due. */
+	struct evbuffer *head_out;
+	uint64_t body_left;
+
+	char dest[MOAT_BUDGET_DEST_MAX]; /* budget key "host:port" */
+	bool budget_open;
+	uint64_t bytes_up, bytes_down;
+	uint64_t start_ns;
+	bool logged;
+	bool allowed;
+	char reason[GW_REASON_MAX];
+};
+
+static void conn_close(gw_conn *c);
+static void conn_resolve(gw_conn *c);
+static void conn_connect_next(gw_conn *c);
+static void client_read_cb(struct bufferevent *bev, void *arg);
+static void client_event_cb(struct bufferevent *bev, short what, void *arg);
+static void upstream_read_cb(struct bufferevent *bev, void *arg);
+static void write_cb(struct bufferevent *bev, void *arg);
+static void upstream_event_cb(struct bufferevent *bev, short what, void *arg);
+
+static const char *proto_name(gw_proto p)
+{
+	switch (p) {
+	case PROTO_HTTP:
+		return "http";
+	case PROTO_CONNECT:
+		return "connect";
+	case PROTO_SOCKS5:
+		return "socks5";
+	}
+	return "unknown";
+}
+
+static void ms_to_timeval(uint64_t ms, struct timeval *tv)
+{
+	tv->tv_sec = (time_t)(ms / 1000);
+	tv->tv_usec = (suseconds_t)((ms % 1000) * 1000);
+}
+
+static void set_reason(gw_conn *c, const char *fmt, ...) _printf_(2, 3);
+static void set_reason(gw_conn *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->reason, sizeof(c->reason), fmt, ap);
+	va_end(ap);
+	/* A reason goes into a response header and a log line: it must stay
+	 * one line whatever a peer put into the text it quotes. */
+	for (char *p = c->reason; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
+/* Keeps a printable copy of a host that could not be normalised, so the log
+ * says what was tried without carrying control bytes into it. */
+static void set_raw_host(gw_conn *c, const char *s, size_t len)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < len && j + 5 < sizeof(c->raw_host); i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch > 0x20 && ch < 0x7f && ch != '\\' && ch != '"')
+			c->raw_host[j++] = (char)ch;
+		else
+			j += (size_t)snprintf(c->raw_host + j, sizeof(c->raw_host) - j, "\\x%02x", ch);
+	}
+	c->raw_host[j] = '\0';
+}
+
+static void set_host(gw_conn *c, const moat_host *h, uint16_t port)
+{
+	c->host = *h;
+	c->host_set = true;
+	c->port = port;
+	snprintf(c->dest, sizeof(c->dest), "%s:%u", h->name, (unsigned)port);
+}
+
+/* ---- the audit event ---------------------------------------------------- */
+
+static void conn_log(gw_conn *c)
+{
+	if (c->logged)
+		return;
+	/* A connection that closed before it asked for anything is no
+	 * request, and not worth a log line. */
+	if (!c->host_set && !c->raw_host[0] && !c->reason[0])
+		return;
+	c->logged = true;
+	if (c->allowed)
+		c->gw->stats.allowed++;
+	else
+		c->gw->stats.denied++;
+	if (!c->gw->on_event)
+		return;
+	moat_net_event ev = {
+		.protocol = proto_name(c->proto),
+		.host = c->host_set ? c->host.name : c->raw_host,
+		.port = c->port,
+		.address = c->address,
+		.method = c->method,
+		.path = c->path,
+		.sni = c->sni,
+		.bytes_up = c->bytes_up,
+		.bytes_down = c->bytes_down,
+		.duration_ms = (moat__now_ns() - c->start_ns) / 1000000,
+		.decision = c->allowed ? "allow" : "deny",
+		.rule = c->rule,
+		.reason = c->reason,
+	};
+	c->gw->on_event(c->gw->userdata, &ev);
+}
+
+/* ---- closing ------------------------------------------------------------- */
+
+static void conn_free(gw_conn *c)
+{
+	if (!c)
+		return;
+	moat_gateway *gw = c->gw;
+	conn_log(c);
+	if (c->dns_req) {
+		/* The lookup's callback then runs with EVUTIL_EAI_CANCEL and
+		 * returns without touching c. */
+		struct evdns_getaddrinfo_request *r = TAKE_PTR(c->dns_req);
+		evdns_getaddrinfo_cancel(r);
+	}
+	if (c->client)
+		bufferevent_free(c->client);
+	if (c->upstream)
+		bufferevent_free(c->upstream);
+	if (c->linger)
+		event_free(c->linger);
+	if (c->head_out)
+		evbuffer_free(c->head_out);
+	moat_http_parser_free(c->http);
+	if (c->budget_open)
+		moat_budget_conn_close(gw->budget, c->dest);
+	moat_netrules_unref(c->rules);
+	free(c->method);
+	free(c->path);
+	free(c->sni);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		gw->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	gw->stats.active--;
+	free(c);
+}
+
+static void linger_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	conn_free(arg);
+}
+
+static bool output_pending(struct bufferevent *bev)
+{
+	return bev && evbuffer_get_length(bufferevent_get_output(bev)) > 0;
+}
+
+/* Ends the connection: logs it, stops reading, lets pending output drain
+ * (bounded by GW_LINGER_MS), then frees everything. */
+static void conn_close(gw_conn *c)
+{
+	if (c->state == ST_CLOSING)
+		return;
+	conn_log(c);
+	c->state = ST_CLOSING;
+	if (c->dns_req) {
+		struct evdns_getaddrinfo_request *r = TAKE_PTR(c->dns_req);
+		evdns_getaddrinfo_cancel(r);
+	}
+	if (c->client)
+		bufferevent_disable(c->client, EV_READ);
+	if (c->upstream)
+		bufferevent_disable(c->upstream, EV_READ);
+	if (!output_pending(c->client) && !output_pending(c->upstream)) {
+		conn_free(c);
+		return;
+	}
+	/* The write callbacks free the connection once both outputs are
+	 * empty; the timer bounds how long a peer that stopped reading can
+	 * hold it. */
+	if (c->client)
+		bufferevent_setwatermark(c->client, EV_WRITE, 0, 0);
+	if (c->upstream)
+		bufferevent_setwatermark(c->upstream, EV_WRITE, 0, 0);
+	c->linger = evtimer_new(c->gw->base, linger_cb, c);
+	if (!c->linger) {
+		conn_free(c);
+		return;
+	}
+	struct timeval tv;
+	ms_to_timeval(GW_LINGER_MS, &tv);
+	evtimer_add(c->linger, &tv);
+}
+
+/* ---- refusals ------------------------------------------------------------- */
+
+static const char *http_phrase(int status)
+{
+	switch (status) {
+	case 400:
+		return "Bad Request";
+	case 403:
+		return "Forbidden";
+	case 411:
+		return "Length Required";
+	case 429:
+		return "Too Many Requests";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 501:
+		return "Not Implemented";
+	case 502:
+		return "Bad Gateway";
+	case 504:
+		return "Gateway Timeout";
+	}
+	return "Error";
+}
+
+static void socks_reply(gw_conn *c, uint8_t code)
+{
+	uint8_t rep[10];
+	moat_socks5_reply(code, rep);
+	bufferevent_write(c->client, rep, sizeof(rep));
+}
+
+/* Refuses the request with c->reason (already set): an HTTP status with the
+ * reason in a header and in the body, or a SOCKS5 reply code, depending on
+ * how the client spoke. */
+static void conn_refuse(gw_conn *c, int http_status, uint8_t socks_code)
+{
+	c->allowed = false;
+	if (c->state == ST_RELAY || c->state == ST_RELAY_HTTP || c->state == ST_TLS_PEEK) {
+		/* The client was already told the tunnel is open, or the
+		 * response has begun: the only refusal left is to cut the
+		 * connection (and log why). */
+	} else if (c->proto == PROTO_SOCKS5) {
+		socks_reply(c, socks_code);
+	} else {
+		evbuffer_add_printf(bufferevent_get_output(c->client),
+				    "HTTP/1.1 %d %s\r\n"
+				    "Content-Type: text/plain; charset=utf-8\r\n"
+				    "Content-Length: %zu\r\n"
+				    "Connection: close\r\n"
+				    "X-Moat-Reason: %s\r\n"
+				    "\r\n"
+				    "%s\n",
+				    http_status, http_phrase(http_status), strlen(c->reason) + 1, c->reason,
+				    c->reason);
+	}
+	conn_close(c);
+}
+
+/* ---- the decision ---------------------------------------------------------- */
+
+/* Asks the rules about c->host/c->port (and the method and path when
+ * visible), then the budgets. On refusal the client has its answer and the
+ * connection is closing; returns false. */
+static bool conn_decide(gw_conn *c)
+{
+	moat_gateway *gw = c->gw;
+
+	c->rules = moat_netrules_slot_get(&gw->rules);
+	if (!c->rules) {
+		set_reason(c, "moat: this sandbox has no network rules; all egress is denied");
+		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return false;
+	}
+	moat_net_request req = {
+		.host = &c->host,
+		.port = c->port,
+		.method = c->method,
+		.path = c->path,
+	};
+	moat_net_decision dec;
+	moat_netrules_decide(c->rules, &req, &dec);
+	c->rule = dec.rule;
+	switch (dec.action) {
+	case MOAT_NET_ALLOW:
+		break;
+	case MOAT_NET_APPROVE:
+		/* Approvals belong to a session's keeper; a gateway without one
+		 * cannot hold a request for a person, so it refuses, saying so. */
+		set_reason(c, "moat: %s needs a person's approval, and this sandbox has no approval queue", c->host.name);
+		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return false;
+	default:
+		set_reason(c, "moat: %s", dec.reason);
+		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return false;
+	}
+	set_reason(c, "%s", dec.reason);
+
+	/* A tunnel may carry something other than TLS only on a port the
+	 * policy opened for it: 443 always carries TLS, and plain HTTP on 80
+	 * goes through the proxy proper, where methods and paths are visible. */
+	c->raw_tunnel_ok = false;
+	for (size_t i = 0; i < gw->n_raw_ports; i++)
+		c->raw_tunnel_ok = c->raw_tunnel_ok || gw->raw_ports[i] == c->port;
+	if (c->port == 80 || c->port == 443)
+		c->raw_tunnel_ok = false;
+
+	char why[MOAT_BUDGET_REASON_MAX];
+	if (!moat_budget_conn_open(gw->budget, c->dest, why, sizeof(why))) {
+		set_reason(c, "moat: %s", why);
+		conn_refuse(c, 429, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return false;
+	}
+	c->budget_open = true;
+	if (!moat_budget_request(gw->budget, c->dest, moat__now_ns(), why, sizeof(why))) {
+		set_reason(c, "moat: %s", why);
+		conn_refuse(c, 429, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return false;
+	}
+	conn_resolve(c);
+	return true;
+}
+
+/* ---- resolution and the SSRF guard ----------------------------------------- */
+
+/* Takes the candidate addresses, refusing all of them when any one is in a
+ * range the policy does not open: a name that answers with a private
+ * address next to a public one is a rebinding attempt, not a choice. */
+static void conn_addrs_ready(gw_conn *c)
+{
+	if (c->n_addrs == 0) {
+		set_reason(c, "moat: %s does not resolve to any address", c->host.name);
+		conn_refuse(c, 502, MOAT_SOCKS5_REP_HOST_UNREACHABLE);
+		return;
+	}
+	for (size_t i = 0; i < c->n_addrs; i++) {
+		struct sockaddr_storage ss;
+		socklen_t sl;
+		moat_addr_to_sockaddr(&c->addrs[i], c->port, &ss, &sl);
+		const char *why = NULL;
+		if (!moat_netrules_addr_allowed(c->rules, (struct sockaddr *)&ss, &why)) {
+			char a[MOAT_ADDR_STRLEN];
+			moat_addr_format(&c->addrs[i], a, sizeof(a));
+			snprintf(c->address, sizeof(c->address), "%s", a);
+			if (c->host.is_literal)
+				set_reason(c, "moat: %s is %s; add it to network.allow_private to reach it", a,
+					   why ? why : "a special-purpose address");
+			else
+				set_reason(c, "moat: %s resolves to %s, %s; add it to network.allow_private to reach it",
+					   c->host.name, a, why ? why : "a special-purpose address");
+			conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+			return;
+		}
+	}
+	c->addr_idx = 0;
+	conn_connect_next(c);
+}
+
+static void dns_cb(int result, struct evutil_addrinfo *res, void *arg)
+{
+	if (result == EVUTIL_EAI_CANCEL) {
+		/* c is gone (conn_free cancels); do not touch it. */
+		if (res)
+			evutil_freeaddrinfo(res);
+		return;
+	}
+	gw_conn *c = arg;
+	c->dns_req = NULL;
+	if (result != 0) {
+		set_reason(c, "moat: %s does not resolve (%s)", c->host.name, evutil_gai_strerror(result));
+		conn_refuse(c, 502, MOAT_SOCKS5_REP_HOST_UNREACHABLE);
+		if (res)
+			evutil_freeaddrinfo(res);
+		return;
+	}
+	for (struct evutil_addrinfo *ai = res; ai && c->n_addrs < GW_MAX_ADDRS; ai = ai->ai_next) {
+		moat_addr a;
+		if (moat_addr_from_sockaddr(ai->ai_addr, &a) < 0)
+			continue;
+		bool dup = false;
+		for (size_t i = 0; i < c->n_addrs; i++)
+			dup = dup || moat_addr_equal(&c->addrs[i], &a);
+		if (!dup)
+			c->addrs[c->n_addrs++] = a;
+	}
+	if (res)
+		evutil_freeaddrinfo(res);
+	conn_addrs_ready(c);
+}
+
+static int gw_dns_base(moat_gateway *gw)
+{
+	if (gw->dns)
+		return 0;
+	/* The name the rules judged is the name resolved: no search domains
+	 * that could turn "internal" into "internal.corp.example". */
+	if (gw->resolver) {
+		gw->dns = evdns_base_new(gw->base, EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+		if (!gw->dns)
+			return -ENOMEM;
+		if (evdns_base_nameserver_ip_add(gw->dns, gw->resolver) != 0)
+			return -EINVAL;
+	} else {
+		gw->dns = evdns_base_new(gw->base, EVDNS_BASE_INITIALIZE_NAMESERVERS | EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+		if (!gw->dns)
+			return -ENOMEM;
+	}
+	evdns_base_search_clear(gw->dns);
+	evdns_base_set_option(gw->dns, "timeout:", "5");
+	evdns_base_set_option(gw->dns, "attempts:", "2");
+	return 0;
+}
+
+/* Finds the addresses of c->host: the literal itself, network.hosts, or one
+ * DNS lookup. Whatever the answer, it is checked once and then connected
+ * to; the gateway never looks the name up a second time. */
+static void conn_resolve(gw_conn *c)
+{
+	moat_gateway *gw = c->gw;
+	c->state = ST_RESOLVING;
+	c->n_addrs = 0;
+	if (c->host.is_literal) {
+		c->addrs[c->n_addrs++] = c->host.addr;
+		conn_addrs_ready(c);
+		return;
+	}
+	for (size_t i = 0; i < gw->n_hosts && c->n_addrs < GW_MAX_ADDRS; i++)
+		if (strcmp(gw->hosts[i].name, c->host.name) == 0)
+			c->addrs[c->n_addrs++] = gw->hosts[i].addr;
+	if (c->n_addrs > 0) {
+		conn_addrs_ready(c);
+		return;
+	}
+	int r = gw_dns_base(gw);
+	if (r < 0) {
+		set_reason(c, "moat: the gateway's resolver %s cannot be used", gw->resolver ? gw->resolver : "");
+		conn_refuse(c, 502, MOAT_SOCKS5_REP_FAILURE);
+		return;
+	}
+	struct evutil_addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_protocol = IPPROTO_TCP,
+	};
+	gw->stats.dns_queries++;
+	/* The callback may run before evdns_getaddrinfo returns (an answer
+	 * from the hosts file); it then frees nothing it did not own, and the
+	 * returned request is NULL. */
+	struct evdns_getaddrinfo_request *req = evdns_getaddrinfo(gw->dns, c->host.name, NULL, &hints, dns_cb, c);
+	if (req && c->state == ST_RESOLVING)
+		c->dns_req = req;
+}
+
+/* ---- upstream ------------------------------------------------------------- */
+
+static void conn_connect_next(gw_conn *c)
+{
+	moat_gateway *gw = c->gw;
+	if (c->upstream) {
+		bufferevent_free(c->upstream);
+		c->upstream = NULL;
+	}
+	if (c->addr_idx >= c->n_addrs) {
+		set_reason(c, "moat: cannot connect to %s port %u (%s)", c->host.name, (unsigned)c->port,
+			   c->address[0] ? c->address : "no address");
+		conn_refuse(c, 502, MOAT_SOCKS5_REP_REFUSED);
+		return;
+	}
+	const moat_addr *a = &c->addrs[c->addr_idx++];
+	moat_addr_format(a, c->address, sizeof(c->address));
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	moat_addr_to_sockaddr(a, c->port, &ss, &sl);
+
+	/* The socket is made here rather than by libevent so that it is
+	 * close-on-exec from birth. */
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (fd < 0) {
+		conn_connect_next(c);
+		return;
+	}
+	int one = 1;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->upstream = bufferevent_socket_new(gw->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!c->upstream) {
+		close(fd);
+		set_reason(c, "moat: out of memory");
+		conn_refuse(c, 502, MOAT_SOCKS5_REP_FAILURE);
+		return;
+	}
+	bufferevent_setcb(c->upstream, upstream_read_cb, write_cb, upstream_event_cb, c);
+	/* A pending connect counts as a pending write for the timeout. */
+	bufferevent_set_timeouts(c->upstream, NULL, &gw->connect_timeout);
+	c->state = ST_CONNECTING;
+	if (bufferevent_socket_connect(c->upstream, (struct sockaddr *)&ss, (int)sl) < 0)
+		conn_connect_next(c);
+}
+
+/* The request head as the upstream server gets it: origin-form target, the
+ * client's headers without the hop-by-hop ones (RFC 9110 section 7.6.1)
+ * and without Proxy-Authorization, which is for this proxy and must never
+ * leak to a server, and "Connection: close", since each request gets a
+ * fresh upstream connection. */
+static int http_build_upstream_head(gw_conn *c, const moat_http_request *r)
+{
+	static const char *const hop[] = {
+		"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate",
+		"te", "trailer", "transfer-encoding", "upgrade",
+	};
+	const char *conn_hdr = moat_http_request_header(r, "Connection");
+
+	c->head_out = evbuffer_new();
+	if (!c->head_out)
+		return -ENOMEM;
+	evbuffer_add_printf(c->head_out, "%s %s HTTP/1.1\r\n", r->method, r->path);
+	bool have_host = false;
+	for (size_t i = 0; i < r->n_headers; i++) {
+		const char *name = r->headers[i].name;
+		bool drop = false;
+		for (size_t j = 0; j < ELEMENTSOF(hop) && !drop; j++)
+			drop = strcasecmp(name, hop[j]) == 0;
+		/* Headers the client named in Connection are hop-by-hop too. */
+		if (!drop && conn_hdr) {
+			size_t nl = strlen(name);
+			for (const char *p = conn_hdr; *p && !drop;) {
+				p += strspn(p, " \t,");
+				size_t tl = strcspn(p, " \t,");
+				drop = tl == nl && strncasecmp(p, name, nl) == 0;
+				p += tl;
+			}
+		}
+		if (drop)
+			continue;
+		if (strcasecmp(name, "host") == 0) {
+			have_host = true;
+		}
+		evbuffer_add_printf(c->head_out, "%s: %s\r\n", name, r->headers[i].value);
+	}
+	if (!have_host) {
+		bool v6 = c->host.is_literal && c->host.addr.family == AF_INET6;
+		if (c->port == 80)
+			evbuffer_add_printf(c->head_out, "Host: %s%s%s\r\n", v6 ? "[" : "", c->host.name, v6 ? "]" : "");
+		else
+			evbuffer_add_printf(c->head_out, "Host: %s%s%s:%u\r\n", v6 ? "[" : "", c->host.name,
+					    v6 ? "]" : "", (unsigned)c->port);
+	}
+	evbuffer_add_printf(c->head_out, "Connection: close\r\n\r\n");
+	return 0;
+}
+
+/* Moves what from's input holds (at most limit bytes) to to's output,
+ * counting it against the budgets, and pauses from while to is backed up.
+ * Returns false when the connection was closed. */
+static bool relay(gw_conn *c, struct bufferevent *from, struct bufferevent *to, bool up, uint64_t limit)
+{
+	struct evbuffer *in = bufferevent_get_input(from);
+	size_t n = evbuffer_get_length(in);
+	if (n > limit)
+		n = (size_t)limit;
+	if (n == 0)
+		return true;
+	char why[MOAT_BUDGET_REASON_MAX];
+	if (!moat_budget_bytes(c->gw->budget, c->dest, up ? n : 0, up ? 0 : n, why, sizeof(why))) {
+		set_reason(c, "moat: %s", why);
+		conn_refuse(c, 429, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return false;
+	}
+	evbuffer_remove_buffer(in, bufferevent_get_output(to), n);
+	if (up) {
+		c->bytes_up += n;
+		c->gw->stats.bytes_up += n;
+	} else {
+		c->bytes_down += n;
+		c->gw->stats.bytes_down += n;
+	}
+	if (evbuffer_get_length(bufferevent_get_output(to)) >= GW_HIGH_WATER) {
+		bufferevent_disable(from, EV_READ);
+		bufferevent_setwatermark(to, EV_WRITE, GW_HIGH_WATER / 2, 0);
+	}
+	return true;
+}
+
+/* Forwards the request body, never more than it announced: bytes past it
+ * would be a second request the rules never saw, so they are dropped. */
+static bool relay_body(gw_conn *c)
+{
+	uint64_t before = c->bytes_up;
+	if (c->body_left > 0) {
+		if (!relay(c, c->client, c->upstream, true, c->body_left))
+			return false;
+		c->body_left -= c->bytes_up - before;
+	}
+	if (c->body_left == 0) {
+		struct evbuffer *in = bufferevent_get_input(c->client);
+		evbuffer_drain(in, evbuffer_get_length(in));
+	}
+	return true;
+}
+
+static void relay_start(gw_conn *c, gw_state state)
+{
+	c->state = state;
+	bufferevent_set_timeouts(c->client, &c->gw->idle_timeout, &c->gw->idle_timeout);
+	bufferevent_set_timeouts(c->upstream, &c->gw->idle_timeout, &c->gw->idle_timeout);
+	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
+	bufferevent_enable(c->client, EV_READ | EV_WRITE);
+	if (state == ST_RELAY_HTTP) {
+		if (!relay_body(c))
+			return;
+	} else if (!relay(c, c->client, c->upstream, true, UINT64_MAX)) {
+		return;
+	}
+	if (!relay(c, c->upstream, c->client, false, UINT64_MAX))
+		return;
+}
+
+/* Checks the first bytes of a tunnel: a TLS ClientHello whose server name is
+ * the host that was allowed. Returns when more bytes are needed. */
+static void tunnel_peek(gw_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	size_t len = evbuffer_get_length(in);
+	if (len == 0)
+		return;
+	if (len > GW_MAX_PEEK)
+		len = GW_MAX_PEEK;
+	const uint8_t *data = evbuffer_pullup(in, (ssize_t)len);
+	if (!data) {
+		set_reason(c, "moat: out of memory");
+		conn_refuse(c, 502, MOAT_SOCKS5_REP_FAILURE);
+		return;
+	}
+	moat_tls_hello hello;
+	moat_error err = {0};
+	int r = moat_tls_hello_parse(data, len, &hello, &err);
+	if (r == MOAT_PARSE_MORE) {
+		if (len >= GW_MAX_PEEK) {
+			set_reason(c, "moat: the TLS ClientHello to %s is larger than %u bytes", c->host.name, GW_MAX_PEEK);
+			conn_refuse(c, 400, MOAT_SOCKS5_REP_FAILURE);
+		}
+		return;
+	}
+	if (r < 0) {
+		set_reason(c, "moat: the tunnel to %s port %u does not start with a TLS ClientHello (%s); only TLS tunnels are allowed there",
+			   c->host.name, (unsigned)c->port, err.msg);
+		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return;
+	}
+	if (hello.has_ech) {
+		/* With ECH the real server name travels encrypted; the outer
+		 * one proves nothing about where the tunnel leads. */
+		set_reason(c, "moat: the TLS ClientHello to %s uses Encrypted Client Hello, which hides the server name", c->host.name);
+		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return;
+	}
+	if (hello.has_sni) {
+		c->sni = strdup(hello.sni);
+		moat_host sni;
+		moat_error herr = {0};
+		if (moat_host_normalize(hello.sni, strlen(hello.sni), &sni, &herr) < 0 ||
+		    strcmp(sni.name, c->host.name) != 0) {
+			set_reason(c, "moat: the TLS server name %s does not match the tunnel's host %s (domain fronting is refused)",
+				   c->sni ? c->sni : "?", c->host.name);
+			if (c->sni)
+				set_raw_host(c, c->sni, strlen(c->sni));
+			conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+			return;
+		}
+	} else if (!c->host.is_literal) {
+		set_reason(c, "moat: the TLS ClientHello to %s names no server; the gateway cannot tell where it leads", c->host.name);
+		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return;
+	}
+	relay_start(c, ST_RELAY);
+}
+
+static void upstream_connected(gw_conn *c)
+{
+	const moat_http_request *r;
+	switch (c->proto) {
+	case PROTO_HTTP:
+		r = moat_http_parser_request(c->http);
+		if (http_build_upstream_head(c, r) < 0) {
+			set_reason(c, "moat: out of memory");
+			conn_refuse(c, 502, MOAT_SOCKS5_REP_FAILURE);
+			return;
+		}
+		bufferevent_write_buffer(c->upstream, c->head_out);
+		c->body_left = r->body == MOAT_HTTP_BODY_LENGTH ? r->content_length : 0;
+		relay_start(c, ST_RELAY_HTTP);
+		return;
+	case PROTO_CONNECT:
+		bufferevent_write(c->client, "HTTP/1.1 200 Connection established\r\n\r\n", 39);
+		break;
+	case PROTO_SOCKS5:
+		socks_reply(c, MOAT_SOCKS5_REP_SUCCEEDED);
+		break;
+	}
+	bufferevent_set_timeouts(c->upstream, NULL, NULL);
+	/* Nothing from upstream reaches the client before the ClientHello
+	 * has been checked. */
+	bufferevent_disable(c->upstream, EV_READ);
+	if (c->raw_tunnel_ok) {
+		relay_start(c, ST_RELAY);
+		return;
+	}
+	c->state = ST_TLS_PEEK;
+	tunnel_peek(c);
+}
+
+static void upstream_read_cb(struct bufferevent *bev, void *arg)
+{
+	gw_conn *c = arg;
+	if (c->state == ST_RELAY || c->state == ST_RELAY_HTTP)
+		relay(c, bev, c->client, false, UINT64_MAX);
+}
+
+/* Either side's output drained below its low-water mark: while closing,
+ * the connection ends once both are empty; while relaying, the other side
+ * may be read again (relay() paused it). */
+static void write_cb(struct bufferevent *bev, void *arg)
+{
+	gw_conn *c = arg;
+	if (c->state == ST_CLOSING) {
+		if (!output_pending(c->client) && !output_pending(c->upstream))
+			conn_free(c);
+		return;
+	}
+	struct bufferevent *other = bev == c->client ? c->upstream : c->client;
+	if ((c->state == ST_RELAY || c->state == ST_RELAY_HTTP) && other) {
+		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
+		bufferevent_enable(other, EV_READ);
+	}
+}
+
+static void upstream_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	gw_conn *c = arg;
+	(void)bev;
+	if (what & BEV_EVENT_CONNECTED) {
+		c->allowed = true;
+		upstream_connected(c);
+		return;
+	}
+	if (c->state == ST_CONNECTING) {
+		if (what & BEV_EVENT_TIMEOUT)
+			set_reason(c, "moat: connecting to %s (%s) port %u timed out", c->host.name, c->address,
+				   (unsigned)c->port);
+		else
+			set_reason(c, "moat: cannot connect to %s (%s) port %u: %s", c->host.name, c->address,
+				   (unsigned)c->port, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+		if (c->addr_idx < c->n_addrs) {
+			conn_connect_next(c);
+			return;
+		}
+		conn_refuse(c, (what & BEV_EVENT_TIMEOUT) ? 504 : 502, MOAT_SOCKS5_REP_REFUSED);
+		return;
+	}
+	if (c->state == ST_CLOSING) {
+		/* The peer went away while its last bytes were due: nothing
+		 * more can be delivered to it. */
+		evbuffer_drain(bufferevent_get_output(bev), evbuffer_get_length(bufferevent_get_output(bev)));
+		if (!output_pending(c->client))
+			conn_free(c);
+		return;
+	}
+	/* EOF or error after the relay began: deliver what is still buffered
+	 * to the client, then close. */
+	if (c->state == ST_RELAY || c->state == ST_RELAY_HTTP)
+		if (!relay(c, bev, c->client, false, UINT64_MAX))
+			return;
+	if (what & BEV_EVENT_TIMEOUT)
+		set_reason(c, "moat: %s was idle for too long", c->host.name);
+	conn_close(c);
+}
+
+/* ---- the client side -------------------------------------------------------- */
+
+static void http_head(gw_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	size_t len = evbuffer_get_length(in);
+	if (len == 0)
+		return;
+	const uint8_t *data = evbuffer_pullup(in, (ssize_t)len);
+	size_t used = 0;
+	moat_error err = {0};
+	int r = data ? moat_http_parser_feed(c->http, data, len, &used, &err) : -ENOMEM;
+	evbuffer_drain(in, used);
+	if (r == MOAT_PARSE_MORE)
+		return;
+	if (r < 0) {
+		set_reason(c, "moat: %s", err.msg[0] ? err.msg : "malformed request");
+		conn_refuse(c, r == -E2BIG ? 431 : r == -ENOTSUP ? 501 : 400, 0);
+		return;
+	}
+
+	const moat_http_request *req = moat_http_parser_request(c->http);
+	c->method = strdup(req->method);
+	set_raw_host(c, req->host.name, strlen(req->host.name));
+	if (req->form == MOAT_HTTP_AUTHORITY_FORM && strcmp(req->method, "CONNECT") == 0) {
+		c->proto = PROTO_CONNECT;
+		free(c->method);
+		c->method = NULL; /* what the tunnel carries is not visible */
+		set_host(c, &req->host, req->port);
+		conn_decide(c);
+		return;
+	}
+	if (req->form != MOAT_HTTP_ABSOLUTE_FORM) {
+		set_reason(c, "moat: the gateway is a proxy: send requests in absolute form (http://host/path) or use CONNECT");
+		conn_refuse(c, 400, 0);
+		return;
+	}
+	if (strncasecmp(req->target, "http://", 7) != 0) {
+		set_reason(c, "moat: only http:// URLs are proxied as requests; use CONNECT for https");
+		conn_refuse(c, 400, 0);
+		return;
+	}
+	c->path = strdup(req->path);
+	set_host(c, &req->host, req->port);
+
+	/* The Host header must name the same place as the URL, or the
+	 * upstream server might route the request by the one the rules did
+	 * not check. */
+	const char *hh = moat_http_request_header(req, "Host");
+	if (hh) {
+		moat_host h;
+		uint16_t hp;
+		moat_error herr = {0};
+		if (moat_authority_parse(hh, strlen(hh), 80, &h, &hp, &herr) < 0 || strcmp(h.name, req->host.name) != 0 ||
+		    hp != req->port) {
+			set_reason(c, "moat: the Host header does not match the request URL's host %s", req->host.name);
+			conn_refuse(c, 400, 0);
+			return;
+		}
+	}
+	if (req->upgrade) {
+		set_reason(c, "moat: protocol upgrades are not proxied; use https:// or wss:// through CONNECT");
+		conn_refuse(c, 501, 0);
+		return;
+	}
+	if (req->body == MOAT_HTTP_BODY_CHUNKED) {
+		/* A chunked body's end is only known by parsing it; without that
+		 * the gateway could not tell the body from a second request. */
+		set_reason(c, "moat: chunked request bodies are not proxied; send a Content-Length");
+		conn_refuse(c, 411, 0);
+		return;
+	}
+	conn_decide(c);
+}
+
+static void socks_greeting(gw_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	size_t len = evbuffer_get_length(in);
+	const uint8_t *data = evbuffer_pullup(in, (ssize_t)len);
+	size_t used = 0;
+	bool noauth = false;
+	moat_error err = {0};
+	int r = moat_socks5_greeting_parse(data, len, &used, &noauth, &err);
+	if (r == MOAT_PARSE_MORE)
+		return;
+	if (r < 0) {
+		set_reason(c, "moat: SOCKS5: %s", err.msg);
+		conn_close(c);
+		return;
+	}
+	evbuffer_drain(in, used);
+	uint8_t rep[2];
+	moat_socks5_greeting_reply(noauth, rep);
+	bufferevent_write(c->client, rep, sizeof(rep));
+	if (!noauth) {
+		set_reason(c, "moat: SOCKS5: the client offered no method without authentication");
+		conn_close(c);
+		return;
+	}
+	c->state = ST_SOCKS_REQUEST;
+	if (evbuffer_get_length(in) > 0)
+		client_read_cb(c->client, c);
+}
+
+static void socks_request(gw_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	size_t len = evbuffer_get_length(in);
+	const uint8_t *data = evbuffer_pullup(in, (ssize_t)len);
+	size_t used = 0;
+	moat_socks5_request req;
+	uint8_t reply = MOAT_SOCKS5_REP_FAILURE;
+	moat_error err = {0};
+	int r = moat_socks5_request_parse(data, len, &used, &req, &reply, &err);
+	if (r == MOAT_PARSE_MORE)
+		return;
+	if (r < 0) {
+		set_reason(c, "moat: SOCKS5: %s", err.msg);
+		conn_refuse(c, 0, reply);
+		return;
+	}
+	evbuffer_drain(in, used);
+	moat_host h;
+	if (req.is_domain) {
+		set_raw_host(c, req.domain, strnlen(req.domain, sizeof(req.domain)));
+		moat_error herr = {0};
+		if (moat_host_normalize(req.domain, strnlen(req.domain, sizeof(req.domain)), &h, &herr) < 0) {
+			c->port = req.port;
+			set_reason(c, "moat: %s", herr.msg);
+			conn_refuse(c, 0, MOAT_SOCKS5_REP_NOT_ALLOWED);
+			return;
+		}
+	} else {
+		memset(&h, 0, sizeof(h));
+		h.is_literal = true;
+		h.addr = req.addr;
+		moat_addr_format(&req.addr, h.name, sizeof(h.name));
+	}
+	set_host(c, &h, req.port);
+	conn_decide(c);
+}
+
+static void client_read_cb(struct bufferevent *bev, void *arg)
+{
+	gw_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	switch (c->state) {
+	case ST_SNIFF: {
+		uint8_t first;
+		if (evbuffer_copyout(in, &first, 1) != 1)
+			return;
+		/* One port serves both: SOCKS5 opens with its version byte,
+		 * which is no letter an HTTP method starts with. */
+		if (first == 0x05) {
+			c->proto = PROTO_SOCKS5;
+			c->state = ST_SOCKS_GREETING;
+			socks_greeting(c);
+		} else {
+			c->proto = PROTO_HTTP;
+			c->state = ST_HTTP_HEAD;
+			c->http = moat_http_parser_new();
+			if (!c->http) {
+				conn_close(c);
+				return;
+			}
+			http_head(c);
+		}
+		return;
+	}
+	case ST_HTTP_HEAD:
+		http_head(c);
+		return;
+	case ST_SOCKS_GREETING:
+		socks_greeting(c);
+		return;
+	case ST_SOCKS_REQUEST:
+		socks_request(c);
+		return;
+	case ST_TLS_PEEK:
+		tunnel_peek(c);
+		return;
+	case ST_RELAY:
+		relay(c, bev, c->upstream, true, UINT64_MAX);
+		return;
+	case ST_RELAY_HTTP:
+		relay_body(c);
+		return;
+	case ST_RESOLVING:
+	case ST_CONNECTING:
+		/* Early bytes (a ClientHello sent before the 200, a request
+		 * body) wait in the input buffer; stop reading until the
+		 * upstream is ready, so they cannot pile up. */
+		if (evbuffer_get_length(in) >= GW_MAX_PEEK)
+			bufferevent_disable(bev, EV_READ);
+		return;
+	case ST_CLOSING:
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
+}
+
+static void client_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	gw_conn *c = arg;
+	if (c->state == ST_CLOSING) {
+		evbuffer_drain(bufferevent_get_output(bev), evbuffer_get_length(bufferevent_get_output(bev)));
+		if (!output_pending(c->upstream))
+			conn_free(c);
+		return;
+	}
+	if (c->state == ST_RELAY)
+		if (!relay(c, bev, c->upstream, true, UINT64_MAX))
+			return;
+	if (what & BEV_EVENT_TIMEOUT && !c->host_set)
+		set_reason(c, "moat: the client sent no complete request in time");
+	conn_close(c);
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg)
+{
+	moat_gateway *gw = arg;
+	(void)l;
+	(void)sa;
+	(void)socklen;
+	gw_conn *c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return;
+	}
+	c->gw = gw;
+	c->rule = -1;
+	c->start_ns = moat__now_ns();
+	c->client = bufferevent_socket_new(gw->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!c->client) {
+		close(fd);
+		free(c);
+		return;
+	}
+	c->next = gw->conns;
+	if (gw->conns)
+		gw->conns->prev = c;
+	gw->conns = c;
+	gw->stats.connections++;
+	gw->stats.active++;
+	int one = 1;
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	bufferevent_setcb(c->client, client_read_cb, write_cb, client_event_cb, c);
+	/* Bounds how long a client may take to say where it goes. */
+	bufferevent_set_timeouts(c->client, &gw->head_timeout, &gw->head_timeout);
+	bufferevent_enable(c->client, EV_READ | EV_WRITE);
+}
+
+static void accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	(void)arg;
+	/* Out of descriptors or memory: stop accepting for a moment rather
+	 * than spin on a listener that stays readable. */
+	int e = EVUTIL_SOCKET_ERROR();
+	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM)
+		evconnlistener_disable(l);
+}
+
+/* ---- the public interface -------------------------------------------------- */
+
+static void discard_log(int severity, const char *msg)
+{
+	/* Library code never prints: libevent's own warnings are dropped, and
+	 * everything that matters reaches the caller as an event. */
+	(void)severity;
+	(void)msg;
+}
+
+int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, moat_gateway **ret, moat_error *err)
+{
+	if (!base || !cfg || !ret)
+		return moat_error_set(err, EINVAL, "gateway: missing argument");
+	if (cfg->n_hosts > MOAT_GATEWAY_MAX_HOSTS)
+		return moat_error_set(err, MOAT_EINPUT, "network.hosts: more than %d entries", MOAT_GATEWAY_MAX_HOSTS);
+
+	moat_gateway *gw = calloc(1, sizeof(*gw));
+	if (!gw)
+		return moat_error_set(err, ENOMEM, "gateway");
+	gw->base = base;
+	moat_netrules_slot_init(&gw->rules, cfg->rules ? moat_netrules_ref(cfg->rules) : NULL);
+	gw->on_event = cfg->on_event;
+	gw->userdata = cfg->userdata;
+	ms_to_timeval(cfg->connect_timeout_ms ? cfg->connect_timeout_ms : GW_DEFAULT_CONNECT_MS, &gw->connect_timeout);
+	ms_to_timeval(cfg->idle_timeout_ms ? cfg->idle_timeout_ms : GW_DEFAULT_IDLE_MS, &gw->idle_timeout);
+	ms_to_timeval(30000, &gw->head_timeout);
+	gw->budget = moat_budget_new(&cfg->budget_run, &cfg->budget_dest);
+	if (!gw->budget) {
+		moat_gateway_free(gw);
+		return moat_error_set(err, ENOMEM, "gateway budgets");
+	}
+	if (cfg->resolver) {
+		gw->resolver = strdup(cfg->resolver);
+		if (!gw->resolver) {
+			moat_gateway_free(gw);
+			return moat_error_set(err, ENOMEM, "gateway");
+		}
+	}
+	if (cfg->n_hosts > 0) {
+		gw->hosts = calloc(cfg->n_hosts, sizeof(*gw->hosts));
+		if (!gw->hosts) {
+			moat_gateway_free(gw);
+			return moat_error_set(err, ENOMEM, "gateway");
+		}
+	}
+	for (size_t i = 0; i < cfg->n_hosts; i++) {
+		const moat_gateway_host *h = &cfg->hosts[i];
+		moat_host name;
+		moat_error herr = {0};
+		if (!h->name || moat_host_normalize(h->name, strlen(h->name), &name, &herr) < 0 || name.is_literal) {
+			moat_gateway_free(gw);
+			return moat_error_set(err, MOAT_EINPUT, "network.hosts: '%s' is not a host name%s%s",
+					      h->name ? h->name : "", herr.msg[0] ? ": " : "", herr.msg);
+		}
+		if (!h->address || moat_addr_parse(h->address, strlen(h->address), &gw->hosts[i].addr) < 0) {
+			moat_gateway_free(gw);
+			return moat_error_set(err, MOAT_EINPUT, "network.hosts: %s: '%s' is not an IP address", h->name,
+					      h->address ? h->address : "");
+		}
+		memcpy(gw->hosts[i].name, name.name, sizeof(name.name));
+	}
+	gw->n_hosts = cfg->n_hosts;
+	if (cfg->n_raw_ports > 0) {
+		if (cfg->n_raw_ports > 1024) {
+			moat_gateway_free(gw);
+			return moat_error_set(err, MOAT_EINPUT, "network: more than 1024 raw tunnel ports");
+		}
+		gw->raw_ports = calloc(cfg->n_raw_ports, sizeof(uint16_t));
+		if (!gw->raw_ports) {
+			moat_gateway_free(gw);
+			return moat_error_set(err, ENOMEM, "gateway");
+		}
+		memcpy(gw->raw_ports, cfg->raw_ports, cfg->n_raw_ports * sizeof(uint16_t));
+		gw->n_raw_ports = cfg->n_raw_ports;
+	}
+	event_set_log_callback(discard_log);
+	*ret = gw;
+	return 0;
+}
+
+void moat_gateway_free(moat_gateway *gw)
+{
+	if (!gw)
+		return;
+	while (gw->conns)
+		conn_free(gw->conns);
+	for (size_t i = 0; i < gw->n_listeners; i++)
+		evconnlistener_free(gw->listeners[i]);
+	if (gw->dns)
+		evdns_base_free(gw->dns, 1);
+	moat_netrules_slot_destroy(&gw->rules);
+	moat_budget_free(gw->budget);
+	free(gw->hosts);
+	free(gw->raw_ports);
+	free(gw->resolver);
+	free(gw);
+}
+
+int moat_gateway_add_listener_fd(moat_gateway *gw, int fd, moat_error *err)
+{
+	_cleanup_close_ int owned = fd;
+	if (gw->n_listeners >= MOAT_GATEWAY_MAX_LISTENERS)
+		return moat_error_set(err, EMFILE, "gateway: too many listeners");
+	if (evutil_make_socket_nonblocking(owned) < 0 || fcntl(owned, F_SETFD, FD_CLOEXEC) < 0)
+		return moat_error_set(err, errno, "gateway: listener");
+	struct evconnlistener *l =
+		evconnlistener_new(gw->base, accept_cb, gw, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, owned);
+	if (!l)
+		return moat_error_set(err, ENOMEM, "gateway: listener");
+	TAKE_FD(owned);
+	evconnlistener_set_error_cb(l, accept_error_cb);
+	gw->listeners[gw->n_listeners++] = l;
+	return 0;
+}
+
+int moat_gateway_listen(moat_gateway *gw, const char *address, uint16_t port, uint16_t *ret_port, moat_error *err)
+{
+	moat_addr a;
+	if (!address || moat_addr_parse(address, strlen(address), &a) < 0)
+		return moat_error_set(err, MOAT_EINPUT, "gateway: '%s' is not an IP address", address ? address : "");
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	moat_addr_to_sockaddr(&a, port, &ss, &sl);
+	_cleanup_close_ int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (fd < 0)
+		return moat_error_set(err, errno, "gateway: socket");
+	int one = 1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0)
+		return moat_error_set(err, errno, "gateway: bind %s port %u", address, (unsigned)port);
+	if (listen(fd, 512) < 0)
+		return moat_error_set(err, errno, "gateway: listen");
+	sl = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return moat_error_set(err, errno, "gateway: getsockname");
+	uint16_t bound = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+						    : ((struct sockaddr_in6 *)&ss)->sin6_port);
+	int r = moat_gateway_add_listener_fd(gw, TAKE_FD(fd), err);
+	if (r < 0)
+		return r;
+	if (ret_port)
+		*ret_port = bound;
+	return 0;
+}
+
+void moat_gateway_set_rules(moat_gateway *gw, moat_netrules *rules)
+{
+	moat_netrules_slot_publish(&gw->rules, rules ? moat_netrules_ref(rules) : NULL);
+}
+
+void moat_gateway_get_stats(const moat_gateway *gw, moat_gateway_stats *ret)
+{
+	*ret = gw->stats;
+}
+
+char **moat_gateway_proxy_env(uint16_t port)
+{
+	char http[64], socks[64];
+	snprintf(http, sizeof(http), "http://127.0.0.1:%u", (unsigned)port);
+	snprintf(socks, sizeof(socks), "socks5h://127.0.0.1:%u", (unsigned)port);
+	const struct {
+		const char *name, *value;
+	} vars[] = {
+		{"HTTP_PROXY", http}, {"HTTPS_PROXY", http}, {"ALL_PROXY", socks},
+		{"http_proxy", http}, {"https_proxy", http}, {"all_proxy", socks},
+		{"NO_PROXY", ""},     {"no_proxy", ""},
+	};
+	char **env = NULL;
+	for (size_t i = 0; i < ELEMENTSOF(vars); i++) {
+		char buf[128];
+		snprintf(buf, sizeof(buf), "%s=%s", vars[i].name, vars[i].value);
+		if (moat__strv_push(&env, buf) < 0) {
+			moat__strv_free(env);
+			return NULL;
+		}
+	}
+	return env;
+}
+
+/* ---- helpers for the fronts ------------------------------------------------ */
+
+json_t *moat_net_event_to_json(const moat_net_event *ev)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "protocol", json_string(ev->protocol));
+	json_object_set_new(o, "host", json_string(ev->host));
+	json_object_set_new(o, "port", json_integer(ev->port));
+	json_object_set_new(o, "address", ev->address && ev->address[0] ? json_string(ev->address) : json_null());
+	json_object_set_new(o, "method", ev->method ? json_string(ev->method) : json_null());
+	json_object_set_new(o, "path", ev->path ? json_string(ev->path) : json_null());
+	if (ev->sni)
+		json_object_set_new(o, "sni", json_string(ev->sni));
+	json_object_set_new(o, "bytes_up", json_integer((json_int_t)ev->bytes_up));
+	json_object_set_new(o, "bytes_down", json_integer((json_int_t)ev->bytes_down));
+	json_object_set_new(o, "duration_ms", json_integer((json_int_t)ev->duration_ms));
+	json_object_set_new(o, "decision", json_string(ev->decision));
+	json_object_set_new(o, "rule", ev->rule >= 0 ? json_integer(ev->rule) : json_null());
+	json_object_set_new(o, "reason", json_string(ev->reason));
+	/* A peer's bytes that are not UTF-8 make json_string fail and leave
+	 * the key out; the object is still a faithful record of the rest. */
+	return o;
+}
+
+static int parse_ports(const char *s, uint16_t *ports, size_t max, size_t *ret_n)
+{
+	size_t n = 0;
+	while (*s) {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(s, &end, 10);
+		if (end == s || errno || v == 0 || v > 65535 || n >= max || (*end && *end != ','))
+			return -EINVAL;
+		ports[n++] = (uint16_t)v;
+		s = *end ? end + 1 : end;
+	}
+	if (n == 0)
+		return -EINVAL;
+	*ret_n = n;
+	return 0;
+}
+
+int moat_allow_host_spec_parse(const char *spec, char **ret_host, uint16_t *ports, size_t max, size_t *ret_n,
+			       moat_error *err)
+{
+	/* A port list follows the last ':' unless the pattern is an IPv6
+	 * literal in brackets without one. */
+	_cleanup_free_ char *host = strdup(spec);
+	if (!host)
+		return moat_error_set(err, ENOMEM, "network rules");
+	*ret_n = 0;
+	char *colon = strrchr(host, ':');
+	char *bracket = strrchr(host, ']');
+	if (colon && (!bracket || colon > bracket) && (host[0] == '[' || strchr(host, ':') == colon)) {
+		*colon = '\0';
+		if (parse_ports(colon + 1, ports, max, ret_n) < 0)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "--allow-host %s: ports must be numbers 1-65535, separated by ','", spec);
+	}
+	*ret_host = TAKE_PTR(host);
+	return 0;
+}
+
+int moat_gateway_rules_from_patterns(char *const *allow_hosts, char *const *allow_private, moat_netrules **ret,
+				     moat_error *err)
+{
+	_cleanup_netrules_builder_ moat_netrules_builder *b = moat_netrules_builder_new();
+	if (!b)
+		return moat_error_set(err, ENOMEM, "network rules");
+	moat_netrules_builder_set_default(b, MOAT_NET_DENY);
+	for (char *const *p = allow_hosts; p && *p; p++) {
+		_cleanup_free_ char *host = NULL;
+		uint16_t ports[MOAT_NETRULE_MAX_PORTS];
+		size_t n_ports = 0;
+		int r = moat_allow_host_spec_parse(*p, &host, ports, ELEMENTSOF(ports), &n_ports, err);
+		if (r < 0)
+			return r;
+		moat_netrule_spec spec = {
+			.host = host,
+			.ports = n_ports ? ports : NULL,
+			.n_ports = n_ports,
+			.action = MOAT_NET_ALLOW,
+		};
+		r = moat_netrules_builder_add(b, &spec, err);
+		if (r < 0)
+			return moat_error_wrap(err, "--allow-host %s", *p);
+	}
+	for (char *const *p = allow_private; p && *p; p++) {
+		int r = moat_netrules_builder_allow_private(b, *p, err);
+		if (r < 0)
+			return moat_error_wrap(err, "--allow-private %s", *p);
+	}
+	return moat_netrules_builder_finish(b, ret, err);
+}
+
+int moat_gateway_hosts_parse(char *const *specs, moat_gateway_host **ret, size_t *ret_n, moat_error *err)
+{
+	size_t n = moat__strv_length(specs);
+	if (n > MOAT_GATEWAY_MAX_HOSTS)
+		return moat_error_set(err, MOAT_EINPUT, "network.hosts: more than %d entries", MOAT_GATEWAY_MAX_HOSTS);
+	_cleanup_free_ moat_gateway_host *h = calloc(n ? n : 1, sizeof(*h));
+	_cleanup_free_ char *buf = NULL;
+	if (!h)
+		return moat_error_set(err, ENOMEM, "network.hosts");
+	for (size_t i = 0; i < n; i++) {
+		char *eq = strchr(specs[i], '=');
+		if (!eq || eq == specs[i] || !eq[1])
+			return moat_error_set(err, MOAT_EINPUT, "network.hosts: '%s' is not NAME=ADDRESS", specs[i]);
+		/* The name is cut at '=' in place: specs belong to the caller
+		 * but outlive the array, and NAME never contains '='. */
+		*eq = '\0';
+		h[i].name = specs[i];
+		h[i].address = eq + 1;
+	}
+	*ret = TAKE_PTR(h);
+	*ret_n = n;
+	return 0;
+}

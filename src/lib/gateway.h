@@ -1,0 +1,136 @@
+/* The egress gateway: an event-driven proxy on libevent that is the only way
+ * out of a sandbox's network namespace. One listening port serves HTTP/1.1
+ * (absolute-form requests and CONNECT) and SOCKS5, told apart by the first
+ * byte. For every connection the gateway normalises the host, asks the rules
+ * (netrules.h), resolves the name itself, refuses every answer in a private
+ * or special range (netaddr.h) unless allow_private lists it, and connects to
+ * exactly the address it checked. Tunnels must open with a TLS ClientHello
+ * whose SNI names the host that was allowed. Every decision is reported
+ * through a callback so the caller can write it to the audit log.
+ *
+ * The gateway lives in the supervisor, in the host's network namespace; the
+ * listening sockets it serves may live in the sandbox's namespace (the
+ * sandbox init creates them and passes them out over SCM_RIGHTS). */
+#pragma once
+
+#include "error.h"
+#include "netbudget.h"
+
+#include <jansson.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct event_base;
+typedef struct moat_netrules moat_netrules; /* netrules.h */
+
+typedef struct moat_gateway moat_gateway;
+
+/* Caps on what the configuration may hold. */
+#define MOAT_GATEWAY_MAX_HOSTS 1024        /* network.hosts entries */
+#define MOAT_GATEWAY_MAX_LISTENERS 16
+
+/* One static name → address entry (network.hosts). A name may appear more
+ * than once; all its addresses are candidates, and all are checked. */
+typedef struct moat_gateway_host {
+	const char *name;
+	const char *address; /* numeric IPv4 or IPv6 */
+} moat_gateway_host;
+
+/* One net.request event: what was asked, what was decided, what flowed. */
+typedef struct moat_net_event {
+	const char *protocol;  /* "http", "connect" or "socks5" */
+	const char *host;      /* normalised host, or the raw text when invalid */
+	uint16_t port;
+	const char *address;   /* the address connected to, or "" */
+	const char *method;    /* HTTP method, or NULL when not visible */
+	const char *path;      /* HTTP path, or NULL when not visible */
+	const char *sni;       /* TLS server name seen in a tunnel, or NULL */
+	uint64_t bytes_up;     /* sandbox → upstream, payload bytes */
+	uint64_t bytes_down;   /* upstream → sandbox */
+	uint64_t duration_ms;
+	const char *decision;  /* "allow" or "deny" */
+	int rule;              /* index of the deciding rule, -1 for none */
+	const char *reason;    /* one line, for people and agents */
+} moat_net_event;
+
+typedef void (*moat_gateway_event_fn)(void *userdata, const moat_net_event *ev);
+
+typedef struct moat_gateway_config {
+	/* Initial rules, with the network.allow_private ranges that may be
+	 * reached anyway (test upstreams, an internal mirror); the gateway
+	 * takes its own reference. NULL: deny everything until
+	 * moat_gateway_set_rules. */
+	moat_netrules *rules;
+	/* network.hosts: static answers that win over DNS. */
+	const moat_gateway_host *hosts;
+	size_t n_hosts;
+	/* network.resolver: "IP" or "IP:PORT" of the name server to ask.
+	 * NULL: the host's resolv.conf. */
+	const char *resolver;
+	/* Ports on which a tunnel may carry something other than TLS (ssh to
+	 * a git host, say). Everywhere else a tunnel must open with a TLS
+	 * ClientHello naming the allowed host; 80 and 443 never carry
+	 * anything else, whatever this list says. */
+	const uint16_t *raw_ports;
+	size_t n_raw_ports;
+	/* Budgets (netbudget.h) for the whole run and for each destination
+	 * ("host:port"); zero fields are not limited. */
+	moat_budget_limits budget_run;
+	moat_budget_limits budget_dest;
+	uint64_t connect_timeout_ms; /* 0: 10 s */
+	uint64_t idle_timeout_ms;    /* 0: 300 s */
+	moat_gateway_event_fn on_event;
+	void *userdata;
+} moat_gateway_config;
+
+/* Creates a gateway on base. Copies everything it needs from cfg. */
+int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, moat_gateway **ret, moat_error *err);
+/* Closes every connection and listener; accepts NULL. */
+void moat_gateway_free(moat_gateway *gw);
+static inline void moat_gateway_freep(moat_gateway **gw) { moat_gateway_free(*gw); }
+#define _cleanup_gateway_ _cleanup_(moat_gateway_freep)
+
+/* Serves fd, a listening stream socket (made non-blocking here). The gateway
+ * owns fd from now on, also on failure. */
+int moat_gateway_add_listener_fd(moat_gateway *gw, int fd, moat_error *err);
+/* Opens a listening socket on a numeric IPv4/IPv6 address in the current
+ * namespace (for tests and for the standalone `moat gateway`); port 0 picks
+ * one, *ret_port says which. */
+int moat_gateway_listen(moat_gateway *gw, const char *address, uint16_t port, uint16_t *ret_port, moat_error *err);
+/* Replaces the rules for every later decision, atomically; connections
+ * already relaying keep the decision they got. Takes a new reference. */
+void moat_gateway_set_rules(moat_gateway *gw, moat_netrules *rules);
+
+/* Counters for tests and for the run's summary. */
+typedef struct moat_gateway_stats {
+	uint64_t connections;  /* accepted */
+	uint64_t active;       /* open now */
+	uint64_t allowed, denied;
+	uint64_t bytes_up, bytes_down;
+	uint64_t dns_queries;  /* lookups sent to the resolver */
+} moat_gateway_stats;
+void moat_gateway_get_stats(const moat_gateway *gw, moat_gateway_stats *ret);
+
+/* The environment a sandbox needs to use a gateway listening at
+ * 127.0.0.1:port: HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (socks5h) and the
+ * lower-case forms, plus NO_PROXY empty. NULL-terminated "NAME=VALUE"
+ * strings; free with moat__strv_free. */
+char **moat_gateway_proxy_env(uint16_t port);
+
+/* The net.request event as a JSON object (for the audit log and for
+ * --net-log); NULL when out of memory. */
+json_t *moat_net_event_to_json(const moat_net_event *ev);
+
+/* Rules from --allow-host patterns, each "HOST" or "HOST:PORT[,PORT...]"
+ * (HOST exact or "*.example.com"; ports default to 80 and 443), plus the
+ * allow_private CIDRs; everything else is denied. */
+/* Splits an --allow-host value "PATTERN[:PORT[,PORT…]]" into the pattern and
+ * its ports (none given: *ret_n is 0, meaning 80 and 443). */
+int moat_allow_host_spec_parse(const char *spec, char **ret_host, uint16_t *ports, size_t max, size_t *ret_n,
+			       moat_error *err);
+int moat_gateway_rules_from_patterns(char *const *allow_hosts, char *const *allow_private, moat_netrules **ret,
+				     moat_error *err);
+/* Parses "NAME=ADDRESS" entries (network.hosts on the command line). The
+ * returned array points into specs; free it with free(). */
+int moat_gateway_hosts_parse(char *const *specs, moat_gateway_host **ret, size_t *ret_n, moat_error *err);

@@ -1,0 +1,136 @@
+#include "netproxy.h"
+
+#include "sandbox-internal.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+
+#include <event2/event.h>
+
+int moat__netproxy_listen(int ctl, moat_error *err)
+{
+	_cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (fd < 0)
+		return moat_error_set(err, errno, "proxy port: socket");
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(MOAT_PROXY_PORT),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+		return moat_error_set(err, errno, "proxy port: bind 127.0.0.1:%d", MOAT_PROXY_PORT);
+	if (listen(fd, 512) < 0)
+		return moat_error_set(err, errno, "proxy port: listen");
+	int r = moat__ctl_send_fd(ctl, MOAT_CTL_FD_PROXY_LISTENER, fd);
+	if (r < 0)
+		return moat_error_set(err, r, "proxy port: hand it to the supervisor");
+	/* The init keeps no copy: the supervisor's is the only one. */
+	return 0;
+}
+
+struct moat_netproxy {
+	struct event_base *base;
+	moat_gateway *gw;
+	struct event *stop_ev;
+	int stop_fd;
+	pthread_t thread;
+	bool running;
+};
+
+static void stop_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	event_base_loopbreak(arg);
+}
+
+static void *netproxy_thread(void *arg)
+{
+	moat_netproxy *p = arg;
+	event_base_dispatch(p->base);
+	return NULL;
+}
+
+static void netproxy_free(moat_netproxy *p)
+{
+	if (!p)
+		return;
+	moat_gateway_free(p->gw);
+	if (p->stop_ev)
+		event_free(p->stop_ev);
+	if (p->base)
+		event_base_free(p->base);
+	if (p->stop_fd >= 0)
+		close(p->stop_fd);
+	free(p);
+}
+
+int moat__netproxy_start(const moat_gateway_config *cfg, int listen_fd, moat_netproxy **ret, moat_error *err)
+{
+	_cleanup_close_ int lfd = listen_fd;
+	moat_netproxy *p = calloc(1, sizeof(*p));
+	if (!p)
+		return moat_error_set(err, ENOMEM, "gateway");
+	p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	p->base = event_base_new();
+	int r;
+	if (p->stop_fd < 0 || !p->base) {
+		r = moat_error_set(err, p->stop_fd < 0 ? errno : ENOMEM, "gateway: event loop");
+		goto fail;
+	}
+	r = moat_gateway_new(p->base, cfg, &p->gw, err);
+	if (r < 0)
+		goto fail;
+	r = moat_gateway_add_listener_fd(p->gw, TAKE_FD(lfd), err);
+	if (r < 0)
+		goto fail;
+	/* A persistent event on the eventfd keeps the loop alive while the
+	 * run lasts, even when no connection is open. */
+	p->stop_ev = event_new(p->base, p->stop_fd, EV_READ | EV_PERSIST, stop_cb, p->base);
+	if (!p->stop_ev || event_add(p->stop_ev, NULL) < 0) {
+		r = moat_error_set(err, ENOMEM, "gateway: event loop");
+		goto fail;
+	}
+	/* The thread must not take the signals the supervisor reads from
+	 * its signalfd: it starts with all of them blocked. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int e = pthread_create(&p->thread, NULL, netproxy_thread, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e != 0) {
+		r = moat_error_set(err, e, "gateway: thread");
+		goto fail;
+	}
+	p->running = true;
+	*ret = p;
+	return 0;
+fail:
+	netproxy_free(p);
+	return r;
+}
+
+void moat__netproxy_stop(moat_netproxy *p, moat_gateway_stats *ret_stats)
+{
+	if (!p)
+		return;
+	if (p->running) {
+		uint64_t one = 1;
+		(void)!write(p->stop_fd, &one, sizeof(one));
+		pthread_join(p->thread, NULL);
+	}
+	if (ret_stats)
+		moat_gateway_get_stats(p->gw, ret_stats);
+	netproxy_free(p);
+}
+
+moat_gateway *moat__netproxy_gateway(moat_netproxy *p)
+{
+	return p->gw;
+}
