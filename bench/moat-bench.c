@@ -50,6 +50,7 @@ typedef struct stats {
 static struct {
 	const char *moat;
 	const char *python;
+	const char *compare; /* a second moat build, measured alongside */
 	unsigned runs, warmup, tp_runs, tp_rounds, mem_rounds;
 	char *only;
 } opt = {
@@ -218,6 +219,7 @@ static void set_argv(variant *v, const char *name, const char *const *prefix, co
 static const char *bwrap_prefix[MAX_ARGS];
 static const char *unshare_prefix[] = {unshare_path, "-Urmpf", "--net", "--ipc", "--uts", "--cgroup", "--", NULL};
 static const char *moat_prefix[] = {NULL, "run", "--", NULL};
+static const char *compare_prefix[] = {NULL, "run", "--", NULL};
 
 static void build_bwrap_prefix(void)
 {
@@ -404,8 +406,11 @@ static int compare(const char *title, variant *vs, size_t nv, int base, const ch
  * and moat. */
 static int bench_startup(const char *label, const char *const *cmd)
 {
-	variant vs[4];
+	variant vs[5];
 	memset(vs, 0, sizeof(vs));
+	size_t nv = opt.compare ? 5 : 4;
+	if (opt.compare)
+		set_argv(&vs[4], "moat run (--compare build)", compare_prefix, cmd);
 	set_argv(&vs[0], "bare fork+exec", NULL, cmd);
 	set_argv(&vs[1], "unshare -Urmpf --net --ipc --uts --cgroup", unshare_prefix, cmd);
 	set_argv(&vs[2], "bwrap --unshare-all (read-only /usr root)", bwrap_prefix, cmd);
@@ -417,8 +422,8 @@ static int bench_startup(const char *label, const char *const *cmd)
 
 	char title[400];
 	snprintf(title, sizeof(title), "start-up to exit: %s", label);
-	stats st[4], cpu[4];
-	int r = compare(title, vs, ELEMENTSOF(vs), 0, "vs bare", 2, "vs bwrap", st, cpu);
+	stats st[5], cpu[5];
+	int r = compare(title, vs, nv, 0, "vs bare", 2, "vs bwrap", st, cpu);
 	if (r < 0)
 		return r;
 	double bare = st[0].median, bw = st[2].median;
@@ -864,6 +869,8 @@ static void usage(FILE *f)
 		   "  --tp-runs N        runs per worker in one throughput measurement [40]\n"
 		   "  --tp-rounds N      throughput measurements per variant [3]\n"
 		   "  --mem-rounds N     memory measurements per variant [5]\n"
+		   "  --compare PATH     a second moat build, measured alongside in the start-up\n"
+		   "                     scenarios (before and after a change)\n"
 		   "  --only LIST        comma-separated scenarios: startup,python,throughput,memory,\n"
 		   "                     gateway,trail,judge [all]\n");
 }
@@ -886,7 +893,8 @@ int main(int argc, char **argv)
 		{"runs", required_argument, NULL, 'n'},     {"warmup", required_argument, NULL, 'w'},
 		{"tp-runs", required_argument, NULL, 't'},  {"tp-rounds", required_argument, NULL, 'T'},
 		{"mem-rounds", required_argument, NULL, 'M'}, {"only", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+		{"compare", required_argument, NULL, 'c'},  {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	int c, li = 0;
 	while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
@@ -916,6 +924,9 @@ int main(int argc, char **argv)
 		case 'o':
 			opt.only = optarg;
 			break;
+		case 'c':
+			opt.compare = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -943,6 +954,14 @@ int main(int argc, char **argv)
 	}
 	opt.moat = moat_abs;
 	moat_prefix[0] = moat_abs;
+	static char compare_abs[4096];
+	if (opt.compare) {
+		if (!realpath(opt.compare, compare_abs) || access(compare_abs, X_OK) < 0) {
+			fprintf(stderr, "moat-bench: --compare %s: %s\n", opt.compare, strerror(errno));
+			return 2;
+		}
+		opt.compare = compare_prefix[0] = compare_abs;
+	}
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull < 0) {
 		perror("moat-bench: /dev/null");
