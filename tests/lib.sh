@@ -5,6 +5,7 @@
 #   MOAT_MODE   root | rootless
 #   MOAT_TDIR   a private scratch folder for this script (removed afterwards)
 #   MOAT_ATTACKS folder of compiled attack programs
+#   MOAT_PROGRAMS folder of compiled limit-hitting programs (tests/programs)
 #   MOAT_SRC    the tests folder (read-only copy)
 
 : "${MOAT:?}" "${MOAT_MODE:?}" "${MOAT_TDIR:?}"

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "config.h"
@@ -11,6 +12,22 @@
 #define MOAT_EXIT_ERROR 125
 
 int moat_cmd_run(int argc, char **argv);
+int moat_cmd_audit(int argc, char **argv);
+int moat_cmd_replay(int argc, char **argv);
+
+/* How moat audit show and moat replay --audit walk a log. */
+typedef struct moat_cli_walk {
+	const char *type;   /* type or type prefix, or NULL */
+	uint64_t since_us;  /* 0: from the start */
+	bool json;          /* raw lines */
+	bool realtime;      /* wait between events as they happened */
+	double speed;       /* > 0 */
+	double max_idle;    /* cap on one wait, seconds; 0: none */
+} moat_cli_walk;
+int moat_cli_audit_walk(const char *path, const moat_cli_walk *w);
+/* Sleeps s seconds (fractions allowed), resuming after signals. */
+void moat_cli_sleep(double s);
+int moat_cmd_judge(int argc, char **argv);
 int moat_cmd_policy(int argc, char **argv);
 
 /* Parses `moat run` options into c; returns the index of the command word,
@@ -34,11 +51,15 @@ typedef struct moat_cli_net {
 	moat_gateway_host *hosts;
 	size_t n_hosts;
 	int log_fd;
+	struct moat_audit *audit; /* not owned */
 } moat_cli_net;
 /* Applies one of --net, --allow-host, --allow-private, --net-host,
  * --resolver, --net-log (name without dashes). */
 int moat_cli_run_net_option(moat_config *c, const char *name, const char *value, moat_error *err);
 /* The gateway configuration for c, when c->net is proxy. */
 struct moat_policy;
-int moat_cli_net_setup(const moat_config *c, const struct moat_policy *policy, moat_cli_net *n, moat_error *err);
+struct moat_audit;
+/* audit may be NULL; when set, every net.request event also goes there. */
+int moat_cli_net_setup(const moat_config *c, const struct moat_policy *policy, struct moat_audit *audit,
+		       moat_cli_net *n, moat_error *err);
 void moat_cli_net_done(moat_cli_net *n);

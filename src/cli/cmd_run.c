@@ -2,9 +2,12 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
+#include "audit.h"
 #include "cli.h"
 #include "config.h"
+#include "record.h"
 #include "sandbox.h"
 #include "units.h"
 
@@ -72,6 +75,11 @@ static void run_usage(FILE *f)
 		"  --net-log FILE       append each net.request event as a JSON line\n"
 		"reporting:\n"
 		"  --result FILE|-      write the JSON result to FILE (or stdout)\n"
+		"  --audit FILE         append the run's events to a hash-chained audit log\n"
+		"  --audit-files        also record which files the command opened, wrote,\n"
+		"                       removed, and which programs it ran (with --audit;\n"
+		"                       alone, as in the agent profile, it does nothing)\n"
+		"  --record FILE.cast   record the terminal output (asciicast v2)\n"
 		"\n"
 		"exit status: the command's own; 128+N when signal N ended it (a limit kills\n"
 		"with SIGKILL: 137, the result says which); 125 when moat failed; 126 when the\n"
@@ -101,6 +109,9 @@ enum {
 	OPT_FSIZE,
 	OPT_CPUS,
 	OPT_RESULT,
+	OPT_AUDIT,
+	OPT_AUDIT_FILES,
+	OPT_RECORD,
 	OPT_PROFILE,
 	OPT_POLICY,
 	OPT_NET, /* the network options are handled by run_net.c */
@@ -130,6 +141,9 @@ static const struct option run_options[] = {
 	{"fsize", required_argument, NULL, OPT_FSIZE},
 	{"cpus", required_argument, NULL, OPT_CPUS},
 	{"result", required_argument, NULL, OPT_RESULT},
+	{"audit", required_argument, NULL, OPT_AUDIT},
+	{"audit-files", no_argument, NULL, OPT_AUDIT_FILES},
+	{"record", required_argument, NULL, OPT_RECORD},
 	{"profile", required_argument, NULL, OPT_PROFILE},
 	{"policy", required_argument, NULL, OPT_POLICY},
 	{"net", required_argument, NULL, OPT_NET},
@@ -263,6 +277,15 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 		case OPT_RESULT:
 			r = set_str(&c->result_path, optarg);
 			break;
+		case OPT_AUDIT:
+			r = set_str(&c->audit_path, optarg);
+			break;
+		case OPT_AUDIT_FILES:
+			c->audit_files = true;
+			break;
+		case OPT_RECORD:
+			r = set_str(&c->record_path, optarg);
+			break;
 		case OPT_PROFILE:
 			r = set_str(&c->profile, optarg);
 			break;
@@ -324,22 +347,44 @@ int moat_cmd_run(int argc, char **argv)
 	moat_error err = {0};
 	moat_run_io io;
 	moat_run_io_init(&io);
+	char buf[MOAT_ERROR_MAX + 64];
+	_cleanup_audit_ moat_audit *audit = NULL;
+	if (c->audit_path && moat_audit_open(c->audit_path, NULL, &audit, &err) < 0)
+		return moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
+	_cleanup_record_ moat_record *rec = NULL;
+	if (c->record_path) {
+		moat_record_header h = {.term = c->tty ? getenv("TERM") : NULL, .command = c->argv[0]};
+		struct winsize ws;
+		if (c->tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+			h.width = ws.ws_col, h.height = ws.ws_row;
+		if (moat_record_open(c->record_path, &h, moat_audit_redactor(audit), &rec, &err) < 0)
+			return moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
+	}
+	io.audit = audit;
+	io.record = rec;
 	moat_cli_net net;
-	int r = moat_cli_net_setup(c, policy, &net, &err);
+	int r = moat_cli_net_setup(c, policy, audit, &net, &err);
 	if (r < 0) {
-		char ebuf[MOAT_ERROR_MAX + 64];
 		moat_cli_net_done(&net);
-		return moat_cli_fail("run: %s", moat_error_format(&err, ebuf, sizeof(ebuf)));
+		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
 	}
 	if (c->net == MOAT_NET_PROXY)
 		io.gateway = &net.cfg;
 	r = moat_sandbox_run(c, &io, &res, &err);
 	moat_cli_net_done(&net);
-	char buf[MOAT_ERROR_MAX + 64];
 	if (r < 0)
 		moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
 	else if (res.error[0])
 		moat_cli_fail("%s", res.error);
+	if (rec && moat_record_close(TAKE_PTR(rec), &err) < 0) {
+		moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
+		return MOAT_EXIT_ERROR;
+	}
+	/* A run whose record has a hole must not look fully audited. */
+	if (audit && moat_audit_failed(audit)) {
+		moat_cli_fail("audit log %s: an event could not be written; the log is incomplete", c->audit_path);
+		return MOAT_EXIT_ERROR;
+	}
 	if (c->result_path) {
 		moat_error werr = {0};
 		if (moat_result_write(&res, c->result_path, &werr) < 0) {

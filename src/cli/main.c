@@ -12,6 +12,9 @@ static const struct {
 	const char *summary;
 } commands[] = {
 	{"run", moat_cmd_run, "run one command in a fresh sandbox"},
+	{"audit", moat_cmd_audit, "verify or read an audit log"},
+	{"replay", moat_cmd_replay, "play back a terminal recording or an audit timeline"},
+	{"judge", moat_cmd_judge, "grade a program against test cases"},
 	{"policy", moat_cmd_policy, "check, explain or show a policy file"},
 };
 

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "gateway.h"
 #include "netrules.h"
+#include "audit.h"
 #include "policy.h"
 
 int moat_cli_run_net_option(moat_config *c, const char *name, const char *value, moat_error *err)
@@ -47,6 +48,14 @@ int moat_cli_run_net_option(moat_config *c, const char *name, const char *value,
 static void net_log_event(void *userdata, const moat_net_event *ev)
 {
 	moat_cli_net *n = userdata;
+	if (n->audit) {
+		/* Every decision is fsync'd: the log must hold it even if moat
+		 * dies right after. The writer is thread-safe. */
+		json_t *f = moat_net_event_to_json(ev);
+		moat_error aerr = {0};
+		if (f)
+			(void)moat_audit_event(n->audit, "net.request", f, MOAT_AUDIT_SYNC, &aerr);
+	}
 	if (n->log_fd < 0)
 		return;
 	json_t *o = moat_net_event_to_json(ev);
@@ -67,10 +76,12 @@ static void net_log_event(void *userdata, const moat_net_event *ev)
 	free(line);
 }
 
-int moat_cli_net_setup(const moat_config *c, const moat_policy *policy, moat_cli_net *n, moat_error *err)
+int moat_cli_net_setup(const moat_config *c, const moat_policy *policy, moat_audit *audit, moat_cli_net *n,
+		       moat_error *err)
 {
 	memset(n, 0, sizeof(*n));
 	n->log_fd = -1;
+	n->audit = audit;
 	if (c->net != MOAT_NET_PROXY)
 		return 0;
 	/* The policy, with the command-line flags folded in, is the whole

@@ -70,6 +70,7 @@ typedef struct moat_config {
 	char *result_path;    /* --result FILE or "-" */
 	char *audit_path;     /* --audit FILE */
 	char *record_path;    /* --record FILE.cast */
+	bool audit_files;     /* audit.files: the file and exec trail */
 	char *profile;        /* built-in policy name: "code" or "agent" */
 	char *policy_path;    /* --policy FILE */
 	char *hostname;       /* inside the uts namespace; default "moat" */

@@ -6,6 +6,7 @@
  * the rest, and is not dumpable, so the command cannot read /proc/1/environ
  * or reach /proc/1/exe (runc CVE-2019-5736). */
 #include "confine.h"
+#include "filetrail.h"
 #include "sandbox-internal.h"
 #include "netproxy.h"
 #include "syscalls.h"
@@ -167,10 +168,26 @@ _noreturn_ static void command_child(const moat_init_args *a, int report_fd, int
 	/* No core files: they would land in the working directory and could
 	 * hold whatever the process had in memory. */
 	set_rlimit(RLIMIT_CORE, 0);
+	if (moat__rlimit_plan_apply(&a->rlimits) < 0)
+		report_and_exit(report_fd, 2, errno, "set resource limits");
 
 	if (chdir(a->cwd) < 0) {
 		snprintf(buf, sizeof(buf), "working directory %s", a->cwd);
 		report_and_exit(report_fd, 2, errno, buf);
+	}
+
+	/* The file trail's notify filter goes first, so that the confinement
+	 * filter that follows cannot hide the calls it watches. Its listener
+	 * goes straight to the supervisor over the control socket, and this
+	 * process drops its own copy before making any watched call. */
+	if (a->file_trail) {
+		int lfd = moat__filetrail_install(&err);
+		if (lfd < 0)
+			report_and_exit(report_fd, 2, err.code, moat_error_format(&err, buf, sizeof(buf)));
+		int r = moat__ctl_send_fd(a->ctl_fd, MOAT_CTL_FD_NOTIFY, lfd);
+		close(lfd);
+		if (r < 0)
+			report_and_exit(report_fd, 2, -r, "file trail: hand the listener to the supervisor");
 	}
 
 	exec_report rep;
@@ -259,6 +276,19 @@ static int open_pty(int ctl, int *ret_slave, moat_error *err)
 	return 0;
 }
 
+/* Nothing of the command may run outside the run's cgroup: the command is
+ * forked only once the supervisor says the init has joined it. */
+static int wait_cgroup_joined(int ctl)
+{
+	moat_ctl_msg m;
+	for (;;) {
+		if (moat__ctl_recv(ctl, &m, NULL) < 0)
+			return -EPIPE;
+		if (m.type == MOAT_CTL_CGROUP_JOINED)
+			return 0;
+	}
+}
+
 _noreturn_ void moat__init_main(const moat_init_args *a)
 {
 	moat_error err = {0};
@@ -310,6 +340,8 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		fail_setup(ctl, &err);
 	}
 
+	if (a->wait_cgroup && wait_cgroup_joined(ctl) < 0)
+		_exit(1);
 	command_start start = {.a = a, .report_fd = rp[1], .unused_fd = rp[0], .tty_slave = tty_slave};
 	pid_t cmd = start_command(&start);
 	if (cmd < 0) {

@@ -102,6 +102,7 @@ int moat_policy_apply(const moat_policy *p, moat_config *c, moat_error *err)
 	c->limits = p->limits;
 	c->net = p->net;
 	c->tty = p->tty;
+	c->audit_files = p->audit_files;
 	return 0;
 }
 
@@ -186,6 +187,8 @@ int moat_policy_update_from_config(moat_policy *p, const moat_config *c, unsigne
 		return r;
 	if (c->record_path)
 		p->record = true;
+	/* --audit-files only ever adds the trail, never removes it. */
+	p->audit_files |= c->audit_files;
 	p->limits = c->limits;
 	p->limits_set |= flags_limits_set;
 	p->net = c->net;

@@ -22,6 +22,54 @@ const char *moat_status_to_string(moat_status s)
 	return status_names[s];
 }
 
+static const char *const limit_names[_MOAT_LIMIT_KIND_MAX] = {
+	[MOAT_LIMIT_KIND_WALL] = "wall",     [MOAT_LIMIT_KIND_CPU] = "cpu",     [MOAT_LIMIT_KIND_MEMORY] = "memory",
+	[MOAT_LIMIT_KIND_PIDS] = "pids",     [MOAT_LIMIT_KIND_CPUS] = "cpus",   [MOAT_LIMIT_KIND_OUTPUT] = "output",
+	[MOAT_LIMIT_KIND_TMP] = "tmp",       [MOAT_LIMIT_KIND_DISK] = "disk",   [MOAT_LIMIT_KIND_FILES] = "files",
+	[MOAT_LIMIT_KIND_FSIZE] = "fsize",
+};
+
+static const char *const mech_names[_MOAT_MECH_MAX] = {
+	[MOAT_MECH_NONE] = "none",   [MOAT_MECH_CGROUP] = "cgroup",         [MOAT_MECH_RLIMIT] = "rlimit",
+	[MOAT_MECH_TIMER] = "timer", [MOAT_MECH_SUPERVISOR] = "supervisor", [MOAT_MECH_TMPFS] = "tmpfs",
+};
+
+const char *moat_limit_kind_to_string(moat_limit_kind k)
+{
+	if (k < 0 || k >= _MOAT_LIMIT_KIND_MAX)
+		return "invalid";
+	return limit_names[k];
+}
+
+const char *moat_mechanism_to_string(moat_mechanism m)
+{
+	if (m < 0 || m >= _MOAT_MECH_MAX)
+		return "invalid";
+	return mech_names[m];
+}
+
+void moat_result_enforce(moat_result *r, moat_limit_kind k, uint64_t v, moat_mechanism m)
+{
+	if (k < 0 || k >= _MOAT_LIMIT_KIND_MAX)
+		return;
+	r->enforced[k] = (moat_enforced){.set = true, .value = v, .by = m};
+}
+
+static json_t *enforced_json(const moat_result *r)
+{
+	json_t *o = json_object();
+	for (int k = 0; k < _MOAT_LIMIT_KIND_MAX; k++) {
+		const moat_enforced *e = &r->enforced[k];
+		if (!e->set)
+			continue;
+		json_t *x = json_object();
+		json_object_set_new(x, "limit", json_integer((json_int_t)e->value));
+		json_object_set_new(x, "by", json_string(moat_mechanism_to_string(e->by)));
+		json_object_set_new(o, limit_names[k], x);
+	}
+	return o;
+}
+
 void moat_result_init(moat_result *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -97,6 +145,9 @@ char *moat_result_to_json(const moat_result *r)
 		json_object_set_new(o, "error", json_string(r->error));
 	json_object_set_new(o, "exit_status", json_integer(r->exit_status));
 	json_object_set_new(o, "isolation", isolation_json(&r->isolation));
+	json_object_set_new(o, "enforced", enforced_json(r));
+	if (r->limits_note[0])
+		json_object_set_new(o, "limits_note", json_string(r->limits_note));
 	char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	return s;

@@ -41,6 +41,45 @@ typedef struct moat_isolation {
 	bool proc_masked;
 } moat_isolation;
 
+/* Each limit a run can have, and what enforced it. A limit is listed in the
+ * result only when it was asked for; its mechanism is filled by the code
+ * that put it in force, so an rlimit standing in for a cgroup limit, or a
+ * limit nothing could enforce, is reported as exactly that. */
+typedef enum moat_limit_kind {
+	MOAT_LIMIT_KIND_WALL = 0,
+	MOAT_LIMIT_KIND_CPU,
+	MOAT_LIMIT_KIND_MEMORY,
+	MOAT_LIMIT_KIND_PIDS,
+	MOAT_LIMIT_KIND_CPUS,
+	MOAT_LIMIT_KIND_OUTPUT,
+	MOAT_LIMIT_KIND_TMP,
+	MOAT_LIMIT_KIND_DISK,
+	MOAT_LIMIT_KIND_FILES,
+	MOAT_LIMIT_KIND_FSIZE,
+	_MOAT_LIMIT_KIND_MAX,
+	_MOAT_LIMIT_KIND_INVALID = -1,
+} moat_limit_kind;
+
+typedef enum moat_mechanism {
+	MOAT_MECH_NONE = 0,   /* asked for, not enforced */
+	MOAT_MECH_CGROUP,     /* the run's cgroup: all processes together */
+	MOAT_MECH_RLIMIT,     /* setrlimit: per process (or per user) only */
+	MOAT_MECH_TIMER,      /* the supervisor's clock */
+	MOAT_MECH_SUPERVISOR, /* the supervisor counts and cuts (output) */
+	MOAT_MECH_TMPFS,      /* a size-limited tmpfs */
+	_MOAT_MECH_MAX,
+	_MOAT_MECH_INVALID = -1,
+} moat_mechanism;
+
+typedef struct moat_enforced {
+	bool set;       /* the run asked for this limit */
+	uint64_t value; /* bytes, ms, count or thousandths of a CPU */
+	moat_mechanism by;
+} moat_enforced;
+
+const char *moat_limit_kind_to_string(moat_limit_kind k);
+const char *moat_mechanism_to_string(moat_mechanism m);
+
 typedef struct moat_result {
 	moat_status status;
 	int exit_code;      /* valid when status == EXITED (else -1) */
@@ -58,9 +97,14 @@ typedef struct moat_result {
 	char error[512];          /* setup error text, when status is setup_error */
 	int exit_status;          /* what `moat run` exits with */
 	moat_isolation isolation;
+	moat_enforced enforced[_MOAT_LIMIT_KIND_MAX];
+	char limits_note[256];    /* how fallbacks differ from the limit asked */
 } moat_result;
 
 void moat_result_init(moat_result *r);
+/* Records that limit k of value v is in force by mechanism m (MOAT_MECH_NONE
+ * when nothing could enforce it). Callers skip unlimited values. */
+void moat_result_enforce(moat_result *r, moat_limit_kind k, uint64_t v, moat_mechanism m);
 /* The JSON object (compact, one line, no trailing newline); caller frees. */
 char *moat_result_to_json(const moat_result *r);
 /* Writes the JSON plus a newline to path ("-" for stdout). */

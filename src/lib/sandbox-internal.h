@@ -3,6 +3,7 @@
 #pragma once
 
 #include "config.h"
+#include "limits.h"
 #include "result.h"
 
 #include <sys/types.h>
@@ -25,6 +26,7 @@ typedef enum moat_ctl_type {
 	MOAT_CTL_EXEC_FAILED,     /* init -> sup: errno a, text = command */
 	MOAT_CTL_EXITED,          /* init -> sup: wait status a of the command */
 	MOAT_CTL_FD,              /* init -> sup: an fd rides along (b = kind) */
+	MOAT_CTL_CGROUP_JOINED,   /* sup -> init: the init is in the run's cgroup */
 } moat_ctl_type;
 
 typedef enum moat_ctl_fd_kind {
@@ -61,6 +63,13 @@ typedef struct moat_init_args {
 	char **envp;           /* the command's environment */
 	const char *cwd;       /* inside */
 	bool out_bound;
+	/* limits.c: rlimits standing in for what no cgroup enforces, and
+	 * whether to wait for MOAT_CTL_CGROUP_JOINED before forking the
+	 * command (the supervisor joins the init to a v1 cgroup while the
+	 * init sets up the root filesystem). */
+	moat_rlimit_plan rlimits;
+	bool wait_cgroup;
+	bool file_trail;       /* install the file trail's notify filter */
 } moat_init_args;
 
 /* The body of pid 1 inside the sandbox. Never returns. */

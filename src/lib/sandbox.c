@@ -18,6 +18,9 @@
  * program: the only processes are the init and the command. */
 #include "sandbox.h"
 
+#include "audit.h"
+#include "filetrail.h"
+#include "record.h"
 #include "sandbox-internal.h"
 #include "netproxy.h"
 #include "syscalls.h"
@@ -198,6 +201,8 @@ typedef struct run {
 	int pty_master;
 	moat_netproxy *netproxy;
 	int netproxy_errno;
+	moat_filetrail *trail; /* the file and exec trail, when on */
+	bool session_logged;   /* session.start is in the audit log */
 } run;
 
 static void kill_sandbox(run *s, moat_status why, const char *limit)
@@ -209,6 +214,45 @@ static void kill_sandbox(run *s, moat_status why, const char *limit)
 			snprintf(s->r->limit_hit, sizeof(s->r->limit_hit), "%s", limit);
 	}
 	moat__pidfd_send_signal(s->pidfd, SIGKILL);
+}
+
+/* clone3, into the run's v2 cgroup when there is one (the child then
+ * never exists outside it). Kernels before 5.7 refuse CLONE_INTO_CGROUP
+ * with EINVAL; the child is then attached by a write, like on v1. */
+static long clone_into_cgroup(struct clone_args *ca, moat_run_limits *lim)
+{
+	int cgfd = moat__limits_clone_fd(lim);
+	if (cgfd >= 0) {
+		ca->flags |= CLONE_INTO_CGROUP;
+		ca->cgroup = (uint64_t)cgfd;
+		long pid = moat__clone3(ca);
+		if (pid >= 0 || errno != EINVAL)
+			return pid;
+		ca->flags &= ~(uint64_t)CLONE_INTO_CGROUP;
+		ca->cgroup = 0;
+	}
+	return moat__clone3(ca);
+}
+
+/* Joins the init to the run's cgroup(s) while it builds its root
+ * filesystem, then lets it fork the command. */
+static int join_cgroup(moat_run_limits *lim, int ctl, pid_t pid, bool cloned_into, bool wait, moat_error *err)
+{
+	int r = moat__limits_attach(lim, pid, cloned_into, err);
+	if (r < 0)
+		return r;
+	if (wait && moat__ctl_send(ctl, MOAT_CTL_CGROUP_JOINED, 0, 0, NULL) < 0)
+		return moat_error_set(err, EPIPE, "start the sandbox");
+	return 0;
+}
+
+/* The cgroup notified an event or the budget timer fired. */
+static void check_limits(run *s, moat_run_limits *lim)
+{
+	const char *limit = NULL;
+	moat_status v = moat__limits_check(lim, &limit);
+	if (v != MOAT_STATUS_EXITED)
+		kill_sandbox(s, v, limit);
 }
 
 /* Counts, caps and forwards one chunk of output. */
@@ -226,6 +270,8 @@ static void handle_output(run *s, int stream, const char *buf, size_t n)
 	else
 		s->r->stderr_bytes += keep;
 	if (keep > 0) {
+		if (s->io->record)
+			moat_record_write(s->io->record, 'o', buf, keep, NULL);
 		if (s->io->on_output)
 			s->io->on_output(s->io->userdata, stream, buf, keep);
 		int fwd = stream == 1 ? s->io->forward_stdout_fd : s->io->forward_stderr_fd;
@@ -284,6 +330,11 @@ static void handle_ctl(run *s, int ctl, bool *ctl_open)
 		iso->seccomp_rules = in.seccomp_rules;
 		iso->landlock_abi = in.landlock_abi;
 		memcpy(iso->landlock_rules, in.landlock_rules, sizeof(iso->landlock_rules));
+		if (s->io->audit && !s->session_logged) {
+			moat__audit_run_started(s->io->audit, s->c, iso, (pid_t)m.a, s->trail != NULL);
+			s->session_logged = true;
+			moat__filetrail_session_started(s->trail);
+		}
 		break;
 	}
 	case MOAT_CTL_EXITED:
@@ -298,6 +349,8 @@ static void handle_ctl(run *s, int ctl, bool *ctl_open)
 			struct winsize ws;
 			if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
 				ioctl(s->pty_master, TIOCSWINSZ, &ws);
+		} else if (m.b == MOAT_CTL_FD_NOTIFY && fd >= 0 && !s->trail && s->io->audit) {
+			moat__filetrail_start(TAKE_FD(fd), s->io->audit, &s->trail, NULL);
 		}
 		break;
 	default:
@@ -371,6 +424,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	moat_result_init(r);
 	_cleanup_strv_free_ char **envp = NULL;
 	_cleanup_close_ int stdin_child = -1, stdin_feed = -1, tfd = -1, sigfd = -1;
+	_cleanup_limits_ moat_run_limits *lim = NULL;
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, ctl[2] = {-1, -1};
 	int ret = moat_config_validate(c, err);
 	if (ret < 0)
@@ -394,6 +448,12 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	if (ret < 0)
 		goto fail;
 	ret = prepare_out_dir(c, rootless, err);
+	if (ret < 0)
+		goto fail;
+
+	/* The cgroup exists before the child does, so nothing of the run
+	 * escapes its limits or its accounting. */
+	ret = moat__limits_prepare(&c->limits, &lim, err);
 	if (ret < 0)
 		goto fail;
 
@@ -438,7 +498,10 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		.envp = envp,
 		.cwd = c->cwd ? c->cwd : (c->out_dir ? "/out" : "/tmp"),
 		.out_bound = c->out_dir != NULL,
+		.wait_cgroup = moat__limits_attach_pending(lim),
+		.file_trail = c->audit_files && io_in->audit,
 	};
+	moat__limits_rlimit_plan(lim, &ia.rlimits);
 
 	int pidfd = -1;
 	struct clone_args ca = {
@@ -448,7 +511,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		.exit_signal = SIGCHLD,
 	};
 	uint64_t t0 = moat__now_ns();
-	long pid = moat__clone3(&ca);
+	long pid = clone_into_cgroup(&ca, lim);
 	if (pid < 0) {
 		ret = moat_error_set(err, errno, "create the sandbox's namespaces (clone3)");
 		restore_signals(&oldmask, &oldchld);
@@ -472,7 +535,11 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	run s = {.c = c, .io = io_in, .r = r, .pidfd = pidfd, .pid = (pid_t)pid, .pty_master = -1};
 
 	ret = moat__userns_write_maps((pid_t)pid, rootless, host_uid, host_gid, err);
-	if (ret < 0 || moat__ctl_send(ctl[0], MOAT_CTL_GO, 0, 0, NULL) < 0) {
+	if (ret >= 0 && moat__ctl_send(ctl[0], MOAT_CTL_GO, 0, 0, NULL) < 0)
+		ret = moat_error_set(err, EPIPE, "start the sandbox");
+	if (ret >= 0)
+		ret = join_cgroup(lim, ctl[0], (pid_t)pid, ca.flags & CLONE_INTO_CGROUP, ia.wait_cgroup, err);
+	if (ret < 0) {
 		if (ret >= 0)
 			ret = moat_error_set(err, EPIPE, "start the sandbox");
 		moat__pidfd_send_signal(pidfd, SIGKILL);
@@ -496,6 +563,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		}
 	}
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	int limfd = moat__limits_fd(lim);
 
 	fcntl(outp[0], F_SETFL, O_NONBLOCK);
 	fcntl(errp[0], F_SETFL, O_NONBLOCK);
@@ -510,9 +578,11 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	bool tio_saved = false;
 
 	while (init_alive || out_open || err_open || s.pty_master >= 0) {
-		struct pollfd p[9];
+		struct pollfd p[10];
 		int n = 0, i_out = -1, i_err = -1, i_ctl = -1, i_pid = -1, i_t = -1, i_sig = -1, i_feed = -1,
-		    i_pty = -1, i_tin = -1;
+		    i_pty = -1, i_tin = -1, i_lim = -1;
+		if (limfd >= 0 && init_alive && !s.killed)
+			p[i_lim = n++] = (struct pollfd){.fd = limfd, .events = POLLIN};
 		if (out_open)
 			p[i_out = n++] = (struct pollfd){.fd = outp[0], .events = POLLIN};
 		if (err_open)
@@ -567,8 +637,11 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		}
 		if (i_tin >= 0 && p[i_tin].revents) {
 			ssize_t k = read(STDIN_FILENO, buf, sizeof(buf));
-			if (k > 0 && s.pty_master >= 0)
+			if (k > 0 && s.pty_master >= 0) {
+				if (io_in->record)
+					moat_record_write(io_in->record, 'i', buf, (size_t)k, NULL);
 				moat__write_all(s.pty_master, buf, (size_t)k);
+			}
 			else if (k <= 0)
 				tty_in_open = false;
 		}
@@ -587,6 +660,8 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		}
 		if (i_t >= 0 && p[i_t].revents)
 			kill_sandbox(&s, MOAT_STATUS_TIMEOUT, "wall");
+		if (i_lim >= 0 && p[i_lim].revents)
+			check_limits(&s, lim);
 		if (i_sig >= 0 && p[i_sig].revents) {
 			struct signalfd_siginfo si;
 			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -625,6 +700,17 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	close(pidfd);
 	moat__netproxy_stop(s.netproxy, NULL);
 	finish_result(&s, &ru);
+	moat__limits_account(lim, &c->limits, r, s.killed);
+	if (io_in->audit) {
+		/* Every process of the run is gone: the trail's listener has hung
+		 * up, and what the thread holds is written before session.stop. */
+		moat_filetrail_stats st = {0};
+		if (!s.session_logged)
+			moat__audit_run_started(io_in->audit, c, iso, 0, s.trail != NULL);
+		moat__filetrail_session_started(s.trail);
+		moat__filetrail_stop(TAKE_PTR(s.trail), &st);
+		moat__audit_run_finished(io_in->audit, c, r, &st);
+	}
 
 	/* Drop a SIGPIPE or interrupt that is still pending before restoring
 	 * the caller's mask, so it does not kill us on the way out. */
@@ -666,5 +752,9 @@ fail:
 	r->status = MOAT_STATUS_SETUP_ERROR;
 	r->exit_status = 125;
 	moat_error_format(err, r->error, sizeof(r->error));
+	if (io_in->audit) {
+		moat__audit_run_started(io_in->audit, c, &r->isolation, 0, false);
+		moat__audit_run_finished(io_in->audit, c, r, NULL);
+	}
 	return ret;
 }

@@ -5,8 +5,9 @@
 #include "config.h"
 #include "result.h"
 
-struct moat_audit; /* audit.h */
+struct moat_audit;  /* audit.h */
 struct moat_gateway_config; /* gateway.h */
+struct moat_record; /* record.h */
 
 /* Where the run's output goes. By default stdout and stderr of the sandbox
  * are captured through pipes, counted, capped, and forwarded to fds 1 and 2
@@ -24,11 +25,15 @@ typedef struct moat_run_io {
 	const char *stdin_data;
 	size_t stdin_len;
 	bool stdin_data_set;
-	/* Audit writer, or NULL. */
+	/* Audit writer, or NULL. With config->audit_files it also gets the
+	 * file and exec trail (filetrail.h). */
 	struct moat_audit *audit;
 	/* With config->net == MOAT_NET_PROXY: the egress gateway's rules,
 	 * names and budgets, and where its events go. Required then. */
 	const struct moat_gateway_config *gateway;
+	/* Terminal recording of the output (and, with -t, the input), or
+	 * NULL. */
+	struct moat_record *record;
 } moat_run_io;
 
 void moat_run_io_init(moat_run_io *io);

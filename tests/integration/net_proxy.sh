@@ -109,5 +109,7 @@ ts = [threading.Thread(target=one, args=(i,)) for i in range(100)]
 [t.join() for t in ts]
 print(len(ok))
 EOF
-mrun run "${NET[@]}" --pids 512 --mem 512M --time 60s --ro "$MOAT_TDIR/conc.py:/tmp/conc.py" -- python3 /tmp/conc.py
+# Rootless, memory falls back to RLIMIT_AS, which counts the address space
+# 100 thread stacks reserve: leave room for them.
+mrun run "${NET[@]}" --pids 512 --mem 2G --time 60s --ro "$MOAT_TDIR/conc.py:/tmp/conc.py" -- python3 /tmp/conc.py
 t_eq "100 concurrent TLS tunnels relayed" 100 "$OUT"

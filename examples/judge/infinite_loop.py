@@ -1,0 +1,3 @@
+# Hostile submission: never ends. The time limit must stop it.
+while True:
+    pass

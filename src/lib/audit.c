@@ -1,0 +1,665 @@
+#include "audit.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "moat-config.h"
+
+struct moat_audit {
+	pthread_mutex_t lock;
+	int fd;
+	char *path;
+	char session[128];
+	uint64_t seq;               /* seq of the next event */
+	char prev[MOAT_AUDIT_HASH_HEX]; /* hash of the last line */
+	moat_redactor *red;
+	bool broken;                /* a write failed: the file may end mid-line */
+	bool failed;                /* some event was not written */
+	bool dirty;                 /* written since the last fsync */
+};
+
+static const char *const problem_names[_MOAT_AUDIT_PROBLEM_MAX] = {
+	[MOAT_AUDIT_INTACT] = "ok",
+	[MOAT_AUDIT_EDITED] = "edited",
+	[MOAT_AUDIT_REORDERED] = "reordered",
+	[MOAT_AUDIT_REMOVED] = "removed",
+	[MOAT_AUDIT_TRUNCATED] = "truncated",
+	[MOAT_AUDIT_FORGED] = "forged",
+	[MOAT_AUDIT_MALFORMED] = "malformed",
+};
+
+const char *moat_audit_problem_to_string(moat_audit_problem p)
+{
+	if (p < 0 || p >= _MOAT_AUDIT_PROBLEM_MAX)
+		return "invalid";
+	return problem_names[p];
+}
+
+static void hex(const unsigned char *b, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+int moat_audit_new_id(char ret[MOAT_AUDIT_ID_LEN])
+{
+	unsigned char b[16];
+	size_t got = 0;
+	while (got < sizeof(b)) {
+		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return moat__neg_errno();
+		}
+		got += (size_t)n;
+	}
+	hex(b, sizeof(b), ret);
+	return 0;
+}
+
+void moat_audit_hash(const void *buf, size_t len, char ret[MOAT_AUDIT_HASH_HEX])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	/* EVP_Digest with SHA-256 only fails on allocation failure inside
+	 * OpenSSL; an all-zero hash then makes verify fail loudly rather
+	 * than pass. */
+	if (EVP_Digest(buf, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32) {
+		memset(ret, '0', 64);
+		ret[64] = '\0';
+		return;
+	}
+	hex(md, 32, ret);
+}
+
+void moat_audit_format_time(uint64_t unix_us, char *buf, size_t len)
+{
+	time_t t = (time_t)(unix_us / 1000000u);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		 tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(unix_us % 1000000u));
+}
+
+static int digits(const char **p, int n, int *ret)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		char c = (*p)[i];
+		if (c < '0' || c > '9')
+			return -EINVAL;
+		v = v * 10 + (c - '0');
+	}
+	*p += n;
+	*ret = v;
+	return 0;
+}
+
+static int expect(const char **p, const char *set)
+{
+	if (!**p || !strchr(set, **p))
+		return -EINVAL;
+	(*p)++;
+	return 0;
+}
+
+int moat_audit_parse_time(const char *s, uint64_t *ret)
+{
+	struct tm tm = {0};
+	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
+	const char *p = s;
+	if (digits(&p, 4, &y) < 0 || expect(&p, "-") < 0 || digits(&p, 2, &mo) < 0 || expect(&p, "-") < 0 ||
+	    digits(&p, 2, &d) < 0 || expect(&p, "Tt ") < 0 || digits(&p, 2, &h) < 0 || expect(&p, ":") < 0 ||
+	    digits(&p, 2, &mi) < 0 || expect(&p, ":") < 0 || digits(&p, 2, &sec) < 0)
+		return -EINVAL;
+	uint64_t us = 0;
+	if (*p == '.') {
+		p++;
+		int n = 0;
+		uint64_t scale = 100000;
+		while (*p >= '0' && *p <= '9') {
+			us += (uint64_t)(*p - '0') * scale;
+			scale /= 10;
+			p++;
+			n++;
+		}
+		if (n == 0)
+			return -EINVAL;
+	}
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		sign = *p == '-' ? -1 : 1;
+		p++;
+		if (digits(&p, 2, &oh) < 0 || expect(&p, ":") < 0 || digits(&p, 2, &om) < 0)
+			return -EINVAL;
+	} else {
+		return -EINVAL;
+	}
+	if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || oh > 23 || om > 59)
+		return -EINVAL;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	int64_t t = (int64_t)timegm(&tm) - (int64_t)sign * (oh * 3600 + om * 60);
+	if (t < 0)
+		return -ERANGE;
+	*ret = (uint64_t)t * 1000000u + us;
+	return 0;
+}
+
+static bool reserved_key(const char *k)
+{
+	return strcmp(k, "seq") == 0 || strcmp(k, "time") == 0 || strcmp(k, "session") == 0 ||
+	       strcmp(k, "type") == 0 || strcmp(k, "prev") == 0;
+}
+
+int moat_audit_format_line(uint64_t seq, const char *time, const char *session, const char *type,
+			   json_t *fields, const char *prev, const moat_redactor *red, char **ret,
+			   moat_error *err)
+{
+	if (fields && !json_is_object(fields))
+		return moat_error_set(err, EINVAL, "audit event %s: fields are not an object", type);
+	if (fields && moat_redact_json(red, fields) < 0)
+		return moat_error_set(err, ENOMEM, "audit event %s: redact", type);
+	json_t *o = json_object();
+	if (!o)
+		return moat_error_set(err, ENOMEM, "audit event %s", type);
+	int rc = 0;
+	rc |= json_object_set_new(o, "seq", json_integer((json_int_t)seq));
+	rc |= json_object_set_new(o, "time", json_string(time));
+	rc |= json_object_set_new(o, "session", json_string(session));
+	rc |= json_object_set_new(o, "type", json_string(type));
+	const char *k;
+	json_t *v;
+	if (fields)
+		json_object_foreach(fields, k, v)
+		{
+			if (reserved_key(k)) {
+				json_decref(o);
+				return moat_error_set(err, EINVAL, "audit event %s: field name '%s' is reserved",
+						      type, k);
+			}
+			rc |= json_object_set(o, k, v);
+		}
+	rc |= json_object_set_new(o, "prev", json_string(prev));
+	char *s = rc == 0 ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(o);
+	if (!s)
+		return moat_error_set(err, ENOMEM, "audit event %s: format", type);
+	*ret = s;
+	return 0;
+}
+
+/* ---- verify ---- */
+
+typedef struct line {
+	const char *p;
+	size_t len;
+} line;
+
+static bool is_hex64(const char *s)
+{
+	if (!s || strlen(s) != 64)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	return true;
+}
+
+/* Reads seq out of a line without judging the rest; -1 when unreadable. */
+static int64_t peek_seq(const line *l)
+{
+	json_t *j = json_loadb(l->p, l->len, 0, NULL);
+	json_t *s = json_object_get(j, "seq");
+	int64_t v = json_is_integer(s) ? (int64_t)json_integer_value(s) : -1;
+	json_decref(j);
+	return v;
+}
+
+static int verdict(moat_audit_verdict *v, moat_audit_problem p, size_t lineno, const char *fmt, ...)
+	_printf_(4, 5);
+static int verdict(moat_audit_verdict *v, moat_audit_problem p, size_t lineno, const char *fmt, ...)
+{
+	va_list ap;
+	v->problem = p;
+	v->line = lineno;
+	va_start(ap, fmt);
+	vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+/* Tracks session.start/session.stop pairs to report unclosed sessions. */
+static int track_session(json_t *open, const char *type, const char *session)
+{
+	if (strcmp(type, "session.start") == 0)
+		return json_object_set_new(open, session, json_true());
+	if (strcmp(type, "session.stop") == 0)
+		json_object_del(open, session);
+	return 0;
+}
+
+int moat_audit_verify_buffer(const char *buf, size_t len, unsigned flags, moat_audit_verdict *ret)
+{
+	moat_audit_verdict *v = ret;
+	memset(v, 0, sizeof(*v));
+	/* Split into complete lines; a last segment without '\n' is partial. */
+	size_t n = 0, cap = 0;
+	_cleanup_free_ line *lines = NULL;
+	size_t partial_len = 0;
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(buf + i, '\n', len - i);
+		if (!nl) {
+			partial_len = len - i;
+			break;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			line *nv = realloc(lines, cap * sizeof(line));
+			if (!nv)
+				return -ENOMEM;
+			lines = nv;
+		}
+		lines[n++] = (line){buf + i, (size_t)(nl - (buf + i))};
+		i = (size_t)(nl - buf) + 1;
+	}
+	if (n == 0 && partial_len == 0)
+		return verdict(v, MOAT_AUDIT_MALFORMED, 1, "empty log: no log.start header");
+
+	json_t *open = json_object();
+	if (!open)
+		return -ENOMEM;
+	char hash[MOAT_AUDIT_HASH_HEX] = "";
+	int64_t prev_seq = -1;
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		size_t lineno = i + 1;
+		json_error_t jerr;
+		json_t *j = json_loadb(lines[i].p, lines[i].len, JSON_REJECT_DUPLICATES, &jerr);
+		if (!json_is_object(j)) {
+			r = verdict(v, MOAT_AUDIT_MALFORMED, lineno, "not a JSON object (%s)", j ? "wrong type" : jerr.text);
+			json_decref(j);
+			break;
+		}
+		json_t *js = json_object_get(j, "seq");
+		const char *type = json_string_value(json_object_get(j, "type"));
+		const char *prev = json_string_value(json_object_get(j, "prev"));
+		const char *session = json_string_value(json_object_get(j, "session"));
+		const char *time = json_string_value(json_object_get(j, "time"));
+		uint64_t us;
+		if (!json_is_integer(js) || json_integer_value(js) < 0 || !type || !session || !time ||
+		    !is_hex64(prev) || moat_audit_parse_time(time, &us) < 0) {
+			r = verdict(v, MOAT_AUDIT_MALFORMED, lineno,
+				    "not an audit event (seq, time, session, type or prev missing or invalid)");
+			json_decref(j);
+			break;
+		}
+		int64_t seq = (int64_t)json_integer_value(js);
+		if (i == 0 && !(flags & MOAT_AUDIT_VERIFY_TAIL)) {
+			const char *nonce = json_string_value(json_object_get(j, "nonce"));
+			char want[MOAT_AUDIT_HASH_HEX];
+			if (strcmp(type, "log.start") != 0 || !is_hex64(nonce))
+				r = verdict(v, MOAT_AUDIT_MALFORMED, lineno, "first line is not a log.start header");
+			else if (seq != 0)
+				r = verdict(v, MOAT_AUDIT_REMOVED, lineno, "header has seq %" PRId64 ", not 0", seq);
+			else if (moat_audit_hash(nonce, 64, want), strcmp(want, prev) != 0)
+				r = verdict(v, MOAT_AUDIT_FORGED, lineno, "header is not chained to its nonce");
+		} else if (i > 0) {
+			char want[MOAT_AUDIT_HASH_HEX];
+			moat_audit_hash(lines[i - 1].p, lines[i - 1].len, want);
+			if (seq <= prev_seq) {
+				r = verdict(v, MOAT_AUDIT_REORDERED, lineno, "seq %" PRId64 " comes after seq %" PRId64,
+					    seq, prev_seq);
+			} else if (seq != prev_seq + 1) {
+				size_t found = 0;
+				for (size_t k = i + 1; k < n && !found; k++)
+					if (peek_seq(&lines[k]) == prev_seq + 1)
+						found = k + 1;
+				if (found)
+					r = verdict(v, MOAT_AUDIT_REORDERED, lineno,
+						    "seq %" PRId64 " where %" PRId64 " was due; seq %" PRId64
+						    " is on line %zu",
+						    seq, prev_seq + 1, prev_seq + 1, found);
+				else
+					r = verdict(v, MOAT_AUDIT_REMOVED, lineno,
+						    "seq jumps from %" PRId64 " to %" PRId64 ": %" PRId64
+						    " event(s) removed before this line",
+						    prev_seq, seq, seq - prev_seq - 1);
+			} else if (strcmp(want, prev) != 0) {
+				/* The chain breaks between line i and line i+1. When
+				 * line i+1 is the last line, the likeliest story is
+				 * a line appended by someone else; otherwise line i
+				 * was changed after line i+1 was chained to it. */
+				if (i + 1 == n)
+					r = verdict(v, MOAT_AUDIT_FORGED, lineno,
+						    "prev does not match the hash of line %zu: appended by "
+						    "something other than the writer (or line %zu edited)",
+						    lineno - 1, lineno - 1);
+				else
+					r = verdict(v, MOAT_AUDIT_EDITED, lineno - 1,
+						    "its hash does not match the prev recorded in line %zu", lineno);
+			} else if (strcmp(type, "log.start") == 0) {
+				r = verdict(v, MOAT_AUDIT_FORGED, lineno, "a second log.start header");
+			}
+		}
+		if (r == 0) {
+			if (track_session(open, type, session) < 0) {
+				json_decref(j);
+				json_decref(open);
+				return -ENOMEM;
+			}
+			moat_audit_hash(lines[i].p, lines[i].len, hash);
+			prev_seq = seq;
+			v->events++;
+			v->last_seq = (uint64_t)seq;
+			memcpy(v->head, hash, sizeof(hash));
+		}
+		json_decref(j);
+	}
+	v->unclosed = json_object_size(open);
+	json_decref(open);
+	if (r == 0 && partial_len > 0)
+		r = verdict(v, MOAT_AUDIT_TRUNCATED, n + 1,
+			    "partial last line without newline (%zu bytes): the writer stopped mid-line or "
+			    "the file was cut",
+			    partial_len);
+	return r;
+}
+
+/* ---- readable form ---- */
+
+char *moat_audit_format_readable(const json_t *ev)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	const char *time = json_string_value(json_object_get(ev, "time"));
+	const char *type = json_string_value(json_object_get(ev, "type"));
+	fprintf(f, "%s %-13s", time ? time : "?", type ? type : "?");
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)ev, k, v)
+	{
+		if (reserved_key(k))
+			continue;
+		if (json_is_string(v)) {
+			const char *s = json_string_value(v);
+			if (*s && !strpbrk(s, " \t\n\"="))
+				fprintf(f, " %s=%s", k, s);
+			else {
+				char *q = json_dumps(v, JSON_ENCODE_ANY);
+				fprintf(f, " %s=%s", k, q ? q : "?");
+				free(q);
+			}
+		} else {
+			char *q = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_PRESERVE_ORDER);
+			fprintf(f, " %s=%s", k, q ? q : "?");
+			free(q);
+		}
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* ---- the writer ---- */
+
+static uint64_t realtime_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Writes one line (plus its newline) in a single write(). Called locked. */
+static int append_line(moat_audit *a, const char *type, json_t *fields, unsigned flags, moat_error *err)
+{
+	char time[40];
+	moat_audit_format_time(realtime_us(), time, sizeof(time));
+	_cleanup_free_ char *s = NULL;
+	int rc = moat_audit_format_line(a->seq, time, a->session, type, fields, a->prev, a->red, &s, err);
+	if (rc < 0)
+		return rc;
+	size_t n = strlen(s);
+	if (n + 1 > MOAT_AUDIT_MAX_LINE) {
+		json_t *small = json_pack("{sI}", "oversize", (json_int_t)n);
+		free(TAKE_PTR(s));
+		rc = moat_audit_format_line(a->seq, time, a->session, type, small, a->prev, NULL, &s, err);
+		json_decref(small);
+		if (rc < 0)
+			return rc;
+		n = strlen(s);
+	}
+	char hash[MOAT_AUDIT_HASH_HEX];
+	moat_audit_hash(s, n, hash);
+	s[n] = '\n'; /* the NUL is not written; the hash covers the line only */
+	ssize_t w;
+	do
+		w = write(a->fd, s, n + 1);
+	while (w < 0 && errno == EINTR);
+	if (w < 0 || (size_t)w != n + 1) {
+		/* A short write leaves a partial line. Later lines could only be
+		 * chained to bytes that are not there, so the writer stops. */
+		a->broken = true;
+		return moat_error_set(err, w < 0 ? errno : EIO, "audit log %s: write", a->path);
+	}
+	memcpy(a->prev, hash, sizeof(hash));
+	a->seq++;
+	a->dirty = true;
+	if (flags & MOAT_AUDIT_SYNC) {
+		if (fsync(a->fd) < 0)
+			return moat_error_set(err, errno, "audit log %s: fsync", a->path);
+		a->dirty = false;
+	}
+	return 0;
+}
+
+int moat_audit_event(moat_audit *a, const char *type, json_t *fields, unsigned flags, moat_error *err)
+{
+	if (!a) {
+		json_decref(fields);
+		return moat_error_set(err, EINVAL, "audit event %s: no log", type);
+	}
+	pthread_mutex_lock(&a->lock);
+	int rc = a->broken ? moat_error_set(err, EIO, "audit log %s: an earlier write failed", a->path)
+			   : append_line(a, type, fields, flags, err);
+	/* An event that could not be written is a hole in the record even
+	 * when the file itself is intact: the caller must learn of it. */
+	if (rc < 0)
+		a->failed = true;
+	pthread_mutex_unlock(&a->lock);
+	json_decref(fields);
+	return rc;
+}
+
+/* Reads the tail of an existing log and continues its chain. */
+static int continue_chain(moat_audit *a, off_t size, moat_error *err)
+{
+	size_t want = 2 * (size_t)MOAT_AUDIT_MAX_LINE + 2;
+	off_t start = size > (off_t)want ? size - (off_t)want : 0;
+	size_t len = (size_t)(size - start);
+	_cleanup_free_ char *buf = malloc(len);
+	if (!buf)
+		return moat_error_set(err, ENOMEM, "audit log %s", a->path);
+	size_t got = 0;
+	while (got < len) {
+		ssize_t r = pread(a->fd, buf + got, len - got, start + (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return moat_error_set(err, r < 0 ? errno : EIO, "audit log %s: read", a->path);
+		got += (size_t)r;
+	}
+	if (buf[len - 1] != '\n')
+		return moat_error_set(err, MOAT_EINPUT,
+				      "audit log %s ends in a partial line; check it with 'moat audit verify' "
+				      "and start a new log",
+				      a->path);
+	/* When the tail does not start at the file's beginning, its first
+	 * segment may be the end of a longer line: skip it. The chain needs
+	 * only the last two lines. */
+	const char *p = buf, *end = buf + len;
+	if (start > 0)
+		p = (const char *)memchr(buf, '\n', len) + 1;
+	const char *last = end - 1;
+	while (last > p && last[-1] != '\n')
+		last--;
+	const char *last2 = last;
+	if (last2 > p) {
+		last2--;
+		while (last2 > p && last2[-1] != '\n')
+			last2--;
+	}
+	bool from_start = last2 == buf;
+	moat_audit_verdict v;
+	int r = moat_audit_verify_buffer(last2, (size_t)(end - last2), from_start ? 0 : MOAT_AUDIT_VERIFY_TAIL,
+					 &v);
+	if (r < 0)
+		return moat_error_set(err, r, "audit log %s", a->path);
+	if (r > 0 || v.events == 0)
+		return moat_error_set(err, MOAT_EINPUT,
+				      "audit log %s: its last lines do not verify (%s: %s); check it with 'moat "
+				      "audit verify'",
+				      a->path, moat_audit_problem_to_string(v.problem), v.reason);
+	a->seq = v.last_seq + 1;
+	memcpy(a->prev, v.head, sizeof(a->prev));
+	return 0;
+}
+
+int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, moat_error *err)
+{
+	moat_audit *a = calloc(1, sizeof(*a));
+	if (!a)
+		return moat_error_set(err, ENOMEM, "audit log %s", path);
+	pthread_mutex_init(&a->lock, NULL);
+	a->fd = -1;
+	_cleanup_audit_ moat_audit *guard = a;
+	a->path = strdup(path);
+	a->red = moat_redactor_new();
+	if (!a->path || !a->red)
+		return moat_error_set(err, ENOMEM, "audit log %s", path);
+	if (session_id) {
+		if (!*session_id || strlen(session_id) >= sizeof(a->session))
+			return moat_error_set(err, MOAT_EINPUT, "audit session id: empty or too long");
+		snprintf(a->session, sizeof(a->session), "%s", session_id);
+	} else if (moat_audit_new_id(a->session) < 0) {
+		return moat_error_set(err, errno, "audit session id: getrandom");
+	}
+
+	a->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	if (a->fd < 0)
+		return moat_error_set(err, errno, "audit log %s", path);
+	struct stat st;
+	if (fstat(a->fd, &st) < 0)
+		return moat_error_set(err, errno, "audit log %s", path);
+	if (!S_ISREG(st.st_mode))
+		return moat_error_set(err, MOAT_EINPUT, "audit log %s: not a regular file", path);
+	/* Two writers would interleave two chains in one file. */
+	if (flock(a->fd, LOCK_EX | LOCK_NB) < 0)
+		return moat_error_set(err, errno == EWOULDBLOCK ? MOAT_EINPUT : errno,
+				      "audit log %s: in use by another writer", path);
+	/* The size is read under the lock, after any earlier writer is gone. */
+	if (fstat(a->fd, &st) < 0)
+		return moat_error_set(err, errno, "audit log %s", path);
+
+	if (st.st_size > 0) {
+		int rc = continue_chain(a, st.st_size, err);
+		if (rc < 0)
+			return rc;
+		*ret = TAKE_PTR(guard);
+		return 0;
+	}
+	unsigned char nb[32];
+	if (getrandom(nb, sizeof(nb), 0) != (ssize_t)sizeof(nb))
+		return moat_error_set(err, errno ? errno : EIO, "audit log nonce: getrandom");
+	char nonce[MOAT_AUDIT_HASH_HEX];
+	hex(nb, sizeof(nb), nonce);
+	moat_audit_hash(nonce, 64, a->prev);
+	a->seq = 0;
+	json_t *f = json_pack("{sisssssisi}", "version", MOAT_AUDIT_VERSION, "nonce", nonce, "writer",
+			      "moat " MOAT_VERSION, "writer_pid", (int)getpid(), "writer_uid", (int)getuid());
+	/* Not synced on its own: the session.start that follows is, and one
+	 * fsync is a good part of a short run's cost on a journaling disk. */
+	int rc = moat_audit_event(a, "log.start", f, 0, err);
+	if (rc < 0)
+		return rc;
+	*ret = TAKE_PTR(guard);
+	return 0;
+}
+
+int moat_audit_add_secret(moat_audit *a, const char *name, const char *value, moat_error *err)
+{
+	pthread_mutex_lock(&a->lock);
+	int rc = moat_redactor_add(a->red, name, value, err);
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+const moat_redactor *moat_audit_redactor(const moat_audit *a)
+{
+	return a ? a->red : NULL;
+}
+
+const char *moat_audit_session(const moat_audit *a)
+{
+	return a->session;
+}
+
+void moat_audit_head(moat_audit *a, char ret[MOAT_AUDIT_HASH_HEX])
+{
+	pthread_mutex_lock(&a->lock);
+	memcpy(ret, a->prev, MOAT_AUDIT_HASH_HEX);
+	pthread_mutex_unlock(&a->lock);
+}
+
+bool moat_audit_failed(moat_audit *a)
+{
+	pthread_mutex_lock(&a->lock);
+	bool b = a->broken || a->failed;
+	pthread_mutex_unlock(&a->lock);
+	return b;
+}
+
+int moat_audit_sync(moat_audit *a, moat_error *err)
+{
+	if (fsync(a->fd) < 0)
+		return moat_error_set(err, errno, "audit log %s: fsync", a->path);
+	return 0;
+}
+
+void moat_audit_close(moat_audit *a)
+{
+	if (!a)
+		return;
+	if (a->fd >= 0) {
+		if (a->dirty)
+			fsync(a->fd);
+		close(a->fd);
+	}
+	pthread_mutex_destroy(&a->lock);
+	moat_redactor_free(a->red);
+	free(a->path);
+	free(a);
+}

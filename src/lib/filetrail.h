@@ -1,0 +1,55 @@
+/* The file and exec trail: which files a sandboxed program opened, wrote,
+ * removed or renamed, and which programs it executed, seen from outside.
+ *
+ * The command's process installs a seccomp filter whose only job is to
+ * notify (SECCOMP_RET_USER_NOTIF) on execve, execveat, open, openat,
+ * openat2, creat, unlink, unlinkat, rmdir, rename, renameat and renameat2.
+ * It sends the listener to the supervisor over the control socket. A thread
+ * of the supervisor receives each notification, reads the path argument
+ * from /proc/PID/mem, lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE)
+ * and writes the event to the audit log. Nothing in the trail trusts the
+ * sandboxed side: the kernel stops the call until the supervisor has looked.
+ *
+ * What the trail records is what was asked, not what happened: CONTINUE
+ * hands the call back to the kernel, which runs it after the supervisor
+ * answered, so its result is never seen; and a second thread of a hostile
+ * program can rewrite the path between the supervisor's read and the
+ * kernel's (the TOCTOU the kernel's seccomp.h warns about). The trail is an
+ * account, not a boundary; mounts, Landlock and the confinement filter are
+ * the boundary. See docs/audit.md. */
+#pragma once
+
+#include "audit.h"
+#include "error.h"
+
+typedef struct moat_filetrail moat_filetrail;
+
+typedef struct moat_filetrail_stats {
+	uint64_t notifications; /* calls the kernel stopped for us */
+	uint64_t events;        /* events written */
+	uint64_t unreadable;    /* calls whose arguments could not be read */
+} moat_filetrail_stats;
+
+/* In the command's process, after the root filesystem exists and before
+ * the confinement filter: sets no_new_privs, installs the notify filter and
+ * returns its listener (O_CLOEXEC). The caller must pass it on and close its
+ * own copy before making any of the watched calls, or it would wait on
+ * itself. */
+int moat__filetrail_install(moat_error *err);
+
+/* In the supervisor: starts the thread that answers the listener (taken).
+ * Calls made before the first execve are moat's own setup and are let
+ * through unrecorded; events of the command are held back until
+ * moat__filetrail_session_started() says session.start is in the log. */
+int moat__filetrail_start(int listener, moat_audit *a, moat_filetrail **ret, moat_error *err);
+void moat__filetrail_session_started(moat_filetrail *t);
+/* Waits for the thread (the listener hangs up when the run's last process
+ * is gone), writes what was held back, frees. Accepts NULL. */
+void moat__filetrail_stop(moat_filetrail *t, moat_filetrail_stats *ret_stats);
+
+/* Pure: the event type for a watched call ("exec", "file.open",
+ * "file.write", "file.unlink", "file.rename"), or NULL. flags are the open
+ * flags for the open family. */
+const char *moat__filetrail_event_type(const char *syscall, int flags);
+/* Pure: joins a relative path to the directory it is relative to. */
+char *moat__filetrail_join(const char *dir, const char *path);

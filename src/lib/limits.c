@@ -1,0 +1,292 @@
+/* The run's resource limits on the supervisor side; see limits.h. */
+#include "limits.h"
+
+#include "cgroup.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
+
+/* How often the supervisor reads the cgroup's counters when it has no other
+ * reason to wake: cgroup v1 does not notify pids.events, and v2 kernels
+ * without memory.peak need memory.current sampled. Reading three small
+ * files twenty times a second costs nothing measurable. */
+#define LIMITS_POLL_MS 50
+
+struct moat_run_limits {
+	moat_cgroup *cg;
+	moat_limits lim;
+	int epoll_fd;
+	int timer_fd;
+	bool attach_pending;
+	uint64_t cpus_milli; /* how many CPUs the run can occupy at once */
+};
+
+int moat__rlimit_plan_apply(const moat_rlimit_plan *p)
+{
+	struct rlimit rl;
+	if (p->as_bytes != MOAT_UNLIMITED) {
+		rl = (struct rlimit){.rlim_cur = p->as_bytes, .rlim_max = p->as_bytes};
+		if (setrlimit(RLIMIT_AS, &rl) < 0)
+			return moat__neg_errno();
+	}
+	if (p->nproc != MOAT_UNLIMITED) {
+		rl = (struct rlimit){.rlim_cur = p->nproc, .rlim_max = p->nproc};
+		if (setrlimit(RLIMIT_NPROC, &rl) < 0)
+			return moat__neg_errno();
+	}
+	if (p->cpu_s != MOAT_UNLIMITED) {
+		/* SIGXCPU at the soft limit tells the verdict apart from any
+		 * other SIGKILL; the hard limit one second later is the
+		 * backstop for a process that catches it. */
+		rl = (struct rlimit){.rlim_cur = p->cpu_s, .rlim_max = p->cpu_s + 1};
+		if (setrlimit(RLIMIT_CPU, &rl) < 0)
+			return moat__neg_errno();
+	}
+	return 0;
+}
+
+int moat__limits_prepare(const moat_limits *lim, moat_run_limits **ret, moat_error *err)
+{
+	_cleanup_limits_ moat_run_limits *rl = calloc(1, sizeof(*rl));
+	if (!rl)
+		return moat_error_set(err, ENOMEM, "limits");
+	rl->epoll_fd = rl->timer_fd = -1;
+	rl->lim = *lim;
+	int r = moat__cgroup_create(NULL, lim, NULL, &rl->cg, err);
+	if (r < 0)
+		return r;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	rl->cpus_milli = (uint64_t)(ncpu > 0 ? ncpu : 1) * 1000;
+	if (moat__cgroup_enforces_cpus(rl->cg) && lim->cpus_milli < rl->cpus_milli)
+		rl->cpus_milli = lim->cpus_milli;
+	rl->attach_pending = moat__cgroup_path(rl->cg, MOAT_CG_MEMORY) || moat__cgroup_path(rl->cg, MOAT_CG_PIDS) ||
+			     moat__cgroup_path(rl->cg, MOAT_CG_CPUACCT);
+	*ret = TAKE_PTR(rl);
+	return 0;
+}
+
+int moat__limits_clone_fd(moat_run_limits *rl) { return rl ? moat__cgroup_clone_fd(rl->cg) : -1; }
+
+bool moat__limits_attach_pending(moat_run_limits *rl) { return rl && rl->attach_pending; }
+
+void moat__limits_rlimit_plan(moat_run_limits *rl, moat_rlimit_plan *ret)
+{
+	moat_rlimit_plan p = {MOAT_UNLIMITED, MOAT_UNLIMITED, MOAT_UNLIMITED};
+	if (rl) {
+		const moat_limits *l = &rl->lim;
+		if (l->memory_bytes != MOAT_UNLIMITED && !moat__cgroup_enforces_memory(rl->cg))
+			p.as_bytes = l->memory_bytes;
+		if (l->pids != MOAT_UNLIMITED && !moat__cgroup_enforces_pids(rl->cg))
+			p.nproc = l->pids;
+		if (l->cpu_ms != MOAT_UNLIMITED && !moat__cgroup_enforces_cpu(rl->cg))
+			p.cpu_s = (l->cpu_ms + 999) / 1000;
+	}
+	*ret = p;
+}
+
+int moat__limits_attach(moat_run_limits *rl, pid_t pid, bool cloned_into, moat_error *err)
+{
+	if (!rl || !rl->attach_pending)
+		return 0;
+	rl->attach_pending = false;
+	if (cloned_into)
+		return 0;
+	return moat__cgroup_attach(rl->cg, pid, err);
+}
+
+static bool cpu_budget_watched(moat_run_limits *rl)
+{
+	return rl->lim.cpu_ms != MOAT_UNLIMITED && moat__cgroup_enforces_cpu(rl->cg);
+}
+
+/* Arms the timer for the next moment a limit could have been crossed. */
+static void arm_timer(moat_run_limits *rl, uint64_t used_us)
+{
+	uint64_t wait = MOAT_UNLIMITED;
+	if (cpu_budget_watched(rl))
+		wait = moat__cpu_next_check_ms(rl->lim.cpu_ms, used_us, rl->cpus_milli);
+	if (moat__cgroup_enforces_pids(rl->cg) || moat__cgroup_enforces_memory(rl->cg))
+		wait = wait < LIMITS_POLL_MS ? wait : LIMITS_POLL_MS;
+	if (wait == MOAT_UNLIMITED)
+		return;
+	if (wait == 0)
+		wait = 1;
+	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(wait / 1000), .tv_nsec = (long)(wait % 1000) * 1000000}};
+	(void)timerfd_settime(rl->timer_fd, 0, &its, NULL);
+}
+
+int moat__limits_fd(moat_run_limits *rl)
+{
+	if (!rl)
+		return -1;
+	if (rl->epoll_fd >= 0)
+		return rl->epoll_fd;
+	_cleanup_close_ int ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		return -1;
+	int n = 0;
+	int cgfd = moat__cgroup_event_fd(rl->cg);
+	if (cgfd >= 0) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.fd = cgfd};
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, cgfd, &ev) == 0)
+			n++;
+	}
+	if (cpu_budget_watched(rl) || moat__cgroup_enforces_pids(rl->cg) || moat__cgroup_enforces_memory(rl->cg)) {
+		rl->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		struct epoll_event ev = {.events = EPOLLIN, .data.fd = rl->timer_fd};
+		if (rl->timer_fd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, rl->timer_fd, &ev) == 0) {
+			n++;
+			arm_timer(rl, 0);
+		}
+	}
+	if (n == 0)
+		return -1;
+	rl->epoll_fd = TAKE_FD(ep);
+	return rl->epoll_fd;
+}
+
+moat_status moat__limits_check(moat_run_limits *rl, const char **ret_limit)
+{
+	*ret_limit = NULL;
+	if (!rl)
+		return MOAT_STATUS_EXITED;
+	uint64_t ticks;
+	bool timer_fired = rl->timer_fd >= 0 && read(rl->timer_fd, &ticks, sizeof(ticks)) == (ssize_t)sizeof(ticks);
+	moat_cgroup_stats st;
+	(void)moat__cgroup_stats(rl->cg, &st);
+	uint64_t used_us = st.cpu_user_us + st.cpu_sys_us;
+	moat_status v = moat__limits_verdict(MOAT_STATUS_EXITED, st.oom_killed, st.pids_hit,
+					     st.cpu_known && cpu_budget_watched(rl), used_us / 1000, rl->lim.cpu_ms,
+					     0, false, ret_limit);
+	if (v != MOAT_STATUS_EXITED)
+		return v;
+	if (timer_fired)
+		arm_timer(rl, used_us);
+	return MOAT_STATUS_EXITED;
+}
+
+moat_status moat__limits_verdict(moat_status current, bool oom_killed, bool pids_hit, bool cpu_known,
+				 uint64_t cpu_used_ms, uint64_t cpu_budget_ms, int term_signal, bool cpu_by_rlimit,
+				 const char **ret_limit)
+{
+	*ret_limit = NULL;
+	if (current != MOAT_STATUS_EXITED && current != MOAT_STATUS_SIGNALED)
+		return current;
+	if (oom_killed) {
+		*ret_limit = "memory";
+		return MOAT_STATUS_OOM;
+	}
+	if (pids_hit) {
+		*ret_limit = "pids";
+		return MOAT_STATUS_PIDS_LIMIT;
+	}
+	if (cpu_known && cpu_budget_ms != MOAT_UNLIMITED && cpu_used_ms >= cpu_budget_ms) {
+		*ret_limit = "cpu";
+		return MOAT_STATUS_CPU_LIMIT;
+	}
+	if (cpu_by_rlimit && current == MOAT_STATUS_SIGNALED && term_signal == SIGXCPU) {
+		*ret_limit = "cpu";
+		return MOAT_STATUS_CPU_LIMIT;
+	}
+	return current;
+}
+
+static void note_add(moat_result *r, const char *text)
+{
+	size_t l = strlen(r->limits_note);
+	snprintf(r->limits_note + l, sizeof(r->limits_note) - l, "%s%s", l ? "; " : "", text);
+}
+
+/* What enforced each limit that was asked for. The cgroup's own answers
+ * decide memory, pids, cpu and cpus; the rest is put in force by fixed
+ * mechanisms of the sandbox (the wall timer and output cap in sandbox.c,
+ * the /tmp tmpfs in mount.c, the per-process rlimits in init.c). */
+static void fill_enforced(moat_run_limits *rl, const moat_limits *l, moat_result *r)
+{
+	moat_cgroup *cg = rl->cg;
+	if (l->wall_ms != MOAT_UNLIMITED)
+		moat_result_enforce(r, MOAT_LIMIT_KIND_WALL, l->wall_ms, MOAT_MECH_TIMER);
+	if (l->cpu_ms != MOAT_UNLIMITED) {
+		bool cgc = moat__cgroup_enforces_cpu(cg);
+		moat_result_enforce(r, MOAT_LIMIT_KIND_CPU, l->cpu_ms, cgc ? MOAT_MECH_CGROUP : MOAT_MECH_RLIMIT);
+		if (!cgc)
+			note_add(r, "cpu: RLIMIT_CPU per process, in whole seconds, not the run's total");
+	}
+	if (l->memory_bytes != MOAT_UNLIMITED) {
+		bool cgm = moat__cgroup_enforces_memory(cg);
+		moat_result_enforce(r, MOAT_LIMIT_KIND_MEMORY, l->memory_bytes, cgm ? MOAT_MECH_CGROUP : MOAT_MECH_RLIMIT);
+		if (!cgm)
+			note_add(r, "memory: RLIMIT_AS per process (address space, not the run's total)");
+	}
+	if (l->pids != MOAT_UNLIMITED) {
+		bool cgp = moat__cgroup_enforces_pids(cg);
+		moat_result_enforce(r, MOAT_LIMIT_KIND_PIDS, l->pids, cgp ? MOAT_MECH_CGROUP : MOAT_MECH_RLIMIT);
+		if (!cgp)
+			note_add(r, "pids: RLIMIT_NPROC of the sandbox user");
+	}
+	if (l->cpus_milli != MOAT_UNLIMITED && l->cpus_milli > 0) {
+		bool cgb = moat__cgroup_enforces_cpus(cg);
+		moat_result_enforce(r, MOAT_LIMIT_KIND_CPUS, l->cpus_milli, cgb ? MOAT_MECH_CGROUP : MOAT_MECH_NONE);
+		if (!cgb)
+			note_add(r, "cpus: not enforced without a cgroup");
+	}
+	if (l->output_bytes != MOAT_UNLIMITED)
+		moat_result_enforce(r, MOAT_LIMIT_KIND_OUTPUT, l->output_bytes, MOAT_MECH_SUPERVISOR);
+	if (l->tmp_bytes != MOAT_UNLIMITED)
+		moat_result_enforce(r, MOAT_LIMIT_KIND_TMP, l->tmp_bytes, MOAT_MECH_TMPFS);
+	if (l->files != MOAT_UNLIMITED)
+		moat_result_enforce(r, MOAT_LIMIT_KIND_FILES, l->files, MOAT_MECH_RLIMIT);
+	if (l->fsize != MOAT_UNLIMITED)
+		moat_result_enforce(r, MOAT_LIMIT_KIND_FSIZE, l->fsize, MOAT_MECH_RLIMIT);
+}
+
+void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_result *r, bool killed_for_limit)
+{
+	if (!rl)
+		return; /* nothing was put in force, so nothing is claimed */
+	moat__cgroup_describe(rl->cg, &r->isolation);
+	fill_enforced(rl, lim, r);
+	if (r->status == MOAT_STATUS_SETUP_ERROR)
+		return;
+	moat_cgroup_stats st;
+	(void)moat__cgroup_stats(rl->cg, &st);
+	if (st.cpu_known) {
+		/* The cgroup counts every process and thread of the run,
+		 * including any the init never reaped; rusage cannot. */
+		r->cpu_user_ms = st.cpu_user_us / 1000;
+		r->cpu_sys_ms = st.cpu_sys_us / 1000;
+		r->cpu_ms = r->cpu_user_ms + r->cpu_sys_ms; /* the parts add up in the JSON */
+	}
+	else
+		note_add(r, "cpu_ms: from rusage, which misses processes still running when the run ended");
+	if (st.memory_peak_known) {
+		r->memory_peak_bytes = st.memory_peak_bytes;
+		r->memory_peak_known = true;
+	}
+	if (killed_for_limit)
+		return;
+	const char *limit = NULL;
+	moat_status v = moat__limits_verdict(r->status, st.oom_killed, st.pids_hit,
+					     st.cpu_known && cpu_budget_watched(rl), r->cpu_ms, lim->cpu_ms,
+					     r->signal, !moat__cgroup_enforces_cpu(rl->cg), &limit);
+	if (v != r->status) {
+		r->status = v;
+		if (limit)
+			snprintf(r->limit_hit, sizeof(r->limit_hit), "%s", limit);
+	}
+}
+
+void moat__limits_free(moat_run_limits *rl)
+{
+	if (!rl)
+		return;
+	if (rl->timer_fd >= 0)
+		close(rl->timer_fd);
+	if (rl->epoll_fd >= 0)
+		close(rl->epoll_fd);
+	moat__cgroup_destroy(rl->cg);
+	free(rl);
+}

@@ -1,0 +1,103 @@
+#!/bin/bash
+# moat run leaves nothing behind: after 1,000 runs of /bin/true the host has
+# no extra cgroups, mounts, namespaces, processes or file descriptors.
+# Other test suites may run on the same host at the same time, so every
+# count is of what this script owns: its own mount namespace, its own
+# descendants, its own descriptors, and cgroups named after a moat process
+# that no longer exists.
+. "$MOAT_SRC/lib.sh"
+cd "$MOAT_TDIR"
+
+# As root, count mounts in a mount namespace of our own, where moat's runs
+# start from and where nothing else mounts (other suites add and remove
+# netns mounts in the host's namespace at any time).
+if is_root && [ -z "${LEAK_PRIVATE_NS:-}" ] && command -v unshare >/dev/null; then
+	LEAK_PRIVATE_NS=1 exec unshare -m --propagation private bash "$0"
+fi
+
+RUNS="${MOAT_LEAK_RUNS:-1000}"
+
+# Run cgroups are named moat-PID-N after the supervisor that made them; one
+# whose supervisor is gone has leaked.
+orphan_cgroups() {
+	find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -type d -name 'moat-*' 2>/dev/null |
+		while read -r d; do
+			pid=$(basename "$d" | cut -d- -f2)
+			case "$pid" in supervisor) pid=$(basename "$d" | cut -d- -f3) ;; esac
+			# still there after its owner was found gone (not one that a
+			# concurrent run removed in between)
+			[ -d "/proc/$pid" ] || [ ! -d "$d" ] || echo "$d"
+		done | wc -l
+}
+# Our descendants (the counting pipeline itself excluded by name).
+descendants() {
+	ps -e -o pid=,ppid=,comm= | awk -v root=$$ '
+		{ parent[$1] = $2; comm[$1] = $3 }
+		END {
+			for (p in parent) {
+				q = p
+				while (q in parent && q != root && q > 1) q = parent[q]
+				if (q == root && p != root && comm[p] != "ps" && comm[p] != "awk" && comm[p] != "bash") n++
+			}
+			print n + 0
+		}'
+}
+# Namespaces held by us and our descendants.
+namespaces() {
+	for p in $$ $(pgrep -P $$ 2>/dev/null); do
+		ls -L /proc/"$p"/ns 2>/dev/null >/dev/null && stat -L -c %i /proc/"$p"/ns/* 2>/dev/null
+	done | sort -u | wc -l
+}
+mounts() { wc -l < /proc/self/mountinfo; }
+# Rootless, the namespace is the host's: another suite's transient mount
+# may be there at either moment of counting, a leaked one stays. Wait for
+# the count to settle back for up to 5 s; fewer mounts than before is
+# someone else's unmount, not a leak.
+mounts_settled() {
+	local n
+	for _ in $(seq 10); do
+		n=$(mounts)
+		[ "$n" -le "$1" ] && break
+		sleep 0.5
+	done
+	echo "$n"
+}
+fds() { ls /proc/$$/fd | wc -l; }
+# Processes of the test user: others may run as the same user at the same
+# time, so the count is of sandbox inits that lost their supervisor (a live
+# moat-init always has its moat as parent).
+orphan_inits() { ps -u "$(id -u)" -o ppid=,comm= | awk '$2 == "moat-init" && $1 == 1' | wc -l; }
+
+# One warm-up run, so lazily made state (none is expected) is counted in
+# the baseline rather than as a leak.
+"$MOAT" run -- /bin/true
+b_cg=$(orphan_cgroups) b_desc=$(descendants) b_ns=$(namespaces) b_mnt=$(mounts) b_fd=$(fds) b_init=$(orphan_inits)
+
+fails=0
+start=$(date +%s%N)
+for _ in $(seq "$RUNS"); do
+	"$MOAT" run -- /bin/true || fails=$((fails + 1))
+done
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+t_eq "$RUNS runs of /bin/true all succeed (${ms} ms, $((ms * 1000 / RUNS)) us each)" 0 "$fails"
+
+t_eq "no leftover run cgroups" "$b_cg" "$(orphan_cgroups)"
+a_mnt=$(mounts_settled "$b_mnt")
+t_check "no extra mounts in our namespace (${b_mnt} before, ${a_mnt} after)" test "$a_mnt" -le "$b_mnt"
+t_eq "no extra namespaces held by us or our children" "$b_ns" "$(namespaces)"
+t_eq "no leftover descendant processes" "$b_desc" "$(descendants)"
+t_eq "no extra descriptors in this shell" "$b_fd" "$(fds)"
+a_init=$(orphan_inits)
+t_check "no orphaned sandbox init of the test user ($b_init before, $a_init after)" test "$a_init" -le "$b_init"
+
+# The same after runs that a limit ended, which exercise the kill paths.
+if [ -d "${MOAT_PROGRAMS:-/nonexistent}" ]; then
+	for _ in $(seq 10); do
+		"$MOAT" run --ro "$MOAT_PROGRAMS:/p" --pids 8 --time 2 -- /p/forkbomb >/dev/null 2>&1
+		"$MOAT" run --ro "$MOAT_PROGRAMS:/p" --mem 16M --time 2 -- /p/memhog >/dev/null 2>&1
+	done
+	t_eq "after limit kills: no leftover run cgroups" "$b_cg" "$(orphan_cgroups)"
+	a_mnt=$(mounts_settled "$b_mnt")
+	t_check "after limit kills: no extra mounts (${b_mnt} before, ${a_mnt} after)" test "$a_mnt" -le "$b_mnt"
+	t_eq "after limit kills: no leftover descendants" "$b_desc" "$(descendants)"
+fi

@@ -1,0 +1,338 @@
+/* Unit tests: the audit hash chain, its writer, and verify against each kind
+ * of tampering (edit, removal, reordering, truncation, forged append). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "audit.h"
+
+static char path[] = "/tmp/moat-audit-test.XXXXXX";
+
+/* Writes a fresh log of 6 lines (header + 5 events) and returns its bytes. */
+static char *fresh_log(size_t *len)
+{
+	moat_error err = {0};
+	unlink(path);
+	_cleanup_audit_ moat_audit *a = NULL;
+	assert_int_equal(moat_audit_open(path, "s1", &a, &err), 0);
+	for (int i = 1; i <= 5; i++)
+		assert_int_equal(moat_audit_event(a, "test.event", json_pack("{si s:s}", "n", i, "word", "hello"),
+						  i == 5 ? MOAT_AUDIT_SYNC : 0, &err),
+				 0);
+	moat_audit_close(TAKE_PTR(a));
+	char *buf = NULL;
+	int n = moat__read_file_at(AT_FDCWD, path, 1 << 20, &buf);
+	assert_true(n > 0);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* Returns a pointer to the start of line k (1-based) and its length. */
+static char *line_at(char *buf, int k, size_t *len)
+{
+	char *p = buf;
+	for (int i = 1; i < k; i++)
+		p = strchr(p, '\n') + 1;
+	*len = (size_t)(strchr(p, '\n') - p);
+	return p;
+}
+
+static void verify(const char *buf, size_t len, moat_audit_problem want, size_t want_line)
+{
+	moat_audit_verdict v;
+	int r = moat_audit_verify_buffer(buf, len, 0, &v);
+	if (v.problem != want || v.line != want_line)
+		fail_msg("verify: got %s at line %zu (%s), want %s at line %zu", moat_audit_problem_to_string(v.problem),
+			 v.line, v.reason, moat_audit_problem_to_string(want), want_line);
+	assert_int_equal(r, want == MOAT_AUDIT_INTACT ? 0 : 1);
+}
+
+static void test_hash_and_time(void **state)
+{
+	(void)state;
+	char h[MOAT_AUDIT_HASH_HEX];
+	moat_audit_hash("abc", 3, h);
+	assert_string_equal(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	char t[40];
+	moat_audit_format_time(1714564800123456ull, t, sizeof(t));
+	assert_string_equal(t, "2024-05-01T12:00:00.123456Z");
+	uint64_t us = 0;
+	assert_int_equal(moat_audit_parse_time(t, &us), 0);
+	assert_int_equal(us, 1714564800123456ull);
+	assert_int_equal(moat_audit_parse_time("2024-05-01T14:00:00.5+02:00", &us), 0);
+	assert_int_equal(us, 1714564800500000ull);
+	assert_true(moat_audit_parse_time("2024-05-01 12:00", &us) < 0);
+	assert_true(moat_audit_parse_time("2024-13-01T12:00:00Z", &us) < 0);
+	assert_true(moat_audit_parse_time("2024-05-01T12:00:00Zjunk", &us) < 0);
+}
+
+static void test_format_line(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	char *s = NULL;
+	json_t *f = json_pack("{s:s}", "path", "/etc/passwd");
+	assert_int_equal(moat_audit_format_line(7, "2024-05-01T12:00:00.000000Z", "abc", "file.open", f,
+						"00", NULL, &s, &err),
+			 0);
+	assert_string_equal(s, "{\"seq\":7,\"time\":\"2024-05-01T12:00:00.000000Z\",\"session\":\"abc\","
+			       "\"type\":\"file.open\",\"path\":\"/etc/passwd\",\"prev\":\"00\"}");
+	free(s);
+	json_decref(f);
+	f = json_pack("{s:i}", "seq", 1);
+	assert_true(moat_audit_format_line(7, "t", "abc", "x", f, "00", NULL, &s, &err) < 0);
+	assert_non_null(strstr(err.msg, "reserved"));
+	json_decref(f);
+}
+
+static void test_intact(void **state)
+{
+	(void)state;
+	size_t len;
+	_cleanup_free_ char *buf = fresh_log(&len);
+	moat_audit_verdict v;
+	assert_int_equal(moat_audit_verify_buffer(buf, len, 0, &v), 0);
+	assert_int_equal(v.events, 6);
+	assert_int_equal(v.last_seq, 5);
+	/* The header is first and chained to its nonce. */
+	assert_true(moat__startswith(buf, "{\"seq\":0,"));
+	assert_non_null(strstr(buf, "\"type\":\"log.start\""));
+	/* The head is the hash of the last line. */
+	size_t l;
+	char *last = line_at(buf, 6, &l);
+	char h[MOAT_AUDIT_HASH_HEX];
+	moat_audit_hash(last, l, h);
+	assert_string_equal(h, v.head);
+}
+
+static void test_edit(void **state)
+{
+	(void)state;
+	size_t len, l;
+	_cleanup_free_ char *buf = fresh_log(&len);
+	char *p = strstr(line_at(buf, 3, &l), "hello");
+	memcpy(p, "jello", 5);
+	verify(buf, len, MOAT_AUDIT_EDITED, 3);
+	/* The header itself. */
+	free(buf);
+	buf = fresh_log(&len);
+	p = strstr(buf, "moat ");
+	p[0] = 'M';
+	verify(buf, len, MOAT_AUDIT_EDITED, 1);
+	/* An edit that breaks the JSON. */
+	free(buf);
+	buf = fresh_log(&len);
+	p = line_at(buf, 4, &l);
+	p[0] = '[';
+	verify(buf, len, MOAT_AUDIT_MALFORMED, 4);
+}
+
+static void test_remove(void **state)
+{
+	(void)state;
+	size_t len, l;
+	_cleanup_free_ char *buf = fresh_log(&len);
+	char *p = line_at(buf, 3, &l);
+	memmove(p, p + l + 1, len - (size_t)(p - buf) - l - 1);
+	len -= l + 1;
+	verify(buf, len, MOAT_AUDIT_REMOVED, 3);
+}
+
+static void test_swap(void **state)
+{
+	(void)state;
+	size_t len, l3, l4;
+	_cleanup_free_ char *buf = fresh_log(&len);
+	char *p3 = line_at(buf, 3, &l3);
+	line_at(buf, 4, &l4);
+	_cleanup_free_ char *tmp = malloc(l3 + l4 + 2);
+	memcpy(tmp, p3 + l3 + 1, l4 + 1);
+	memcpy(tmp + l4 + 1, p3, l3 + 1);
+	memcpy(p3, tmp, l3 + l4 + 2);
+	verify(buf, len, MOAT_AUDIT_REORDERED, 3);
+}
+
+static void test_truncate(void **state)
+{
+	(void)state;
+	size_t len, l;
+	_cleanup_free_ char *buf = fresh_log(&len);
+	char *p = line_at(buf, 6, &l);
+	verify(buf, (size_t)(p - buf) + l / 2, MOAT_AUDIT_TRUNCATED, 6);
+	/* Only the newline missing: still a partial line. */
+	verify(buf, len - 1, MOAT_AUDIT_TRUNCATED, 6);
+	verify(buf, 0, MOAT_AUDIT_MALFORMED, 1);
+}
+
+static void test_forged_append(void **state)
+{
+	(void)state;
+	size_t len;
+	_cleanup_free_ char *buf = fresh_log(&len);
+	const char *forged = "{\"seq\":6,\"time\":\"2024-05-01T12:00:00.000000Z\",\"session\":\"s1\",\"type\":"
+			     "\"exec\",\"path\":\"/bin/true\",\"prev\":"
+			     "\"0000000000000000000000000000000000000000000000000000000000000000\"}\n";
+	_cleanup_free_ char *big = malloc(len + strlen(forged));
+	memcpy(big, buf, len);
+	memcpy(big + len, forged, strlen(forged));
+	verify(big, len + strlen(forged), MOAT_AUDIT_FORGED, 7);
+}
+
+static void test_append_continues(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	size_t len;
+	free(fresh_log(&len));
+	_cleanup_audit_ moat_audit *a = NULL;
+	assert_int_equal(moat_audit_open(path, NULL, &a, &err), 0);
+	assert_int_equal(strlen(moat_audit_session(a)), 32);
+	assert_int_equal(moat_audit_event(a, "test.more", NULL, MOAT_AUDIT_SYNC, &err), 0);
+	/* A second writer is refused while the first holds the log. */
+	moat_audit *b = NULL;
+	assert_true(moat_audit_open(path, NULL, &b, &err) < 0);
+	assert_non_null(strstr(err.msg, "another writer"));
+	char head[MOAT_AUDIT_HASH_HEX];
+	moat_audit_head(a, head);
+	moat_audit_close(TAKE_PTR(a));
+	_cleanup_free_ char *buf = NULL;
+	int n = moat__read_file_at(AT_FDCWD, path, 1 << 20, &buf);
+	moat_audit_verdict v;
+	assert_int_equal(moat_audit_verify_buffer(buf, (size_t)n, 0, &v), 0);
+	assert_int_equal(v.events, 7);
+	assert_string_equal(v.head, head);
+	assert_null(strstr(buf + len, "log.start"));
+
+	/* A log that ends mid-line is not continued. */
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "{\"seq\":7", 8), 8);
+	close(fd);
+	assert_true(moat_audit_open(path, NULL, &a, &err) < 0);
+	assert_non_null(strstr(err.msg, "partial line"));
+	/* Nor is one whose last line was forged. */
+	unlink(path);
+	free(fresh_log(&len));
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	const char *forged = "{\"seq\":6,\"time\":\"2024-05-01T12:00:00.000000Z\",\"session\":\"s1\",\"type\":"
+			     "\"exec\",\"prev\":"
+			     "\"0000000000000000000000000000000000000000000000000000000000000000\"}\n";
+	assert_int_equal(write(fd, forged, strlen(forged)), (ssize_t)strlen(forged));
+	close(fd);
+	assert_true(moat_audit_open(path, NULL, &a, &err) < 0);
+	assert_non_null(strstr(err.msg, "forged"));
+	/* Nor a symlink. */
+	unlink(path);
+	assert_int_equal(symlink("/dev/null", path), 0);
+	assert_true(moat_audit_open(path, NULL, &a, &err) < 0);
+	unlink(path);
+}
+
+static void test_redaction_in_log(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	unlink(path);
+	_cleanup_audit_ moat_audit *a = NULL;
+	assert_int_equal(moat_audit_open(path, "s2", &a, &err), 0);
+	assert_int_equal(moat_audit_add_secret(a, "API_KEY", "sk-live-42424242", &err), 0);
+	assert_int_equal(moat_audit_event(a, "net.request",
+					  json_pack("{s:s s:[s]}", "url", "https://x/?k=sk-live-42424242", "argv",
+						    "--key=sk-live-42424242"),
+					  0, &err),
+			 0);
+	moat_audit_close(TAKE_PTR(a));
+	_cleanup_free_ char *buf = NULL;
+	int n = moat__read_file_at(AT_FDCWD, path, 1 << 20, &buf);
+	assert_true(n > 0);
+	assert_null(strstr(buf, "sk-live"));
+	assert_non_null(strstr(buf, "https://x/?k=[REDACTED:API_KEY]"));
+	assert_non_null(strstr(buf, "--key=[REDACTED:API_KEY]"));
+	moat_audit_verdict v;
+	assert_int_equal(moat_audit_verify_buffer(buf, (size_t)n, 0, &v), 0);
+}
+
+static void test_oversize(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	unlink(path);
+	_cleanup_audit_ moat_audit *a = NULL;
+	assert_int_equal(moat_audit_open(path, "s3", &a, &err), 0);
+	_cleanup_free_ char *huge = malloc(MOAT_AUDIT_MAX_LINE + 10);
+	memset(huge, 'a', MOAT_AUDIT_MAX_LINE + 9);
+	huge[MOAT_AUDIT_MAX_LINE + 9] = '\0';
+	assert_int_equal(moat_audit_event(a, "exec", json_pack("{s:s}", "path", huge), 0, &err), 0);
+	moat_audit_close(TAKE_PTR(a));
+	_cleanup_free_ char *buf = NULL;
+	int n = moat__read_file_at(AT_FDCWD, path, 1 << 22, &buf);
+	assert_true(n > 0 && n < 4096);
+	assert_non_null(strstr(buf, "\"oversize\":"));
+	moat_audit_verdict v;
+	assert_int_equal(moat_audit_verify_buffer(buf, (size_t)n, 0, &v), 0);
+	unlink(path);
+}
+
+static void test_readable(void **state)
+{
+	(void)state;
+	json_t *e = json_pack("{s:i s:s s:s s:s s:s s:i s:s}", "seq", 3, "time", "2024-05-01T12:00:00.000000Z",
+			      "session", "x", "type", "file.open", "path", "/etc/my file", "pid", 7, "prev", "00");
+	char *s = moat_audit_format_readable(e);
+	assert_string_equal(s, "2024-05-01T12:00:00.000000Z file.open     path=\"/etc/my file\" pid=7");
+	free(s);
+	json_decref(e);
+}
+
+static void test_bytes_json(void **state)
+{
+	(void)state;
+	json_t *j = moat_audit_bytes_json("/data/caf\xc3\xa9");
+	assert_string_equal(json_string_value(j), "/data/caf\xc3\xa9");
+	json_decref(j);
+	j = moat_audit_bytes_json("/data/\xff\\x");
+	assert_string_equal(json_string_value(j), "/data/\\xff\\x5cx");
+	json_decref(j);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(path);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hash_and_time),
+		cmocka_unit_test(test_format_line),
+		cmocka_unit_test(test_intact),
+		cmocka_unit_test(test_edit),
+		cmocka_unit_test(test_remove),
+		cmocka_unit_test(test_swap),
+		cmocka_unit_test(test_truncate),
+		cmocka_unit_test(test_forged_append),
+		cmocka_unit_test(test_append_continues),
+		cmocka_unit_test(test_redaction_in_log),
+		cmocka_unit_test(test_oversize),
+		cmocka_unit_test(test_readable),
+		cmocka_unit_test(test_bytes_json),
+	};
+	return cmocka_run_group_tests_name("audit", tests, setup, teardown);
+}
