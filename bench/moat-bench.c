@@ -725,6 +725,25 @@ static void scratch_remove(void)
 	rmdir(scratch);
 }
 
+/* The path of a scratch file for a feature's scenario, or NULL after
+ * saying why the scenario does not run: the build lacks the feature, or
+ * there is no scratch folder. */
+static const char *feature_scratch(const char *title, const char *command, const char *needle, const char *feature,
+				   const char *file, char *buf, size_t size)
+{
+	if (!moat_has(command, needle)) {
+		printf("\n%s: not available yet (%s is not in this build)\n", title, feature);
+		return NULL;
+	}
+	const char *dir = scratch_dir();
+	if (!dir) {
+		printf("\n%s: no scratch folder (%s)\n", title, strerror(errno));
+		return NULL;
+	}
+	snprintf(buf, size, "%s/%s", dir, file);
+	return buf;
+}
+
 /* Scenario 4: what the egress gateway adds to a run's start-up. */
 static int bench_gateway(void)
 {
@@ -752,17 +771,10 @@ static int bench_gateway(void)
  * opens, writes and lists a few files. */
 static int bench_trail(void)
 {
-	if (!moat_has("run", "--audit-files")) {
-		printf("\nfile trail: not available yet (moat run --audit-files is not in this build)\n");
-		return 0;
-	}
-	const char *dir = scratch_dir();
-	if (!dir) {
-		printf("\nfile trail: no scratch folder (%s)\n", strerror(errno));
-		return 0;
-	}
 	static char log[128];
-	snprintf(log, sizeof(log), "%s/audit.jsonl", dir);
+	if (!feature_scratch("file trail", "run", "--audit-files", "moat run --audit-files", "audit.jsonl", log,
+			     sizeof(log)))
+		return 0;
 	static const char *const cmd[] = {"/bin/sh", "-c", "cat /etc/hostname >/tmp/a; cp /tmp/a /tmp/b; ls /tmp >/dev/null",
 					  NULL};
 	static const char *audit[] = {NULL, "run", "--audit", log, "--", NULL};
@@ -787,17 +799,9 @@ static int bench_trail(void)
  * numbers. */
 static int bench_judge(void)
 {
-	if (!moat_has("judge", "--tests")) {
-		printf("\nmoat judge: not available yet (moat judge is not in this build)\n");
-		return 0;
-	}
-	const char *dir = scratch_dir();
-	if (!dir) {
-		printf("\nmoat judge: no scratch folder (%s)\n", strerror(errno));
-		return 0;
-	}
 	static char cases[128];
-	snprintf(cases, sizeof(cases), "%s/cases.jsonl", dir);
+	if (!feature_scratch("moat judge", "judge", "--tests", "moat judge", "cases.jsonl", cases, sizeof(cases)))
+		return 0;
 	unsigned ncases = opt.tp_runs;
 	{
 		_cleanup_fclose_ FILE *f = fopen(cases, "we");
