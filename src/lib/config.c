@@ -70,6 +70,7 @@ void moat_config_free(moat_config *c)
 	free(c->profile);
 	free(c->policy_path);
 	free(c->hostname);
+	free(c->policy_yaml);
 	free(c);
 }
 

@@ -16,6 +16,9 @@
 #define MOAT_MAX_ENV_BYTES (1u << 20)
 #define MOAT_MAX_ALLOW_HOSTS 1024
 
+/* Where a sandbox finds the policy it runs under. */
+#define MOAT_POLICY_INSIDE "/etc/moat/policy.yaml"
+
 /* A limit value of MOAT_UNLIMITED means "not limited". */
 #define MOAT_UNLIMITED UINT64_MAX
 
@@ -74,6 +77,10 @@ typedef struct moat_config {
 	char *profile;        /* built-in policy name: "code" or "agent" */
 	char *policy_path;    /* --policy FILE */
 	char *hostname;       /* inside the uts namespace; default "moat" */
+	/* The effective policy as YAML, placed read-only at
+	 * MOAT_POLICY_INSIDE so that a run started inside this one is bounded
+	 * by it (MOAT_PARENT_POLICY points there). NULL: none. */
+	char *policy_yaml;
 	moat_limits limits;
 	unsigned exec_deny_tmp : 1; /* reserved for exec allowlists */
 } moat_config;

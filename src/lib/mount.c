@@ -265,6 +265,17 @@ static int setup_etc(int rootfd, const moat_init_args *a, moat_error *err)
 		if (r < 0)
 			return r;
 	}
+	/* The policy this sandbox runs under, for nested runs to narrow. */
+	if (a->config->policy_yaml) {
+		if (mkdirat(etcw, "moat", 0755) < 0)
+			return moat_error_set(err, errno, "mkdir /etc/moat");
+		_cleanup_close_ int md = openat(etcw, "moat", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (md < 0)
+			return moat_error_set(err, errno, "open /etc/moat");
+		int r = moat__write_file_at(md, "policy.yaml", a->config->policy_yaml, 0444);
+		if (r < 0)
+			return moat_error_set(err, r, "write %s", MOAT_POLICY_INSIDE);
+	}
 	struct stat st;
 	char tz[256];
 	if (lstat("/etc/localtime", &st) == 0 && S_ISLNK(st.st_mode)) {

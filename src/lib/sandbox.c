@@ -95,6 +95,8 @@ static int build_env(const moat_config *c, char ***ret)
 	for (size_t i = 0; i < ELEMENTSOF(base); i++)
 		if (env_set(&env, base[i]) < 0)
 			return -ENOMEM;
+	if (c->policy_yaml && env_set(&env, "MOAT_PARENT_POLICY=" MOAT_POLICY_INSIDE) < 0)
+		return -ENOMEM;
 	for (char **e = c->env; e && *e; e++)
 		if (env_set(&env, *e) < 0)
 			return -ENOMEM;
