@@ -699,12 +699,13 @@ static bool moat_has(const char *command, const char *needle)
 }
 
 /* A private scratch folder for the scenarios that need files. */
-static char scratch[64];
+static char scratch[4096];
 
 static const char *scratch_dir(void)
 {
 	if (!scratch[0]) {
-		snprintf(scratch, sizeof(scratch), "/tmp/moat-bench.XXXXXX");
+		const char *tmp = getenv("TMPDIR");
+		snprintf(scratch, sizeof(scratch), "%s/moatbench.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
 		if (!mkdtemp(scratch)) {
 			scratch[0] = '\0';
 			return NULL;
@@ -771,7 +772,7 @@ static int bench_gateway(void)
  * opens, writes and lists a few files. */
 static int bench_trail(void)
 {
-	static char log[128];
+	static char log[4200];
 	if (!feature_scratch("file trail", "run", "--audit-files", "moat run --audit-files", "audit.jsonl", log,
 			     sizeof(log)))
 		return 0;
@@ -799,7 +800,7 @@ static int bench_trail(void)
  * numbers. */
 static int bench_judge(void)
 {
-	static char cases[128];
+	static char cases[4200];
 	if (!feature_scratch("moat judge", "judge", "--tests", "moat judge", "cases.jsonl", cases, sizeof(cases)))
 		return 0;
 	unsigned ncases = opt.tp_runs;
