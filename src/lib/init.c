@@ -15,7 +15,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -209,6 +211,56 @@ _noreturn_ static void command_child(const moat_init_args *a, int report_fd, int
 	report_and_exit(report_fd, 3, e, c->argv[0]);
 }
 
+typedef struct command_start {
+	const moat_init_args *a;
+	int report_fd;
+	int unused_fd; /* the init's end of the report pipe */
+	int tty_slave;
+} command_start;
+
+static int command_entry(void *p)
+{
+	const command_start *s = p;
+	close(s->unused_fd);
+	command_child(s->a, s->report_fd, s->tty_slave);
+}
+
+/* Starts the command's process the way posix_spawn does: it shares the
+ * init's memory, on a stack of its own, until its execve, and the init is
+ * suspended until then (CLONE_VM | CLONE_VFORK). No page tables are
+ * copied, no copy-on-write faults follow, and no copied address space is
+ * torn down at execve: 2.5 ms less CPU time per run on the reference
+ * machine, about 14% of a run (docs/performance.md).
+ *
+ * This holds because the init has a single thread and waits: whatever
+ * command_child does to the shared memory (its allocations included: they
+ * land in the init's heap, consistent, merely unused) happens while
+ * nothing else runs in it, and the child never returns into the init's
+ * frames, only execs or _exits. Signal dispositions, the signal mask, the
+ * descriptor table, credentials, seccomp and Landlock are per process or
+ * per thread, so its confinement reaches the init in no way. Sanitizer
+ * builds fork: AddressSanitizer cannot follow a switched stack. */
+static pid_t start_command(command_start *s)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	pid_t pid = fork();
+	if (pid == 0)
+		command_entry(s);
+	return pid;
+#else
+	const size_t size = 256 * 1024;
+	void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED)
+		return -1;
+	pid_t pid = clone(command_entry, (char *)stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, s);
+	/* Back here the child has execed or exited: its stack is free. */
+	int e = errno;
+	munmap(stack, size);
+	errno = e;
+	return pid;
+#endif
+}
+
 static int open_pty(int ctl, int *ret_slave, moat_error *err)
 {
 	_cleanup_close_ int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -295,14 +347,11 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 
 	if (a->wait_cgroup && wait_cgroup_joined(ctl) < 0)
 		_exit(1);
-	pid_t cmd = fork();
+	command_start start = {.a = a, .report_fd = rp[1], .unused_fd = rp[0], .tty_slave = tty_slave};
+	pid_t cmd = start_command(&start);
 	if (cmd < 0) {
 		moat_error_set(&err, errno, "fork the command");
 		fail_setup(ctl, &err);
-	}
-	if (cmd == 0) {
-		close(rp[0]);
-		command_child(a, rp[1], tty_slave);
 	}
 	close(rp[1]);
 	if (tty_slave >= 0)
