@@ -173,8 +173,6 @@ _noreturn_ static void command_child(const moat_init_args *a, int report_fd, int
 	/* No core files: they would land in the working directory and could
 	 * hold whatever the process had in memory. */
 	set_rlimit(RLIMIT_CORE, 0);
-	if (moat__rlimit_plan_apply(&a->rlimits) < 0)
-		report_and_exit(report_fd, 2, errno, "set resource limits");
 
 	if (chdir(a->cwd) < 0) {
 		snprintf(buf, sizeof(buf), "working directory %s", a->cwd);
@@ -200,6 +198,12 @@ _noreturn_ static void command_child(const moat_init_args *a, int report_fd, int
 	rep.kind = 1;
 	if (moat__confine(c, &rep.iso, &err) < 0)
 		report_and_exit(report_fd, 2, err.code, moat_error_format(&err, buf, sizeof(buf)));
+	/* The rlimits that stand in for a missing cgroup (address space,
+	 * processes, CPU) come last: nothing of moat's own setup may run
+	 * under them, and an instrumented build's runtime could not map its
+	 * memory. */
+	if (moat__rlimit_plan_apply(&a->rlimits) < 0)
+		report_and_exit(report_fd, 2, errno, "set resource limits");
 	moat__write_all(report_fd, &rep, sizeof(rep));
 
 	/* Only stdin, stdout and stderr cross into the command: everything
