@@ -125,10 +125,6 @@ json_t *moat_net_event_to_json(const moat_net_event *ev);
 /* Rules from --allow-host patterns, each "HOST" or "HOST:PORT[,PORT...]"
  * (HOST exact or "*.example.com"; ports default to 80 and 443), plus the
  * allow_private CIDRs; everything else is denied. */
-/* Splits an --allow-host value "PATTERN[:PORT[,PORT…]]" into the pattern and
- * its ports (none given: *ret_n is 0, meaning 80 and 443). */
-int moat_allow_host_spec_parse(const char *spec, char **ret_host, uint16_t *ports, size_t max, size_t *ret_n,
-			       moat_error *err);
 int moat_gateway_rules_from_patterns(char *const *allow_hosts, char *const *allow_private, moat_netrules **ret,
 				     moat_error *err);
 /* Parses "NAME=ADDRESS" entries (network.hosts on the command line). The

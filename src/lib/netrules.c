@@ -667,3 +667,42 @@ void moat_netrules_slot_publish(moat_netrules_slot *s, moat_netrules *r)
 	pthread_mutex_unlock(&s->lock);
 	moat_netrules_unref(old);
 }
+
+static int parse_ports(const char *s, uint16_t *ports, size_t max, size_t *ret_n)
+{
+	size_t n = 0;
+	while (*s) {
+		char *end;
+		errno = 0;
+		unsigned long v = strtoul(s, &end, 10);
+		if (end == s || errno || v == 0 || v > 65535 || n >= max || (*end && *end != ','))
+			return -EINVAL;
+		ports[n++] = (uint16_t)v;
+		s = *end ? end + 1 : end;
+	}
+	if (n == 0)
+		return -EINVAL;
+	*ret_n = n;
+	return 0;
+}
+
+int moat_allow_host_spec_parse(const char *spec, char **ret_host, uint16_t *ports, size_t max, size_t *ret_n,
+			       moat_error *err)
+{
+	/* A port list follows the last ':' unless the pattern is an IPv6
+	 * literal in brackets without one. */
+	_cleanup_free_ char *host = strdup(spec);
+	if (!host)
+		return moat_error_set(err, ENOMEM, "network rules");
+	*ret_n = 0;
+	char *colon = strrchr(host, ':');
+	char *bracket = strrchr(host, ']');
+	if (colon && (!bracket || colon > bracket) && (host[0] == '[' || strchr(host, ':') == colon)) {
+		*colon = '\0';
+		if (parse_ports(colon + 1, ports, max, ret_n) < 0)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "--allow-host %s: ports must be numbers 1-65535, separated by ','", spec);
+	}
+	*ret_host = TAKE_PTR(host);
+	return 0;
+}

@@ -141,3 +141,8 @@ moat_netrules *moat_netrules_slot_get(moat_netrules_slot *s);
 /* Publishes r (taking its reference) and drops the slot's reference to the
  * previous set, which is freed when its last reader lets go. */
 void moat_netrules_slot_publish(moat_netrules_slot *s, moat_netrules *r);
+
+/* Splits an --allow-host value "PATTERN[:PORT[,PORT…]]" into the pattern and
+ * its ports (none given: *ret_n is 0, meaning 80 and 443). */
+int moat_allow_host_spec_parse(const char *spec, char **ret_host, uint16_t *ports, size_t max, size_t *ret_n,
+			       moat_error *err);

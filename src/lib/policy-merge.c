@@ -1,7 +1,6 @@
 /* What a policy does to a run: filling a run configuration, taking the
  * command-line flags back, nesting (a child policy may only narrow its
  * parent), and the network decision the gateway asks for each request. */
-#include "gateway.h"
 #include "netrules.h"
 #include "policy-internal.h"
 
