@@ -46,31 +46,9 @@ const char *moat_audit_problem_to_string(moat_audit_problem p)
 	return problem_names[p];
 }
 
-static void hex(const unsigned char *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 int moat_audit_new_id(char ret[MOAT_AUDIT_ID_LEN])
 {
-	unsigned char b[16];
-	size_t got = 0;
-	while (got < sizeof(b)) {
-		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return moat__neg_errno();
-		}
-		got += (size_t)n;
-	}
-	hex(b, sizeof(b), ret);
-	return 0;
+	return moat__random_hex(16, ret);
 }
 
 void moat_audit_hash(const void *buf, size_t len, char ret[MOAT_AUDIT_HASH_HEX])
@@ -88,7 +66,7 @@ void moat_audit_hash(const void *buf, size_t len, char ret[MOAT_AUDIT_HASH_HEX])
 		ret[64] = '\0';
 		return;
 	}
-	hex(md, sizeof(md), ret);
+	moat__hex_encode(md, sizeof(md), ret);
 }
 
 void moat_audit_format_time(uint64_t unix_us, char *buf, size_t len)
@@ -570,8 +548,10 @@ int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, 
 		if (!*session_id || strlen(session_id) >= sizeof(a->session))
 			return moat_error_set(err, MOAT_EINPUT, "audit session id: empty or too long");
 		snprintf(a->session, sizeof(a->session), "%s", session_id);
-	} else if (moat_audit_new_id(a->session) < 0) {
-		return moat_error_set(err, errno, "audit session id: getrandom");
+	} else {
+		int rid = moat_audit_new_id(a->session);
+		if (rid < 0)
+			return moat_error_set(err, rid, "audit session id: getrandom");
 	}
 
 	a->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
@@ -597,11 +577,10 @@ int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, 
 		*ret = TAKE_PTR(guard);
 		return 0;
 	}
-	unsigned char nb[32];
-	if (getrandom(nb, sizeof(nb), 0) != (ssize_t)sizeof(nb))
-		return moat_error_set(err, errno ? errno : EIO, "audit log nonce: getrandom");
 	char nonce[MOAT_AUDIT_HASH_HEX];
-	hex(nb, sizeof(nb), nonce);
+	int rn = moat__random_hex(32, nonce);
+	if (rn < 0)
+		return moat_error_set(err, rn, "audit log nonce: getrandom");
 	moat_audit_hash(nonce, 64, a->prev);
 	a->seq = 0;
 	json_t *f = json_pack("{sisssssisi}", "version", MOAT_AUDIT_VERSION, "nonce", nonce, "writer",

@@ -770,20 +770,9 @@ bool moat_judge_compare_json(moat_judge_compare mode, double tolerance, const js
 
 int moat_judge_nonce(char nonce[MOAT_JUDGE_NONCE_LEN + 1], moat_error *err)
 {
-	unsigned char raw[MOAT_JUDGE_NONCE_LEN / 2];
-	size_t got = 0;
-	while (got < sizeof(raw)) {
-		ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return moat_error_set(err, errno, "getrandom");
-		}
-		got += (size_t)n;
-	}
-	for (size_t i = 0; i < sizeof(raw); i++)
-		snprintf(nonce + 2 * i, 3, "%02x", raw[i]);
-	nonce[MOAT_JUDGE_NONCE_LEN] = '\0';
+	int r = moat__random_hex(MOAT_JUDGE_NONCE_LEN / 2, nonce);
+	if (r < 0)
+		return moat_error_set(err, r, "getrandom");
 	return 0;
 }
 

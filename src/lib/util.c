@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -152,4 +153,34 @@ bool moat__streq(const char *a, const char *b)
 bool moat__startswith(const char *s, const char *prefix)
 {
 	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+void moat__hex_encode(const void *bytes, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *b = bytes;
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+int moat__random_hex(size_t n, char *out)
+{
+	unsigned char b[64];
+	if (n > sizeof(b))
+		return -EINVAL;
+	size_t got = 0;
+	while (got < n) {
+		ssize_t k = getrandom(b + got, n - got, 0);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return moat__neg_errno();
+		}
+		got += (size_t)k;
+	}
+	moat__hex_encode(b, n, out);
+	return 0;
 }

@@ -78,6 +78,12 @@ size_t moat__strv_length(char *const *v);
 int moat__strv_push(char ***v, const char *s);
 char **moat__strv_copy(char *const *v);
 
+/* Lower-case hex of n bytes into out (2n characters and a NUL). */
+void moat__hex_encode(const void *bytes, size_t n, char *out);
+/* n random bytes from the kernel, hex-encoded into out (2n + 1 bytes).
+ * Returns 0 or -errno. */
+int moat__random_hex(size_t n, char *out);
+
 /* Milliseconds/nanoseconds on CLOCK_MONOTONIC. */
 uint64_t moat__now_ns(void);
 
