@@ -16,11 +16,13 @@
 int moat_cli_fail(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("moat: ", stderr);
+	_cleanup_free_ char *raw = NULL, *shown = NULL;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	int n = vasprintf(&raw, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* One line whatever the values echoed in it hold (moat__escape_controls). */
+	shown = n >= 0 ? moat__escape_controls_dup(raw) : NULL;
+	fprintf(stderr, "moat: %s\n", shown ? shown : "out of memory formatting an error");
 	return MOAT_EXIT_ERROR;
 }
 
