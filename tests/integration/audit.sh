@@ -87,6 +87,10 @@ tamper() { # NAME EXPECTED-REGEX SCRIPT
 }
 tamper "an edited field" '^t.jsonl:4: edited: ' '
 import sys; p=sys.argv[1]; L=open(p).readlines(); L[3]=L[3].replace("\"pid\":", "\"pid\": ", 1) if "\"pid\":" in L[3] else L[3].replace("\"type\"", "\"type\" ", 1); open(p,"w").writelines(L)'
+tamper "one hex digit of a prev, blamed on its own line" '^t.jsonl:4: edited: this line does not link to line 3 .*line 5 does not link to it' '
+import sys; p=sys.argv[1]; L=open(p).readlines(); i=L[3].index("\"prev\":\"")+8; c=L[3][i]; L[3]=L[3][:i]+("1" if c!="1" else "2")+L[3][i+1:]; open(p,"w").writelines(L)'
+tamper "an edited seq, blamed on its own line" '^t.jsonl:4: edited: line 5 does not link to this line.*its seq' '
+import sys; p=sys.argv[1]; L=open(p).readlines(); L[3]=L[3].replace("\"seq\":3,", "\"seq\":9,", 1); open(p,"w").writelines(L)'
 tamper "a removed line" '^t.jsonl:5: removed: seq jumps from 3 to 5' '
 import sys; p=sys.argv[1]; L=open(p).readlines(); del L[4]; open(p,"w").writelines(L)'
 tamper "two swapped lines" '^t.jsonl:5: reordered: ' '
