@@ -493,7 +493,40 @@ char *moat_audit_format_readable(const json_t *ev)
 		free(buf);
 		return NULL;
 	}
-	return buf;
+	/* Values come from the sandbox (file names, argv): an escape sequence
+	 * in one must reach the reader's terminal as text, not as a command
+	 * that rewrites the screen. */
+	char *shown = moat__escape_controls_dup(buf);
+	free(buf);
+	return shown;
+}
+
+char *moat_audit_format_json_line(const char *text, size_t len)
+{
+	if (!moat__has_controls(text, len))
+		return strndup(text, len);
+	json_t *j = json_loadb(text, len, 0, NULL);
+	if (!j)
+		return NULL;
+	/* ASCII only: \u escapes for every control, C1 ones included. */
+	char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	json_decref(j);
+	if (!s || !strchr(s, 0x7f))
+		return s;
+	/* DEL is ASCII, so jansson leaves it; it can only be inside a string. */
+	size_t n = strlen(s), k = 0;
+	char *out = malloc(6 * n + 1);
+	if (out)
+		for (size_t i = 0; i <= n; i++) {
+			if (s[i] == 0x7f) {
+				memcpy(out + k, "\\u007f", 6);
+				k += 6;
+			} else {
+				out[k++] = s[i];
+			}
+		}
+	free(s);
+	return out;
 }
 
 /* ---- the writer ---- */

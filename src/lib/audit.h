@@ -120,8 +120,13 @@ typedef struct moat_audit_verdict {
  * problem was found (described in *ret), -ENOMEM. */
 int moat_audit_verify_buffer(const char *buf, size_t len, unsigned flags, moat_audit_verdict *ret);
 
-/* One readable line for an event object: "TIME TYPE key=value ...". */
+/* One readable line for an event object: "TIME TYPE key=value ...", with
+ * control characters escaped (moat__escape_controls). */
 char *moat_audit_format_readable(const json_t *event);
+/* A log line as JSON for a terminal: the line itself when it holds no
+ * control character, else the same object re-encoded in ASCII with every
+ * control as a \u escape. NULL when it is not JSON (or out of memory). */
+char *moat_audit_format_json_line(const char *line, size_t len);
 
 /* ---- Run events: the types documented in docs/audit.md. ---- */
 

@@ -59,6 +59,17 @@ t_eq "show --since --json prints every line as it is" "$(wc -l < run.jsonl)" "$(
 mrun audit show run.jsonl --since 2999-01-01T00:00:00Z
 t_eq "show --since in the future shows nothing" "" "$OUT"
 
+# File names from the sandbox reach the auditor's terminal as text: an ANSI
+# escape in one is shown escaped, in both forms of show.
+mrun run --audit esc.jsonl --audit-files -- /bin/sh -c 'printf x > "/tmp/$(printf "\033[2J\033]0;owned\007")name"'
+t_eq "a file name with terminal escapes is written" 0 "$RC"
+mrun audit show esc.jsonl --type file.write
+t_match "show prints the escape as text" 'path=/tmp/\\x1b\[2J\\x1b\]0;owned\\x07name' "$OUT"
+t_nomatch "show prints no control byte" $'[\x01-\x08\x0b-\x1f\x7f]' "$OUT"
+mrun audit show esc.jsonl --json
+t_nomatch "show --json prints no control byte" $'[\x01-\x08\x0b-\x1f\x7f]' "$OUT"
+t_match "show --json keeps it as JSON" '"/tmp/\\u001[bB]\[2J' "$OUT"
+
 # The trail cannot be diverted: a second listener on the same chain is
 # refused by the kernel, so the program cannot answer its own calls.
 mkdir -p dv

@@ -444,6 +444,30 @@ static void test_readable(void **state)
 	json_decref(e);
 }
 
+/* File names from the sandbox reach the auditor's terminal as text. */
+static void test_readable_escapes_controls(void **state)
+{
+	(void)state;
+	json_t *e = json_pack("{s:s s:s s:s s:[s]}", "time", "2024-05-01T12:00:00.000000Z", "type", "file.write",
+			      "path", "/out/\x1b[2J\x1b]0;owned\x07x", "argv", "a\xc2\x9b" "b\x7f");
+	char *s = moat_audit_format_readable(e);
+	assert_string_equal(s, "2024-05-01T12:00:00.000000Z file.write    path=/out/\\x1b[2J\\x1b]0;owned\\x07x "
+			       "argv=[\"a\\xc2\\x9bb\\x7f\"]");
+	assert_false(moat__has_controls(s, strlen(s)));
+	free(s);
+	json_decref(e);
+	/* --json: a clean line as it is, one with controls re-encoded. */
+	const char *clean = "{\"seq\":1,\"path\":\"/caf\xc3\xa9\"}";
+	s = moat_audit_format_json_line(clean, strlen(clean));
+	assert_string_equal(s, clean);
+	free(s);
+	const char *dirty = "{\"seq\":1,\"path\":\"/a\xc2\x9b" "b\x7f\",\"n\":\t2}";
+	s = moat_audit_format_json_line(dirty, strlen(dirty));
+	assert_string_equal(s, "{\"seq\":1,\"path\":\"/a\\u009Bb\\u007f\",\"n\":2}");
+	free(s);
+	assert_null(moat_audit_format_json_line("{\x1b", 2));
+}
+
 static void test_bytes_json(void **state)
 {
 	(void)state;
@@ -482,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_edit_every_field),
 		cmocka_unit_test(test_random_edits),
 		cmocka_unit_test(test_blame_names_both_lines),
+		cmocka_unit_test(test_readable_escapes_controls),
 		cmocka_unit_test(test_remove),
 		cmocka_unit_test(test_swap),
 		cmocka_unit_test(test_truncate),
