@@ -27,6 +27,10 @@ struct moat_audit {
 	bool broken;                /* a write failed: the file may end mid-line */
 	bool failed;                /* some event was not written */
 	bool dirty;                 /* written since the last fsync */
+	uint64_t max_size;          /* cap on bytes this writer appends */
+	uint64_t written;           /* bytes this writer appended */
+	uint64_t dropped;           /* events dropped at the cap */
+	bool overflowed;            /* audit.overflow is written */
 };
 
 static const char *const problem_names[_MOAT_AUDIT_PROBLEM_MAX] = {
@@ -557,6 +561,25 @@ static int append_line(moat_audit *a, const char *type, json_t *fields, unsigned
 			return rc;
 		n = strlen(s);
 	}
+	/* The cap: the first event past it becomes one audit.overflow
+	 * event, later ones are only counted. The overflow line is small and
+	 * written even though it passes the cap, as are the ALWAYS events. */
+	if (!(flags & MOAT_AUDIT_ALWAYS) && a->written + n + 1 > a->max_size) {
+		a->dropped++;
+		if (a->overflowed)
+			return 0;
+		a->overflowed = true;
+		json_t *o = json_pack("{sIsIss}", "max_size", (json_int_t)a->max_size, "written",
+				      (json_int_t)a->written, "first_dropped", type);
+		free(TAKE_PTR(s));
+		rc = o ? moat_audit_format_line(a->seq, time, a->session, "audit.overflow", o, a->prev, a->red, &s, err)
+		       : moat_error_set(err, ENOMEM, "audit.overflow");
+		json_decref(o);
+		if (rc < 0)
+			return rc;
+		n = strlen(s);
+		flags |= MOAT_AUDIT_SYNC;
+	}
 	char hash[MOAT_AUDIT_HASH_HEX];
 	moat_audit_hash(s, n, hash);
 	s[n] = '\n'; /* the NUL is not written; the hash covers the line only */
@@ -572,6 +595,7 @@ static int append_line(moat_audit *a, const char *type, json_t *fields, unsigned
 	}
 	memcpy(a->prev, hash, sizeof(hash));
 	a->seq++;
+	a->written += n + 1;
 	a->dirty = true;
 	if (flags & MOAT_AUDIT_SYNC) {
 		if (fsync(a->fd) < 0)
@@ -660,6 +684,7 @@ int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, 
 		return moat_error_set(err, ENOMEM, "audit log %s", path);
 	pthread_mutex_init(&a->lock, NULL);
 	a->fd = -1;
+	a->max_size = MOAT_AUDIT_DEFAULT_MAX_SIZE;
 	_cleanup_audit_ moat_audit *guard = a;
 	a->path = strdup(path);
 	a->red = moat_redactor_new();
@@ -713,6 +738,25 @@ int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, 
 		return rc;
 	*ret = TAKE_PTR(guard);
 	return 0;
+}
+
+int moat_audit_set_max_size(moat_audit *a, uint64_t max_size, moat_error *err)
+{
+	if (max_size < MOAT_AUDIT_MIN_MAX_SIZE || max_size > MOAT_AUDIT_MAX_MAX_SIZE)
+		return moat_error_set(err, MOAT_EINPUT,
+				      "audit.max_size: %" PRIu64 " bytes is out of range (64K to 1T)", max_size);
+	pthread_mutex_lock(&a->lock);
+	a->max_size = max_size;
+	pthread_mutex_unlock(&a->lock);
+	return 0;
+}
+
+uint64_t moat_audit_dropped(moat_audit *a)
+{
+	pthread_mutex_lock(&a->lock);
+	uint64_t d = a->dropped;
+	pthread_mutex_unlock(&a->lock);
+	return d;
 }
 
 int moat_audit_add_secret(moat_audit *a, const char *name, const char *value, moat_error *err)

@@ -180,6 +180,21 @@ t_eq "the next run continues its chain" 0 "$RC"
 mrun audit verify killed.jsonl
 t_eq "and the whole log still verifies" 0 "$RC"
 
+# --- the log's size cap ---------------------------------------------------
+mrun run --audit cap.jsonl --audit-files --audit-max-size 64K -- /bin/sh -c \
+	'i=0; while [ $i -lt 3000 ]; do read x < /etc/hostname; i=$((i+1)); done'
+t_eq "a run past the log's cap succeeds" 0 "$RC"
+t_eq "exactly one audit.overflow" 1 "$(grep -c '"type":"audit.overflow"' cap.jsonl)"
+t_check "the log stays near the cap" test "$(stat -c %s cap.jsonl)" -lt $((64 * 1024 + 4096))
+t_match "session.stop is still written, and counts what was dropped" '"type":"session.stop".*"audit_dropped":[1-9]' "$(tail -1 cap.jsonl)"
+mrun audit verify cap.jsonl
+t_eq "a capped log verifies" 0 "$RC"
+mrun run --audit cap2.jsonl --audit-max-size 1K -- /bin/true
+t_eq "a cap below 64K is refused" 125 "$RC"
+t_match "with the range" "out of range \(expected 64K to 1T\)" "$ERR"
+mrun policy show --profile code
+t_match "the code profile caps the log at 4M" 'max_size: 4M' "$OUT"
+
 # --- the policy's audit section ------------------------------------------
 mkdir -p pol
 cat > pol/policy.yaml <<'YAML'

@@ -433,6 +433,42 @@ static void test_oversize(void **state)
 	unlink(path);
 }
 
+/* The cap: one audit.overflow event, then only counting; the session's
+ * own events still go in, and the log verifies. */
+static void test_max_size(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	unlink(path);
+	_cleanup_audit_ moat_audit *a = NULL;
+	assert_int_equal(moat_audit_open(path, "s4", &a, &err), 0);
+	assert_true(moat_audit_set_max_size(a, MOAT_AUDIT_MIN_MAX_SIZE - 1, &err) < 0);
+	assert_non_null(strstr(err.msg, "audit.max_size"));
+	assert_true(moat_audit_set_max_size(a, MOAT_AUDIT_MAX_MAX_SIZE + 1, &err) < 0);
+	assert_int_equal(moat_audit_set_max_size(a, MOAT_AUDIT_MIN_MAX_SIZE, &err), 0);
+	for (int i = 0; i < 5000; i++)
+		assert_int_equal(moat_audit_event(a, "file.open", json_pack("{s:s s:i}", "path", "/etc/hostname", "i", i),
+						  0, &err),
+				 0);
+	assert_true(moat_audit_dropped(a) > 4000);
+	assert_int_equal(moat_audit_event(a, "session.stop", NULL, MOAT_AUDIT_ALWAYS, &err), 0);
+	assert_false(moat_audit_failed(a));
+	moat_audit_close(TAKE_PTR(a));
+	_cleanup_free_ char *buf = NULL;
+	int n = moat__read_file_at(AT_FDCWD, path, 1 << 22, &buf);
+	assert_true(n > (int)MOAT_AUDIT_MIN_MAX_SIZE - 200 && n < (int)MOAT_AUDIT_MIN_MAX_SIZE + 1024);
+	int overflows = 0;
+	for (const char *p = buf; (p = strstr(p, "\"type\":\"audit.overflow\"")); p++)
+		overflows++;
+	assert_int_equal(overflows, 1);
+	assert_non_null(strstr(buf, "\"max_size\":65536"));
+	/* The session's end is the last line, past the cap. */
+	assert_non_null(strstr(buf, "\"type\":\"session.stop\""));
+	moat_audit_verdict v;
+	assert_int_equal(moat_audit_verify_buffer(buf, (size_t)n, 0, &v), 0);
+	unlink(path);
+}
+
 static void test_readable(void **state)
 {
 	(void)state;
@@ -507,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_random_edits),
 		cmocka_unit_test(test_blame_names_both_lines),
 		cmocka_unit_test(test_readable_escapes_controls),
+		cmocka_unit_test(test_max_size),
 		cmocka_unit_test(test_remove),
 		cmocka_unit_test(test_swap),
 		cmocka_unit_test(test_truncate),
