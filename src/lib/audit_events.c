@@ -219,8 +219,9 @@ void moat__audit_run_finished(moat_audit *a, const moat_config *c, const moat_re
 		moat_audit_limit_hit(a, name, v, unit, NULL);
 	json_t *extra = NULL;
 	if (trail && trail->notifications) {
-		extra = json_pack("{s{sIsIsI}}", "trail", "notifications", (json_int_t)trail->notifications,
-				  "events", (json_int_t)trail->events, "unreadable", (json_int_t)trail->unreadable);
+		extra = json_pack("{s{sIsIsIsI}}", "trail", "notifications", (json_int_t)trail->notifications,
+				  "events", (json_int_t)trail->events, "unreadable", (json_int_t)trail->unreadable,
+				  "racy", (json_int_t)trail->racy);
 	}
 	uint64_t dropped = moat_audit_dropped(a);
 	if (dropped) {
