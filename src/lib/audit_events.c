@@ -219,9 +219,15 @@ void moat__audit_run_finished(moat_audit *a, const moat_config *c, const moat_re
 		moat_audit_limit_hit(a, name, v, unit, NULL);
 	json_t *extra = NULL;
 	if (trail && trail->notifications) {
-		extra = json_pack("{s{sIsIsIsI}}", "trail", "notifications", (json_int_t)trail->notifications,
+		extra = json_pack("{s{sIsIsIsIs[ss*]}}", "trail", "notifications", (json_int_t)trail->notifications,
 				  "events", (json_int_t)trail->events, "unreadable", (json_int_t)trail->unreadable,
-				  "racy", (json_int_t)trail->racy);
+				  "racy", (json_int_t)trail->racy, "sources", "seccomp",
+				  trail->fanotify ? "fanotify" : NULL);
+		if (extra && trail->fanotify) {
+			json_t *tr = json_object_get(extra, "trail");
+			json_object_set_new(tr, "fanotify_events", json_integer((json_int_t)trail->fanotify_events));
+			json_object_set_new(tr, "fanotify_lost", json_integer((json_int_t)trail->fanotify_lost));
+		}
 	}
 	uint64_t dropped = moat_audit_dropped(a);
 	if (dropped) {

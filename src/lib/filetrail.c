@@ -1,5 +1,7 @@
 #include "filetrail.h"
 
+#include "fanwatch.h"
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
@@ -297,6 +299,8 @@ struct moat_filetrail {
 	uint64_t held_addr;
 	dev_t held_dev;
 	ino_t held_ino;
+	int fan_fd;      /* fanotify on the sandbox's mounts, or -1 */
+	ino_t pidns;     /* the sandbox's pid namespace */
 	int mem_fd;      /* /proc/PID/mem of mem_pid, cached */
 	pid_t mem_pid;
 	pid_t mem_nspid; /* mem_pid as the sandbox sees it */
@@ -813,6 +817,18 @@ static void handle(moat_filetrail *t)
 	const char *type = NULL;
 	bool is_exec = k == K_EXECVE || k == K_EXECVEAT;
 	bool holding = !session_started(t);
+	if (is_exec && !t->armed) {
+		/* The command's first execve: its process is stopped here with
+		 * the sandbox's mounts final. As root, they get fanotify marks
+		 * now; rootless the call fails and the seccomp source is all. */
+		char p[64];
+		struct stat st;
+		snprintf(p, sizeof(p), "/proc/%d/ns/pid", (int)req.pid);
+		t->pidns = stat(p, &st) == 0 ? st.st_ino : 0;
+		int fd = geteuid() == 0 ? moat__fanwatch_open((pid_t)req.pid) : -EPERM;
+		t->fan_fd = fd >= 0 ? fd : -1;
+		t->stats.fanotify = fd >= 0;
+	}
 	if (is_exec)
 		t->armed = true;
 	if (t->armed && k >= 0) {
@@ -852,16 +868,39 @@ static void handle(moat_filetrail *t)
 	write_event(t, type, f);
 }
 
+static void fan_emit(void *ctx, const char *type, json_t *f)
+{
+	moat_filetrail *t = ctx;
+	pid_t host = (pid_t)json_integer_value(json_object_get(f, "host_pid"));
+	pid_t ppid, ns = 0;
+	read_status(host, &ppid, &ns);
+	json_object_set_new(f, "pid", ns > 0 ? json_integer(ns) : json_null());
+	t->stats.fanotify_events++;
+	write_event(t, type, f);
+}
+
+static void fan_drain(moat_filetrail *t)
+{
+	if (t->fan_fd >= 0)
+		t->stats.fanotify_lost += moat__fanwatch_drain(t->fan_fd, t->pidns, fan_emit, t);
+}
+
 static void *trail_main(void *arg)
 {
 	moat_filetrail *t = arg;
 	for (;;) {
-		struct pollfd p[2] = {{.fd = t->fd, .events = POLLIN}, {.fd = t->stopfd, .events = POLLIN}};
-		if (poll(p, 2, -1) < 0) {
+		/* fanotify's events wait until session.start is in the log, so
+		 * that the log reads in order. */
+		struct pollfd p[3] = {{.fd = t->fd, .events = POLLIN},
+				      {.fd = t->stopfd, .events = POLLIN},
+				      {.fd = session_started(t) ? t->fan_fd : -1, .events = POLLIN}};
+		if (poll(p, 3, t->fan_fd >= 0 && !session_started(t) ? 100 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
+		if (p[2].revents & POLLIN)
+			fan_drain(t);
 		if (p[0].revents & POLLIN)
 			handle(t);
 		else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
@@ -881,6 +920,7 @@ int moat__filetrail_start(int listener, moat_audit *a, moat_filetrail **ret, moa
 	t->fd = TAKE_FD(fd);
 	t->mem_fd = -1;
 	t->held_fd = -1;
+	t->fan_fd = -1;
 	t->audit = a;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->cond, NULL);
@@ -925,10 +965,14 @@ void moat__filetrail_stop(moat_filetrail *t, moat_filetrail_stats *ret_stats)
 		pthread_join(t->thread, NULL);
 	}
 	flush_pending(t);
+	/* What the kernel queued for the last processes. */
+	fan_drain(t);
 	if (ret_stats)
 		*ret_stats = t->stats;
 	forget_mem(t);
 	forget_held(t);
+	if (t->fan_fd >= 0)
+		close(t->fan_fd);
 	if (t->fd >= 0)
 		close(t->fd);
 	if (t->stopfd >= 0)

@@ -16,7 +16,9 @@
  * program can rewrite the path between the supervisor's read and the
  * kernel's (the TOCTOU the kernel's seccomp.h warns about). The trail is an
  * account, not a boundary; mounts, Landlock and the confinement filter are
- * the boundary. See docs/audit.md. */
+ * the boundary. Events it cannot vouch for say so (reliability), and as
+ * root the same thread also reports what the kernel actually opened, from
+ * fanotify (fanwatch.h). See docs/audit.md. */
 #pragma once
 
 #include "audit.h"
@@ -29,6 +31,9 @@ typedef struct moat_filetrail_stats {
 	uint64_t events;        /* events written */
 	uint64_t unreadable;    /* calls whose arguments could not be read */
 	uint64_t racy;          /* calls from a multi-threaded process */
+	bool fanotify;          /* the fanotify source was in use (root) */
+	uint64_t fanotify_events; /* events from it */
+	uint64_t fanotify_lost;   /* overflows of its kernel queue */
 } moat_filetrail_stats;
 
 /* In the command's process, after the root filesystem exists and before

@@ -7,12 +7,23 @@
 static char path[] = "/tmp/innocent-file";
 static volatile int stop;
 
+/* Each name stays a while, so that about half the opens meet each. The
+ * barrier keeps the compiler from dropping the first store as dead. */
+static void hold(void)
+{
+	__asm__ volatile("" ::: "memory");
+	for (volatile int i = 0; i < 20000; i++)
+		;
+}
+
 static void *swapper(void *arg)
 {
 	(void)arg;
 	while (!stop) {
 		memcpy(path + 5, "hidden-secret", 13);
+		hold();
 		memcpy(path + 5, "innocent-file", 13);
+		hold();
 	}
 	return NULL;
 }

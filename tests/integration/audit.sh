@@ -4,13 +4,15 @@
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
-# Lines of LOG whose type is T, as "path" values (one a line).
+# Lines of LOG whose type is T, as "path" values (one a line), from the
+# seccomp source (SOURCE=fanotify for the other).
 paths_of() { # LOG TYPE [PID]
-	python3 -c '
-import json, sys
+	SOURCE="${SOURCE:-seccomp}" python3 -c '
+import json, os, sys
 for l in open(sys.argv[1]):
     e = json.loads(l)
-    if e["type"] == sys.argv[2] and (len(sys.argv) < 4 or str(e.get("pid")) == sys.argv[3]):
+    if e["type"] == sys.argv[2] and (len(sys.argv) < 4 or str(e.get("pid")) == sys.argv[3]) and \
+       e.get("source", "seccomp") == os.environ["SOURCE"]:
         print(e.get("path"))' "$@"
 }
 types_of() { python3 -c 'import json,sys; print(" ".join(sorted({json.loads(l)["type"] for l in open(sys.argv[1])})))' "$1"; }
@@ -51,8 +53,17 @@ t_match "programs it ran, with argv and parent" '"type":"exec","path":"/usr/bin/
 t_match "an absolute exec path" '"type":"exec","path":"/bin/true","argv":\["/bin/true"\]' "$(cat run.jsonl)"
 t_match "write flags by name" '"type":"file.write","path":"/out/note.txt".*"flags":\["O_WRONLY","O_CREAT","O_TRUNC"\]' "$(cat run.jsonl)"
 t_nomatch "moat's own setup calls are not the command's" 'moat-init|/proc/self' "$(paths_of run.jsonl file.open)"
+# As root, fanotify on the sandbox's mounts reports what the kernel opened.
+if is_root; then
+	t_match "root: the trail has the fanotify source" '"sources":\["seccomp","fanotify"\]' "$(grep session.stop run.jsonl | head -1)"
+	t_eq "root: fanotify saw the shell's files (opened, then closed after writing)" "/etc/hostname /out/note.txt /out/note.txt" \
+		"$(SOURCE=fanotify paths_of run.jsonl file.open "$sh_pid" | grep -v -e ld.so -e '\.so' | tr '\n' ' ')$(SOURCE=fanotify paths_of run.jsonl file.write "$sh_pid" | tr -d '\n')"
+	t_match "root: and the programs executed" '"type":"exec","path":"/usr/bin/mv","event":"open_exec","source":"fanotify"' "$(cat run.jsonl)"
+else
+	t_match "rootless: the seccomp source alone, and it says so" '"sources":\["seccomp"\]' "$(grep session.stop run.jsonl | head -1)"
+fi
 mrun audit show run.jsonl --type file.write
-t_eq "show --type filters" "1" "$(printf '%s\n' "$OUT" | grep -c 'file.write')"
+t_eq "show --type filters" "1" "$(printf '%s\n' "$OUT" | grep 'file.write' | grep -c 'source=seccomp')"
 t_nomatch "show --type shows nothing else" 'file.open|exec ' "$OUT"
 mrun audit show run.jsonl --since 1h-ago --json
 t_eq "show --since --json prints every line as it is" "$(wc -l < run.jsonl)" "$(printf '%s\n' "$OUT" | wc -l)"

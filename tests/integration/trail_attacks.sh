@@ -14,11 +14,14 @@ SRCDIR="$MOAT_SRC/attacks"
 py() { python3 - "$@"; }
 
 check_thread_swap() {
-	py "$1" <<'PY'
-import json, sys
+	py "$1" "$MOAT_MODE" "$2" <<'PY'
+import json, re, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
+fan = [e for e in ev if e.get("source") == "fanotify" and e["type"] == "file.open" and e.get("path") == "/tmp/hidden-secret"]
+ev = [e for e in ev if e.get("source") == "seccomp"]
 opens = [e for e in ev if e["type"] in ("file.open", "file.write") and
          str(e.get("path", "")).startswith(("/tmp/innocent", "/tmp/hidden"))]
+hidden = int(re.search(r"hidden file (\d+) times", sys.argv[3]).group(1))
 creates = [e for e in opens if e["type"] == "file.write"]
 reads = [e for e in opens if e["type"] == "file.open"]
 bad = [e for e in reads if e.get("reliability") != "racy"]
@@ -28,6 +31,10 @@ elif bad:
     print("%d open(s) from a two-threaded caller claim a reliable path, e.g. %s" % (len(bad), bad[0]["path"]))
 elif [e for e in creates if "reliability" in e]:
     print("the single-threaded creates were marked unreliable")
+elif sys.argv[2] == "root" and len(fan) != hidden + 1:
+    # As root, fanotify reports what the kernel opened: the create and
+    # every open that the swap sent to the hidden file.
+    print("fanotify reported %d opens of the hidden file; the program made %d" % (len(fan), hidden + 1))
 PY
 }
 
@@ -141,7 +148,7 @@ for bin in "$MOAT_ATTACKS"/attack_trail_*; do
 	elif ! "$MOAT" audit verify "$log" >/dev/null 2>&1; then
 		problem="the log does not verify: $("$MOAT" audit verify "$log" 2>&1 | head -1)"
 	else
-		problem=$("check_$name" "$log" 2>&1)
+		problem=$("check_$name" "$log" "$verdict" 2>&1)
 	fi
 	if [ -z "$problem" ]; then
 		t_ok "trail_$name: the trail held (${verdict#DONE: })"

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <string.h>
 
+#include "fanwatch.h"
 #include "filetrail.h"
 
 #include <openssl/sha.h>
@@ -175,12 +176,38 @@ static void test_argv_many(void **state)
 	json_decref(f);
 }
 
+/* Which of the sandbox's mounts fanotify marks: those holding files, with
+ * mountinfo's escapes undone. */
+static void test_fanwatch_mounts(void **state)
+{
+	(void)state;
+	const char *mi =
+		"500 400 0:50 / / ro,nosuid,nodev - tmpfs tmpfs rw\n"
+		"501 500 8:1 /usr /usr ro,nosuid,nodev - ext4 /dev/vda rw\n"
+		"502 500 0:51 / /proc rw,nosuid - proc proc rw\n"
+		"503 500 0:52 / /dev ro - tmpfs tmpfs rw\n"
+		"504 503 0:5 /null /dev/null rw - devtmpfs udev rw\n"
+		"505 500 0:53 / /tmp rw,nosuid,nodev - tmpfs tmpfs rw,size=65536k\n"
+		"506 500 8:1 /home/u/my\\040data /data\\040in ro - ext4 /dev/vda rw\n"
+		"507 500 0:54 / /sys/fs/cgroup ro - cgroup2 cgroup rw\n"
+		"garbage line\n";
+	char **v = moat__fanwatch_mounts(mi);
+	assert_non_null(v);
+	assert_int_equal(moat__strv_length(v), 4);
+	assert_string_equal(v[0], "/");
+	assert_string_equal(v[1], "/usr");
+	assert_string_equal(v[2], "/tmp");
+	assert_string_equal(v[3], "/data in");
+	moat__strv_free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_event_type),
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_mode),
+		cmocka_unit_test(test_fanwatch_mounts),
 		cmocka_unit_test(test_argv_whole),
 		cmocka_unit_test(test_argv_head_and_hash),
 		cmocka_unit_test(test_argv_many),
