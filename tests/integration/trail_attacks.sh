@@ -14,7 +14,9 @@ SRCDIR="$MOAT_SRC/attacks"
 py() { python3 - "$@"; }
 
 check_thread_swap() {
-	py "$1" "$MOAT_MODE" "$2" <<'PY'
+	local fan=no
+	is_root && [ -d /proc/sys/fs/fanotify ] && fan=yes
+	py "$1" "$fan" "$2" <<'PY'
 import json, re, sys
 ev = [json.loads(l) for l in open(sys.argv[1])]
 fan = [e for e in ev if e.get("source") == "fanotify" and e["type"] == "file.open" and e.get("path") == "/tmp/hidden-secret"]
@@ -31,7 +33,7 @@ elif bad:
     print("%d open(s) from a two-threaded caller claim a reliable path, e.g. %s" % (len(bad), bad[0]["path"]))
 elif [e for e in creates if "reliability" in e]:
     print("the single-threaded creates were marked unreliable")
-elif sys.argv[2] == "root" and len(fan) != hidden + 1:
+elif sys.argv[2] == "yes" and len(fan) != hidden + 1:
     # As root, fanotify reports what the kernel opened: the create and
     # every open that the swap sent to the hidden file.
     print("fanotify reported %d opens of the hidden file; the program made %d" % (len(fan), hidden + 1))
@@ -122,6 +124,10 @@ check_ansi_name() {
 	fi
 	printf '%s' "$out" | grep -q 'looks-fine' || echo "the file is not in the trail"
 }
+
+if is_root && [ ! -d /proc/sys/fs/fanotify ]; then
+	t_skip "trail_thread_swap: fanotify's count of the opens" "the kernel has no fanotify (CONFIG_FANOTIFY)"
+fi
 
 n=0
 for bin in "$MOAT_ATTACKS"/attack_trail_*; do
