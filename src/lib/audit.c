@@ -545,6 +545,12 @@ static uint64_t realtime_us(void)
 /* Writes one line (plus its newline) in a single write(). Called locked. */
 static int append_line(moat_audit *a, const char *type, json_t *fields, unsigned flags, moat_error *err)
 {
+	/* Past the cap, an event is only counted: not even formatted, so a
+	 * flood costs the supervisor as little as it can. */
+	if (a->overflowed && !(flags & MOAT_AUDIT_ALWAYS)) {
+		a->dropped++;
+		return 0;
+	}
 	char time[40];
 	moat_audit_format_time(realtime_us(), time, sizeof(time));
 	_cleanup_free_ char *s = NULL;

@@ -1,4 +1,5 @@
 /* ATTACK: open files in a loop to fill the host's disk through the audit log | LAYER: audit.max_size: one audit.overflow event, then only counting | REF: - */
+/* RUN: --time 60s */
 #include "attack.h"
 
 int main(void)
