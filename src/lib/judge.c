@@ -4,6 +4,7 @@
 #include "judge.h"
 
 #include "units.h"
+#include "hostpath.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -411,9 +412,9 @@ int moat_judge_suite_parse(const char *data, size_t len, const char *filename, m
 
 int moat__judge_read_file(const char *path, size_t max, char **ret, size_t *ret_len, moat_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int fd = moat__hostpath_open(NULL, path, O_RDONLY | O_NONBLOCK, 0, err);
 	if (fd < 0)
-		return moat_error_set(err, errno, "%s", path);
+		return fd;
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return moat_error_set(err, errno, "%s", path);

@@ -6,6 +6,7 @@
  * block), sockets and device nodes; and we clear setuid and setgid bits. */
 #include "sandbox-internal.h"
 #include "syscalls.h"
+#include "hostpath.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -106,9 +107,9 @@ static int walk_dir(int dirfd, int depth, walk *w, moat_error *err)
 
 int moat__out_sanitize(const char *out_dir, unsigned *ret_removed, unsigned *ret_fixed, moat_error *err)
 {
-	_cleanup_close_ int fd = open(out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd = moat__hostpath_open("--out", out_dir, O_RDONLY | O_DIRECTORY, 0, err);
 	if (fd < 0)
-		return moat_error_set(err, errno, "--out %s", out_dir);
+		return fd;
 	walk w = {0};
 	int r = walk_dir(fd, 0, &w, err);
 	*ret_removed = w.removed;

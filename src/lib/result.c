@@ -1,4 +1,5 @@
 #include "result.h"
+#include "hostpath.h"
 
 #include <fcntl.h>
 #include <jansson.h>
@@ -161,9 +162,9 @@ int moat_result_write(const moat_result *r, const char *path, moat_error *err)
 	_cleanup_close_ int fd = -1;
 	int out = STDOUT_FILENO;
 	if (strcmp(path, "-") != 0) {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		fd = moat__hostpath_open("--result", path, O_WRONLY | O_CREAT | O_TRUNC, 0644, err);
 		if (fd < 0)
-			return moat_error_set(err, errno, "--result %s", path);
+			return fd;
 		out = fd;
 	}
 	size_t n = strlen(s);
