@@ -146,12 +146,18 @@ for bin in "$MOAT_ATTACKS"/attack_*; do
 	chmod 777 "$MOAT_TDIR/rw-$name"
 	res="$MOAT_TDIR/result-$name.json"
 	# shellcheck disable=SC2086
-	MOAT_HOST_SECRET="$SECRET" timeout -k 5 60 "$MOAT" run --ro "$MOAT_ATTACKS:/attacks" --out "$out" \
+	# CLOSE: N runs moat with its descriptor N closed.
+	close_fd=$(sed -n '2,3s|^/\* CLOSE: \([0-2]\) \*/$|\1|p' "$src")
+	closer=()
+	[ -n "$close_fd" ] && closer=(bash -c "exec $close_fd>&-; exec \"\$@\"" _)
+	MOAT_HOST_SECRET="$SECRET" "${closer[@]}" timeout -k 5 60 "$MOAT" run --ro "$MOAT_ATTACKS:/attacks" --out "$out" \
 		--rw "$MOAT_TDIR/rw-$name:/rw" "${ENVS[@]}" --result "$res" $opts -- "/attacks/attack_$name" \
 		>"$MOAT_TDIR/stdout" 2>"$MOAT_TDIR/err" </dev/null && RC=0 || RC=$?
 	OUT=$(head -c 4096 "$MOAT_TDIR/stdout")
 	status=$(json "$res" 'j["status"]' 2>/dev/null)
 	verdict=$(printf '%s\n' "$OUT" | grep -E '^(BLOCKED|ESCAPED|ERROR): ' | tail -1)
+	[ -z "$verdict" ] && [ -n "$close_fd" ] &&
+		verdict=$(grep -E '^(BLOCKED|ESCAPED|ERROR): ' "$MOAT_TDIR/err" | tail -1)
 	held=no
 	if [ "$RC" = 0 ] && [ "${verdict%%:*}" = BLOCKED ]; then
 		held=yes
