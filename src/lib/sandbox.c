@@ -818,10 +818,16 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 
 	if (c->out_dir) {
 		moat_error serr = {0};
-		if (moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr) == 0)
+		if (moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr) == 0) {
 			r->out_checked = true;
-		else if (!r->error[0])
+		} else {
+			/* Fail closed: output that could not be checked is never
+			 * reported as a normal end. */
 			moat_error_format(&serr, r->error, sizeof(r->error));
+			r->status = MOAT_STATUS_SETUP_ERROR;
+			r->exit_status = 125;
+			s.setup_errno = serr.code == MOAT_EINPUT ? EINVAL : serr.code;
+		}
 	}
 
 	if (r->status == MOAT_STATUS_SETUP_ERROR) {
