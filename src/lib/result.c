@@ -27,7 +27,7 @@ static const char *const limit_names[_MOAT_LIMIT_KIND_MAX] = {
 	[MOAT_LIMIT_KIND_WALL] = "wall",     [MOAT_LIMIT_KIND_CPU] = "cpu",     [MOAT_LIMIT_KIND_MEMORY] = "memory",
 	[MOAT_LIMIT_KIND_PIDS] = "pids",     [MOAT_LIMIT_KIND_CPUS] = "cpus",   [MOAT_LIMIT_KIND_OUTPUT] = "output",
 	[MOAT_LIMIT_KIND_TMP] = "tmp",       [MOAT_LIMIT_KIND_DISK] = "disk",   [MOAT_LIMIT_KIND_FILES] = "files",
-	[MOAT_LIMIT_KIND_FSIZE] = "fsize",
+	[MOAT_LIMIT_KIND_FSIZE] = "fsize",   [MOAT_LIMIT_KIND_INODES] = "inodes",
 };
 
 static const char *const mech_names[_MOAT_MECH_MAX] = {
