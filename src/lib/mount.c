@@ -382,7 +382,11 @@ static int setup_proc(int rootfd, moat_isolation *iso, moat_error *err)
 	static const char *const mask_files[] = {"kcore", "kallsyms", "keys", "key-users", "latency_stats",
 						 "timer_list", "timer_stats", "sched_debug", "kmsg", "kpagecount",
 						 "kpageflags", "kpagecgroup", "config.gz", "vmallocinfo", "slabinfo",
-						 "pagetypeinfo", "sysrq-trigger"};
+						 "pagetypeinfo", "sysrq-trigger",
+						 /* The host's kernel command line and boot
+						  * id tell which machine, and which boot of
+						  * it, the sandbox runs on. */
+						 "cmdline", "sys/kernel/random/boot_id"};
 	static const char *const mask_dirs[] = {"acpi", "scsi", "asound", "firmware", "driver", "tty/driver"};
 	static const char *const ro_dirs[] = {"sys", "irq", "bus", "fs"};
 	char path[64];
