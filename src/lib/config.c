@@ -1,7 +1,9 @@
 #include "config.h"
+#include "hostpath.h"
 
 #include <limits.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 extern char **environ;
@@ -228,18 +230,23 @@ int moat_config_validate(const moat_config *c, moat_error *err)
 			if (strcmp(c->binds[j].dst, b->dst) == 0)
 				return moat_error_set(err, MOAT_EINPUT, "%s %s:%s: %s is bound twice", kind, b->src,
 						      b->dst, b->dst);
-		struct stat st;
-		if (stat(b->src, &st) < 0) {
-			if (errno == ENOENT && (b->flags & MOAT_BIND_OPTIONAL))
+		moat_error perr = {0};
+		_cleanup_close_ int fd = moat__hostpath_open(kind, b->src, O_PATH, 0, &perr);
+		if (fd < 0) {
+			if (perr.code == ENOENT && (b->flags & MOAT_BIND_OPTIONAL))
 				continue;
-			return moat_error_set(err, errno, "%s %s", kind, b->src);
+			*err = perr;
+			return -perr.code;
 		}
 	}
 	if (c->out_dir) {
 		if (c->out_dir[0] != '/')
 			return moat_error_set(err, MOAT_EINPUT, "--out %s: path must be absolute", c->out_dir);
 		struct stat st;
-		if (stat(c->out_dir, &st) < 0)
+		_cleanup_close_ int fd = moat__hostpath_open("--out", c->out_dir, O_PATH, 0, err);
+		if (fd < 0)
+			return fd;
+		if (fstat(fd, &st) < 0)
 			return moat_error_set(err, errno, "--out %s", c->out_dir);
 		if (!S_ISDIR(st.st_mode))
 			return moat_error_set(err, MOAT_EINPUT, "--out %s: not a directory", c->out_dir);
@@ -248,7 +255,10 @@ int moat_config_validate(const moat_config *c, moat_error *err)
 		return moat_error_set(err, MOAT_EINPUT, "--cwd %s: must be an absolute path inside the sandbox", c->cwd);
 	if (c->stdin_path) {
 		struct stat st;
-		if (stat(c->stdin_path, &st) < 0)
+		_cleanup_close_ int fd = moat__hostpath_open("--stdin", c->stdin_path, O_PATH, 0, err);
+		if (fd < 0)
+			return fd;
+		if (fstat(fd, &st) < 0)
 			return moat_error_set(err, errno, "--stdin %s", c->stdin_path);
 		if (S_ISDIR(st.st_mode))
 			return moat_error_set(err, MOAT_EINPUT, "--stdin %s: is a directory", c->stdin_path);

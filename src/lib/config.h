@@ -13,6 +13,8 @@
 #define MOAT_MAX_ENV 1024
 #define MOAT_MAX_ARGS 4096
 #define MOAT_MAX_PATH 4096
+/* --stdin FILE is copied into memory the sandbox reads (sandbox.c). */
+#define MOAT_MAX_STDIN_FILE_BYTES (1ull << 30)
 #define MOAT_MAX_ENV_BYTES (1u << 20)
 #define MOAT_MAX_ALLOW_HOSTS 1024
 

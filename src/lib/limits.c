@@ -191,6 +191,15 @@ moat_status moat__limits_verdict(moat_status current, bool oom_killed, bool pids
 		*ret_limit = "cpu";
 		return MOAT_STATUS_CPU_LIMIT;
 	}
+	/* A program that catches SIGXCPU runs on to the hard limit, one
+	 * second later, and dies of the kernel's SIGKILL: with the budget
+	 * spent (the rusage figure, which only ever counts less than was
+	 * used), that SIGKILL is the CPU limit too. */
+	if (cpu_by_rlimit && current == MOAT_STATUS_SIGNALED && term_signal == SIGKILL &&
+	    cpu_budget_ms != MOAT_UNLIMITED && cpu_used_ms >= cpu_budget_ms) {
+		*ret_limit = "cpu";
+		return MOAT_STATUS_CPU_LIMIT;
+	}
 	return current;
 }
 
@@ -241,6 +250,16 @@ static void fill_enforced(moat_run_limits *rl, const moat_limits *l, moat_result
 		moat_result_enforce(r, MOAT_LIMIT_KIND_FILES, l->files, MOAT_MECH_RLIMIT);
 	if (l->fsize != MOAT_UNLIMITED)
 		moat_result_enforce(r, MOAT_LIMIT_KIND_FSIZE, l->fsize, MOAT_MECH_RLIMIT);
+	/* --out and --rw are host folders, written in place: no per-run
+	 * quota bounds them on a host without project quotas. Say so rather
+	 * than let a parsed limit look enforced (only /tmp is capped, by its
+	 * tmpfs). */
+	if (l->disk_bytes != MOAT_UNLIMITED)
+		moat_result_enforce(r, MOAT_LIMIT_KIND_DISK, l->disk_bytes, MOAT_MECH_NONE);
+	if (l->disk_inodes != MOAT_UNLIMITED)
+		moat_result_enforce(r, MOAT_LIMIT_KIND_INODES, l->disk_inodes, MOAT_MECH_NONE);
+	if (l->disk_bytes != MOAT_UNLIMITED || l->disk_inodes != MOAT_UNLIMITED)
+		note_add(r, "disk, inodes: not enforced on --out and --rw folders (host folders without a quota)");
 }
 
 void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_result *r, bool killed_for_limit)
@@ -261,7 +280,8 @@ void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_resu
 		r->cpu_ms = r->cpu_user_ms + r->cpu_sys_ms; /* the parts add up in the JSON */
 	}
 	else
-		note_add(r, "cpu_ms: from rusage, which misses processes still running when the run ended");
+		note_add(r, "cpu_ms: approximate, from rusage, which misses processes still running when the run ended "
+			    "and children reaped without a wait (a parent ignoring SIGCHLD)");
 	if (st.memory_peak_known) {
 		r->memory_peak_bytes = st.memory_peak_bytes;
 		r->memory_peak_known = true;

@@ -11,6 +11,7 @@
  * mount onto the host (runc CVE-2021-30465). */
 #include "sandbox-internal.h"
 #include "syscalls.h"
+#include "hostpath.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -106,16 +107,91 @@ typedef struct host_src {
 	int fd;
 } host_src;
 
-#define MAX_HOST_SRCS (MOAT_MAX_BINDS + 32)
-static host_src host_srcs[MAX_HOST_SRCS];
+static host_src host_srcs[MOAT_MAX_HOST_SRCS];
 static size_t n_host_srcs;
 
-static void preopen_host(const char *path)
+static const char *const system_paths[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+					   "/etc/ld.so.cache", "/etc/ssl/certs", "/etc/alternatives",
+					   "/etc/ca-certificates", "/etc/mime.types", "/dev/null", "/dev/zero",
+					   "/dev/full", "/dev/random", "/dev/urandom"};
+
+static int resolve_one(const char *what, const char *path, moat_host_srcs *s, moat_error *err)
 {
-	if (n_host_srcs >= MAX_HOST_SRCS)
-		return;
-	int fd = open(path, O_PATH | O_CLOEXEC);
-	host_srcs[n_host_srcs++] = (host_src){.path = path, .fd = fd < 0 ? -errno : fd};
+	if (s->n >= MOAT_MAX_HOST_SRCS)
+		return moat_error_set(err, E2BIG, "more than %d host paths to bind", MOAT_MAX_HOST_SRCS);
+	moat_host_src *h = &s->v[s->n++];
+	*h = (moat_host_src){.path = path};
+	_cleanup_close_ int fd = moat__hostpath_open(what, path, O_PATH, 0, err);
+	if (fd < 0 && err->code == ENOENT) {
+		moat_error_clear(err);
+		return 0;
+	}
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return moat_error_set(err, errno, "%s %s", what ? what : "", path);
+	char proc[64], real[MOAT_MAX_PATH];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(proc, real, sizeof(real));
+	if (n <= 0 || (size_t)n >= sizeof(real) || real[0] != '/')
+		return moat_error_set(err, n < 0 ? errno : ENAMETOOLONG, "%s%s%s: find its real path",
+				      what ? what : "", what ? " " : "", path);
+	real[n] = '\0';
+	h->real = strdup(real);
+	if (!h->real)
+		return moat_error_set(err, ENOMEM, "%s", path);
+	h->dev = st.st_dev;
+	h->ino = st.st_ino;
+	return 0;
+}
+
+int moat__rootfs_resolve_sources(const moat_config *c, moat_host_srcs *ret, moat_error *err)
+{
+	ret->n = 0;
+	int r;
+	for (size_t i = 0; i < ELEMENTSOF(system_paths); i++)
+		if ((r = resolve_one(NULL, system_paths[i], ret, err)) < 0)
+			return r;
+	if (c->out_dir && (r = resolve_one("--out", c->out_dir, ret, err)) < 0)
+		return r;
+	for (size_t i = 0; i < c->n_binds; i++) {
+		const char *what = c->binds[i].flags & MOAT_BIND_RW ? "--rw" : "--ro";
+		if ((r = resolve_one(what, c->binds[i].src, ret, err)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+void moat__rootfs_sources_free(moat_host_srcs *s)
+{
+	for (size_t i = 0; s && i < s->n; i++) {
+		free(s->v[i].real);
+		s->v[i].real = NULL;
+	}
+	if (s)
+		s->n = 0;
+}
+
+/* In the init: opens what the supervisor resolved, without following any
+ * link at all, and only if it is still the inode the supervisor saw. */
+static int preopen_host(const moat_host_src *h, moat_error *err)
+{
+	int fd = -ENOENT;
+	if (h->real) {
+		fd = moat__openat2(AT_FDCWD, h->real, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0,
+				   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		if (fd < 0)
+			return moat_error_set(err, errno, "%s (as %s): changed while the sandbox was set up", h->path,
+					      h->real);
+		struct stat st;
+		if (fstat(fd, &st) < 0 || st.st_dev != h->dev || st.st_ino != h->ino) {
+			close(fd);
+			return moat_error_set(err, MOAT_EINPUT, "%s: changed while the sandbox was set up", h->path);
+		}
+	}
+	host_srcs[n_host_srcs++] = (host_src){.path = h->path, .fd = fd};
+	return 0;
 }
 
 /* Opens a detached recursive clone of the host path. */
@@ -132,9 +208,9 @@ static int clone_host(const char *src, struct stat *st)
 			return -1;
 		return open_tree(host_srcs[i].fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
 	}
-	if (stat(src, st) < 0)
-		return -1;
-	return open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	/* Only what the supervisor resolved is ever bound. */
+	errno = EINVAL;
+	return -1;
 }
 
 /* Binds a host path at path inside, with the given mount attributes. */
@@ -306,7 +382,11 @@ static int setup_proc(int rootfd, moat_isolation *iso, moat_error *err)
 	static const char *const mask_files[] = {"kcore", "kallsyms", "keys", "key-users", "latency_stats",
 						 "timer_list", "timer_stats", "sched_debug", "kmsg", "kpagecount",
 						 "kpageflags", "kpagecgroup", "config.gz", "vmallocinfo", "slabinfo",
-						 "pagetypeinfo", "sysrq-trigger"};
+						 "pagetypeinfo", "sysrq-trigger",
+						 /* The host's kernel command line and boot
+						  * id tell which machine, and which boot of
+						  * it, the sandbox runs on. */
+						 "cmdline", "sys/kernel/random/boot_id"};
 	static const char *const mask_dirs[] = {"acpi", "scsi", "asound", "firmware", "driver", "tty/driver"};
 	static const char *const ro_dirs[] = {"sys", "irq", "bus", "fs"};
 	char path[64];
@@ -456,16 +536,11 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return moat_error_set(err, errno, "make mounts private");
 
-	static const char *const host_paths[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-						 "/etc/ld.so.cache", "/etc/ssl/certs", "/etc/alternatives",
-						 "/etc/ca-certificates", "/etc/mime.types", "/dev/null", "/dev/zero",
-						 "/dev/full", "/dev/random", "/dev/urandom"};
-	for (size_t i = 0; i < ELEMENTSOF(host_paths); i++)
-		preopen_host(host_paths[i]);
-	if (c->out_dir)
-		preopen_host(c->out_dir);
-	for (size_t i = 0; i < c->n_binds; i++)
-		preopen_host(c->binds[i].src);
+	for (size_t i = 0; a->host_srcs && i < a->host_srcs->n; i++) {
+		r = preopen_host(&a->host_srcs->v[i], err);
+		if (r < 0)
+			return r;
+	}
 
 	static const char *const root_opts[] = {"mode", "0755", "size", "4m", "nr_inodes", "4096", NULL};
 	_cleanup_close_ int rootm = new_fs("tmpfs", root_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);

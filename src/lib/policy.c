@@ -7,6 +7,7 @@
 
 #include "hostglob.h"
 #include "units.h"
+#include "hostpath.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -1580,9 +1581,9 @@ int moat_policy_parse(const char *buf, size_t len, const char *source, const cha
 
 int moat__policy_load_file_ex(const char *path, bool check_paths, moat_policy **ret, moat_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int fd = moat__hostpath_open("policy", path, O_RDONLY, 0, err);
 	if (fd < 0)
-		return moat_error_set(err, errno, "policy %s", path);
+		return fd;
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return moat_error_set(err, errno, "policy %s", path);

@@ -1,4 +1,5 @@
 #include "result.h"
+#include "hostpath.h"
 
 #include <fcntl.h>
 #include <jansson.h>
@@ -26,7 +27,7 @@ static const char *const limit_names[_MOAT_LIMIT_KIND_MAX] = {
 	[MOAT_LIMIT_KIND_WALL] = "wall",     [MOAT_LIMIT_KIND_CPU] = "cpu",     [MOAT_LIMIT_KIND_MEMORY] = "memory",
 	[MOAT_LIMIT_KIND_PIDS] = "pids",     [MOAT_LIMIT_KIND_CPUS] = "cpus",   [MOAT_LIMIT_KIND_OUTPUT] = "output",
 	[MOAT_LIMIT_KIND_TMP] = "tmp",       [MOAT_LIMIT_KIND_DISK] = "disk",   [MOAT_LIMIT_KIND_FILES] = "files",
-	[MOAT_LIMIT_KIND_FSIZE] = "fsize",
+	[MOAT_LIMIT_KIND_FSIZE] = "fsize",   [MOAT_LIMIT_KIND_INODES] = "inodes",
 };
 
 static const char *const mech_names[_MOAT_MECH_MAX] = {
@@ -161,9 +162,9 @@ int moat_result_write(const moat_result *r, const char *path, moat_error *err)
 	_cleanup_close_ int fd = -1;
 	int out = STDOUT_FILENO;
 	if (strcmp(path, "-") != 0) {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		fd = moat__hostpath_open("--result", path, O_WRONLY | O_CREAT | O_TRUNC, 0644, err);
 		if (fd < 0)
-			return moat_error_set(err, errno, "--result %s", path);
+			return fd;
 		out = fd;
 	}
 	size_t n = strlen(s);

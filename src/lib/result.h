@@ -56,6 +56,7 @@ typedef enum moat_limit_kind {
 	MOAT_LIMIT_KIND_DISK,
 	MOAT_LIMIT_KIND_FILES,
 	MOAT_LIMIT_KIND_FSIZE,
+	MOAT_LIMIT_KIND_INODES,
 	_MOAT_LIMIT_KIND_MAX,
 	_MOAT_LIMIT_KIND_INVALID = -1,
 } moat_limit_kind;
@@ -98,7 +99,7 @@ typedef struct moat_result {
 	int exit_status;          /* what `moat run` exits with */
 	moat_isolation isolation;
 	moat_enforced enforced[_MOAT_LIMIT_KIND_MAX];
-	char limits_note[256];    /* how fallbacks differ from the limit asked */
+	char limits_note[1024];   /* how fallbacks differ from the limit asked */
 } moat_result;
 
 void moat_result_init(moat_result *r);

@@ -22,6 +22,7 @@
 #include "filetrail.h"
 #include "record.h"
 #include "sandbox-internal.h"
+#include "hostpath.h"
 #include "netproxy.h"
 #include "syscalls.h"
 
@@ -30,6 +31,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -115,9 +117,11 @@ static int prepare_out_dir(const moat_config *c, bool rootless, moat_error *err)
 {
 	if (!c->out_dir || rootless)
 		return 0;
-	_cleanup_close_ int fd = open(c->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* A link planted where --out points would make this fchown hand any
+	 * root-owned folder of the host to the sandbox (hostpath.h). */
+	_cleanup_close_ int fd = moat__hostpath_open("--out", c->out_dir, O_RDONLY | O_DIRECTORY, 0, err);
 	if (fd < 0)
-		return moat_error_set(err, errno, "--out %s", c->out_dir);
+		return fd;
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return moat_error_set(err, errno, "--out %s", c->out_dir);
@@ -137,8 +141,17 @@ static int check_rw_sources(const moat_config *c, bool rootless, moat_error *err
 	for (size_t i = 0; i < c->n_binds; i++) {
 		const moat_bind *b = &c->binds[i];
 		struct stat st;
-		if (!(b->flags & MOAT_BIND_RW) || stat(b->src, &st) < 0)
+		if (!(b->flags & MOAT_BIND_RW))
 			continue;
+		_cleanup_close_ int fd = moat__hostpath_open("--rw", b->src, O_PATH, 0, err);
+		if (fd < 0 && (b->flags & MOAT_BIND_OPTIONAL) && err->code == ENOENT) {
+			moat_error_clear(err);
+			continue;
+		}
+		if (fd < 0)
+			return fd;
+		if (fstat(fd, &st) < 0)
+			return moat_error_set(err, errno, "--rw %s", b->src);
 		bool w = (st.st_uid == MOAT_ROOT_HOST_UID && (st.st_mode & S_IWUSR)) ||
 			 (st.st_gid == MOAT_ROOT_HOST_GID && (st.st_mode & S_IWGRP)) || (st.st_mode & S_IWOTH);
 		if (!w)
@@ -148,6 +161,53 @@ static int check_rw_sources(const moat_config *c, bool rootless, moat_error *err
 					      b->src, MOAT_ROOT_HOST_UID, MOAT_ROOT_HOST_UID);
 	}
 	return 0;
+}
+
+/* --stdin FILE: the file is opened read-only with the caller's rights,
+ * never through a link the sandbox could plant, and copied into a sealed
+ * memfd. The sandbox never holds a descriptor on the host file: through
+ * one it could fchmod or futimens the file, or reopen it for writing via
+ * /proc/self/fd when the caller owns it. */
+static int stdin_copy(const char *path, moat_error *err)
+{
+	_cleanup_close_ int src = moat__hostpath_open("--stdin", path, O_RDONLY | O_NONBLOCK, 0, err);
+	if (src < 0)
+		return src;
+	struct stat st;
+	if (fstat(src, &st) < 0)
+		return moat_error_set(err, errno, "--stdin %s", path);
+	if (!S_ISREG(st.st_mode))
+		return moat_error_set(err, MOAT_EINPUT,
+				      "--stdin %s: not a regular file (pipe it into moat's standard input instead)", path);
+	if ((uint64_t)st.st_size > MOAT_MAX_STDIN_FILE_BYTES)
+		return moat_error_set(err, MOAT_EINPUT, "--stdin %s: larger than %llu bytes", path,
+				      (unsigned long long)MOAT_MAX_STDIN_FILE_BYTES);
+	_cleanup_close_ int mfd = memfd_create("moat-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0)
+		return moat_error_set(err, errno, "--stdin %s: copy", path);
+	char buf[65536];
+	uint64_t total = 0;
+	for (;;) {
+		ssize_t n = read(src, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return moat_error_set(err, errno, "--stdin %s", path);
+		if (n == 0)
+			break;
+		/* The file may grow while it is read; the cap holds anyway. */
+		total += (uint64_t)n;
+		if (total > MOAT_MAX_STDIN_FILE_BYTES)
+			return moat_error_set(err, MOAT_EINPUT, "--stdin %s: larger than %llu bytes", path,
+					      (unsigned long long)MOAT_MAX_STDIN_FILE_BYTES);
+		int r = moat__write_all(mfd, buf, (size_t)n);
+		if (r < 0)
+			return moat_error_set(err, -r, "--stdin %s: copy", path);
+	}
+	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+	    lseek(mfd, 0, SEEK_SET) < 0)
+		return moat_error_set(err, errno, "--stdin %s: seal the copy", path);
+	return TAKE_FD(mfd);
 }
 
 static int open_stdin(const moat_config *c, const moat_run_io *io, int *ret_child, int *ret_feed, moat_error *err)
@@ -163,9 +223,9 @@ static int open_stdin(const moat_config *c, const moat_run_io *io, int *ret_chil
 		return 0;
 	}
 	if (c->stdin_path) {
-		int fd = open(c->stdin_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		int fd = stdin_copy(c->stdin_path, err);
 		if (fd < 0)
-			return moat_error_set(err, errno, "--stdin %s", c->stdin_path);
+			return fd;
 		*ret_child = fd;
 		return 0;
 	}
@@ -184,6 +244,12 @@ static int open_stdin(const moat_config *c, const moat_run_io *io, int *ret_chil
 		return moat_error_set(err, errno, "open /dev/null");
 	*ret_child = fd;
 	return 0;
+}
+
+static void host_srcs_freep(moat_host_srcs **s)
+{
+	moat__rootfs_sources_free(*s);
+	free(*s);
 }
 
 typedef struct run {
@@ -433,6 +499,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	_cleanup_strv_free_ char **envp = NULL;
 	_cleanup_close_ int stdin_child = -1, stdin_feed = -1, tfd = -1, sigfd = -1;
 	_cleanup_limits_ moat_run_limits *lim = NULL;
+	_cleanup_(host_srcs_freep) moat_host_srcs *srcs = calloc(1, sizeof(*srcs));
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, ctl[2] = {-1, -1};
 	int ret = moat_config_validate(c, err);
 	if (ret < 0)
@@ -469,6 +536,10 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		ret = moat_error_set(err, ENOMEM, "environment");
 		goto fail;
 	}
+
+	ret = srcs ? moat__rootfs_resolve_sources(c, srcs, err) : moat_error_set(err, ENOMEM, "host paths");
+	if (ret < 0)
+		goto fail;
 
 	ret = open_stdin(c, io_in, &stdin_child, &stdin_feed, err);
 	if (ret < 0)
@@ -508,6 +579,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		.out_bound = c->out_dir != NULL,
 		.wait_cgroup = moat__limits_attach_pending(lim),
 		.file_trail = c->audit_files && io_in->audit,
+		.host_srcs = srcs,
 	};
 	moat__limits_rlimit_plan(lim, &ia.rlimits);
 
@@ -553,8 +625,16 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	if (ret >= 0)
 		ret = join_cgroup(lim, ctl[0], (pid_t)pid, ca.flags & CLONE_INTO_CGROUP, ia.wait_cgroup, err);
 	if (ret < 0) {
-		if (ret >= 0)
-			ret = moat_error_set(err, EPIPE, "start the sandbox");
+		/* The init may have failed its setup before it could be told
+		 * to go on (a fast refusal of a mount target): its reason is
+		 * waiting on the socket and says more than EPIPE. */
+		struct pollfd q = {.fd = ctl[0], .events = POLLIN};
+		moat_ctl_msg m;
+		int mfd = -1;
+		if (poll(&q, 1, 0) > 0 && moat__ctl_recv(ctl[0], &m, &mfd) == 0 && m.type == MOAT_CTL_SETUP_ERROR)
+			ret = moat_error_set(err, MOAT_EINPUT, "%s", m.text);
+		if (mfd >= 0)
+			close(mfd);
 		moat__pidfd_send_signal(pidfd, SIGKILL);
 		waitpid((pid_t)pid, NULL, 0);
 		close(pidfd);
@@ -738,10 +818,16 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 
 	if (c->out_dir) {
 		moat_error serr = {0};
-		if (moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr) == 0)
+		if (moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr) == 0) {
 			r->out_checked = true;
-		else if (!r->error[0])
+		} else {
+			/* Fail closed: output that could not be checked is never
+			 * reported as a normal end. */
 			moat_error_format(&serr, r->error, sizeof(r->error));
+			r->status = MOAT_STATUS_SETUP_ERROR;
+			r->exit_status = 125;
+			s.setup_errno = serr.code == MOAT_EINPUT ? EINVAL : serr.code;
+		}
 	}
 
 	if (r->status == MOAT_STATUS_SETUP_ERROR) {
