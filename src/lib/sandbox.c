@@ -28,6 +28,7 @@
 #include "iobuf.h"
 #include "record.h"
 #include "sandbox-internal.h"
+#include "sweep.h"
 #include "netproxy.h"
 #include "syscalls.h"
 
@@ -586,6 +587,10 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	iso->host_gid = host_gid;
 	iso->uid = MOAT_SANDBOX_UID;
 	iso->gid = MOAT_SANDBOX_GID;
+
+	/* What a killed moat of this user left (sweep.h); its cgroups go when
+	 * ours is made. */
+	(void)moat__sweep_stages(NULL);
 
 	ret = check_rw_sources(c, rootless, err);
 	if (ret < 0)
