@@ -263,11 +263,14 @@ static int join_cgroup(moat_run_limits *lim, int ctl, pid_t pid, bool cloned_int
 	int r = moat__limits_attach(lim, pid, cloned_into, err);
 	if (r < 0)
 		return r;
-	/* An init that failed in its setup meanwhile has hung up; the loop
-	 * then reads why from what it sent before it ended. */
-	if (wait && (r = moat__ctl_send(ctl, MOAT_CTL_CGROUP_JOINED, 0, 0, NULL)) < 0 && r != -EPIPE &&
-	    r != -ECONNRESET)
-		return moat_error_set(err, -r, "start the sandbox");
+	/* An init that failed its setup has already said why on the control
+	 * channel and closed its end: that is not a start failure of ours.
+	 * The loop reads its SETUP_ERROR and reports it. */
+	if (wait) {
+		int e = moat__ctl_send(ctl, MOAT_CTL_CGROUP_JOINED, 0, 0, NULL);
+		if (e < 0 && e != -EPIPE && e != -ECONNRESET)
+			return moat_error_set(err, -e, "start the sandbox");
+	}
 	return 0;
 }
 
@@ -693,8 +696,13 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	s.pid = (pid_t)pid;
 
 	ret = moat__userns_write_maps((pid_t)pid, rootless, host_uid, host_gid, err);
-	if (ret >= 0 && moat__ctl_send(ctl[0], MOAT_CTL_GO, 0, 0, NULL) < 0)
-		ret = moat_error_set(err, EPIPE, "start the sandbox");
+	if (ret >= 0) {
+		/* As for CGROUP_JOINED: an init already gone is reported by
+		 * the loop with what it said, not as a broken pipe here. */
+		int e = moat__ctl_send(ctl[0], MOAT_CTL_GO, 0, 0, NULL);
+		if (e < 0 && e != -EPIPE && e != -ECONNRESET)
+			ret = moat_error_set(err, -e, "start the sandbox");
+	}
 	if (ret >= 0)
 		ret = join_cgroup(lim, ctl[0], (pid_t)pid, ca.flags & CLONE_INTO_CGROUP, ia.wait_cgroup, err);
 	if (ret >= 0 && c->limits.wall_ms != MOAT_UNLIMITED) {
