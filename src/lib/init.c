@@ -312,6 +312,15 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 	if (moat__ctl_recv(ctl, &m, NULL) < 0 || m.type != MOAT_CTL_GO)
 		_exit(1);
 
+	/* The per-namespace limits are written once the root filesystem is
+	 * built (making it takes mount namespaces of its own: open_tree and
+	 * fsmount clones), through the procfs we start with: the sandbox's
+	 * own /proc/sys is read-only. */
+	_cleanup_close_ int sys_user = open("/proc/sys/user", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (sys_user < 0) {
+		moat_error_set(&err, errno, "open /proc/sys/user");
+		fail_setup(ctl, &err);
+	}
 	if (moat__userns_become_sandbox_user(a->rootless, &err) < 0)
 		fail_setup(ctl, &err);
 	const char *hn = a->config->hostname ? a->config->hostname : "moat";
@@ -325,6 +334,9 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		fail_setup(ctl, &err);
 	if (moat__rootfs_setup(a, &iso, &err) < 0)
 		fail_setup(ctl, &err);
+	if (moat__userns_set_limits(sys_user, moat__confine_profile(a->config), &err) < 0)
+		fail_setup(ctl, &err);
+	close(TAKE_FD(sys_user));
 
 	int tty_slave = -1;
 	if (a->tty && open_pty(ctl, &tty_slave, &err) < 0)
