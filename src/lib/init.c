@@ -104,12 +104,12 @@ static int exec_command(char *const argv[], char *const envp[])
 	return best;
 }
 
-static void set_rlimit(int res, uint64_t v)
+static int set_rlimit(int res, uint64_t v)
 {
 	if (v == MOAT_UNLIMITED)
-		return;
+		return 0;
 	struct rlimit rl = {.rlim_cur = v, .rlim_max = v};
-	setrlimit(res, &rl);
+	return setrlimit(res, &rl);
 }
 
 /* The confinement layers, in order: capabilities and no_new_privs first,
@@ -168,8 +168,6 @@ _noreturn_ static void command_child(const moat_init_args *a, int report_fd, int
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
 		report_and_exit(report_fd, 2, errno, "set up standard streams");
 
-	set_rlimit(RLIMIT_NOFILE, c->limits.files);
-	set_rlimit(RLIMIT_FSIZE, c->limits.fsize);
 	/* No core files: they would land in the working directory and could
 	 * hold whatever the process had in memory. */
 	set_rlimit(RLIMIT_CORE, 0);
@@ -204,6 +202,14 @@ _noreturn_ static void command_child(const moat_init_args *a, int report_fd, int
 	 * memory. */
 	if (moat__rlimit_plan_apply(&a->rlimits) < 0)
 		report_and_exit(report_fd, 2, errno, "set resource limits");
+	/* The descriptor and file size limits are the command's, not moat's:
+	 * set last, so that a small --files bounds what the command opens, not
+	 * the Landlock rules above. The supervisor checked them against the
+	 * hard limits (limits.c), so a failure here is the host's doing. */
+	if (set_rlimit(RLIMIT_NOFILE, c->limits.files) < 0)
+		report_and_exit(report_fd, 2, errno, "limits.files: set RLIMIT_NOFILE");
+	if (set_rlimit(RLIMIT_FSIZE, c->limits.fsize) < 0)
+		report_and_exit(report_fd, 2, errno, "limits.fsize: set RLIMIT_FSIZE");
 	moat__write_all(report_fd, &rep, sizeof(rep));
 
 	/* Only stdin, stdout and stderr cross into the command: everything
