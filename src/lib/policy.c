@@ -1222,6 +1222,9 @@ static int k_limits(const ctx *x, const node *k, const node *v, const char *path
 		if (val == 0 && (d->bit & (MOAT_LIMIT_WALL | MOAT_LIMIT_PIDS | MOAT_LIMIT_MEMORY | MOAT_LIMIT_CPU_TIME)))
 			return fail(x, vn, "%s: 0 would stop anything from running (expected a positive value or "
 					   "unlimited)", full);
+		/* The same range as the flag's (config.c), with its message. */
+		if (moat_limit_check(d->offset, val, &inner) < 0)
+			return fail(x, vn, "%s", inner.msg);
 		*moat__limit_field(&x->p->limits, d) = val;
 		x->p->limits_set |= d->bit;
 	}

@@ -106,6 +106,22 @@ int moat__userns_write_maps(pid_t pid, bool rootless, uid_t host_uid, gid_t host
  * capabilities the rest of setup needs. */
 int moat__userns_become_sandbox_user(bool rootless, moat_error *err);
 
+/* Limits the kernel keeps per user namespace (/proc/sys/user/NAME). The
+ * sandbox's namespace belongs to the caller, so what the sandbox holds of
+ * these objects is charged to the caller's host user too (as root: to host
+ * root); the values below bound that. */
+typedef struct moat_userns_limit {
+	const char *name;
+	unsigned value;
+} moat_userns_limit;
+/* Pure: the limits for a profile ("code" or "agent"), ending with a NULL
+ * name. */
+const moat_userns_limit *moat__userns_limits(const char *profile);
+/* In the init, while it holds every capability of its namespace: writes
+ * them into the files under sys_user_fd (/proc/sys/user). A kernel that
+ * lacks one of the files lacks that kind of object. */
+int moat__userns_set_limits(int sys_user_fd, const char *profile, moat_error *err);
+
 /* mount.c: builds the read-only root and pivots into it. */
 int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error *err);
 

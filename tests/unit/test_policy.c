@@ -197,18 +197,21 @@ static void test_json(void **state)
 static void test_values(void **state)
 {
 	(void)state;
-	_cleanup_policy_ moat_policy *p = parse_ok("version: 1\nlimits: {wall: 1.5, memory: unlimited, files: 0, "
+	_cleanup_policy_ moat_policy *p = parse_ok("version: 1\nlimits: {wall: 1.5, memory: unlimited, files: 8, "
 						    "tmp: 4096, output: 2K}\naudit: {record: ./rec.cast}\n"
 						    "filesystem: {read_only: [{host: \"~/\", path: /home, optional: true}]}\n");
 	assert_int_equal(p->limits.wall_ms, 1500);
 	assert_int_equal(p->limits.memory_bytes, MOAT_UNLIMITED);
-	assert_int_equal(p->limits.files, 0);
+	assert_int_equal(p->limits.files, 8);
 	assert_int_equal(p->limits.tmp_bytes, 4096);
 	assert_int_equal(p->limits.output_bytes, 2048);
 	assert_true(p->record);
 	assert_non_null(strstr(p->record_path, "/rec.cast"));
 	assert_string_equal(p->binds[0].src, "/home/u");
 	moat_policy_free(TAKE_PTR(p));
+	/* The same ranges as the flags (config.c), with the same words. */
+	parse_fails("version: 1\nlimits: {files: 0}\n", 2, 17, "limits.files (--files): 0 is too small (at least 8");
+	parse_fails("version: 1\nlimits: {pids: 4194305}\n", 2, 16, "limits.pids (--pids): 4194305 is too large");
 	p = parse_ok("version: 1\nnetwork: {mode: proxy}\n");
 	assert_int_equal(p->net, MOAT_NET_PROXY);
 }
