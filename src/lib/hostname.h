@@ -37,6 +37,16 @@ typedef struct moat_host {
  * IPv4 address, invalid IDNA, and IPv6 zone ids. */
 int moat_host_normalize(const char *in, size_t len, moat_host *ret, moat_error *err);
 
+/* Why name (len bytes, already lower case, no trailing dot, no wildcard)
+ * is not a host name, or NULL when it is one. This is the one definition of
+ * a valid name: the normaliser, the pattern checker and the glob matcher of
+ * hostglob.h all ask it, so a pattern "*.example.com" matches every name
+ * below example.com that a request can carry. Accepted: letters, digits,
+ * '-' anywhere in a label (DNS itself does not forbid "x-" labels) and '_'
+ * ("_dmarc", "a_b" host names exist); labels of 1 to 63 bytes; 253 bytes in
+ * all. The message completes a sentence "host NAME ...". */
+const char *moat_host_name_problem(const char *name, size_t len);
+
 /* Parses an authority "host[:port]" as found in a CONNECT line, a Host
  * header or an absolute URL. A missing port gives default_port (0 means
  * the port is required). Userinfo ("user@host") is refused rather than

@@ -19,6 +19,7 @@ typedef struct rule {
 	moat_host host; /* the name, or the whole pattern "*.suffix" */
 	uint16_t ports[MOAT_NETRULE_MAX_PORTS];
 	size_t n_ports;
+	bool any_port; /* a deny or approve rule that names no ports */
 	char **methods; /* upper case */
 	size_t n_methods;
 	char **paths;   /* normalised; a trailing '/' makes a prefix */
@@ -54,6 +55,16 @@ const char *moat_net_action_to_string(moat_net_action a)
 	if (a < 0 || a >= _MOAT_NET_ACTION_MAX)
 		return "invalid";
 	return action_names[a];
+}
+
+bool moat_netrule_portless_is_any(moat_net_action a)
+{
+	/* A deny or an approval is a promise about a host: "secret.example is
+	 * never reached", "a person sees every request to pay.example". Either
+	 * promise broken by a change of port is no promise, so without ports
+	 * they hold on every port. An allow is the opposite, a grant, and a
+	 * grant without ports stays as narrow as the web: 80 and 443. */
+	return a != MOAT_NET_ALLOW;
 }
 
 moat_net_action moat_net_action_from_string(const char *s)
@@ -196,9 +207,13 @@ int moat_netrules_builder_add(moat_netrules_builder *b, const moat_netrule_spec 
 	r.action = spec->action;
 
 	if (spec->n_ports == 0) {
-		r.ports[0] = 80;
-		r.ports[1] = 443;
-		r.n_ports = 2;
+		if (moat_netrule_portless_is_any(r.action)) {
+			r.any_port = true;
+		} else {
+			r.ports[0] = 80;
+			r.ports[1] = 443;
+			r.n_ports = 2;
+		}
 	}
 	for (size_t i = 0; i < spec->n_ports; i++) {
 		if (spec->ports[i] == 0)
@@ -464,6 +479,8 @@ static bool host_matches(const rule *r, const moat_host *h)
 
 static bool port_matches(const rule *r, uint16_t port)
 {
+	if (r->any_port)
+		return true;
 	for (size_t i = 0; i < r->n_ports; i++)
 		if (r->ports[i] == port)
 			return true;

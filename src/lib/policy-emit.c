@@ -3,6 +3,7 @@
  * human summary for reviewers (`policy explain`). */
 #include "policy-internal.h"
 
+#include "netrules.h"
 #include "units.h"
 
 #include <stdarg.h>
@@ -390,13 +391,20 @@ static void explain_binds(text *t, const moat_policy *p, bool rw)
 		add(t, "  %s nothing from the host\n", rw ? "read-write:" : "read-only: ");
 }
 
-static void explain_rule(text *t, const char *label, const moat_net_rule *r)
+/* Every rule shows its ports, also when the policy names none: what a
+ * port-less rule covers depends on its kind (moat_netrule_portless_is_any),
+ * and a reviewer must not have to know that. */
+static void explain_rule(text *t, const char *label, const moat_net_rule *r, moat_net_action a)
 {
 	add(t, "  %-9s %s", label, r->host);
 	if (r->n_ports) {
-		add(t, " port");
+		add(t, " port%s", r->n_ports > 1 ? "s" : "");
 		for (size_t j = 0; j < r->n_ports; j++)
 			add(t, "%s%u", j ? "," : " ", r->ports[j]);
+	} else if (moat_netrule_portless_is_any(a)) {
+		add(t, " every port");
+	} else {
+		add(t, " ports 80,443");
 	}
 	if (r->methods) {
 		add(t, " (");
@@ -448,9 +456,9 @@ char *moat_policy_explain(const moat_policy *p)
 		if (!p->allow.n && !p->approve.n)
 			add(&t, "  (no host is allowed yet)\n");
 		for (size_t i = 0; i < p->deny.n; i++)
-			explain_rule(&t, "denied:", &p->deny.v[i]);
+			explain_rule(&t, "denied:", &p->deny.v[i], MOAT_NET_DENY);
 		for (size_t i = 0; i < p->allow.n; i++)
-			explain_rule(&t, "allowed:", &p->allow.v[i]);
+			explain_rule(&t, "allowed:", &p->allow.v[i], MOAT_NET_ALLOW);
 		for (char **c = p->allow_private; c && *c; c++)
 			add(&t, "  private range allowed: %s\n", *c);
 		for (size_t i = 0; i < p->n_hosts; i++)
@@ -463,7 +471,7 @@ char *moat_policy_explain(const moat_policy *p)
 	if (!p->approve.n)
 		add(&t, "  none: nothing waits for a person\n");
 	for (size_t i = 0; i < p->approve.n; i++)
-		explain_rule(&t, "held:", &p->approve.v[i]);
+		explain_rule(&t, "held:", &p->approve.v[i], MOAT_NET_APPROVE);
 
 	add(&t, "\nsecrets (never inside the sandbox; the gateway adds them to requests):\n");
 	if (!p->n_secrets)

@@ -725,7 +725,7 @@ static int rule_ports(const ctx *x, const node *v, const char *path, moat_net_ru
 		rule->ports[rule->n_ports++] = (uint16_t)port;
 	}
 	if (v->n == 0)
-		return fail(x, v, "%s: empty list (expected at least one port, or no 'ports' key for any port)", path);
+		return fail(x, v, "%s: empty list (expected at least one port, or no 'ports' key: 80 and 443 for an allow, every port for a deny or approve)", path);
 	return 0;
 }
 

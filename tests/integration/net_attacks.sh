@@ -17,7 +17,11 @@ IN=()
 if is_root && command -v ip >/dev/null && ip netns add "moat-gwt-$$" 2>/dev/null; then
 	NS="moat-gwt-$$"
 	ip -n "$NS" link set lo up
-	IN=(ip netns exec "$NS")
+	# nsenter --net enters only the network namespace; `ip netns exec`
+	# would also remount /sys in a new mount namespace, where moat finds
+	# no cgroup to delegate and falls back to rlimits: the attacks would
+	# not run under the limits users get.
+	IN=(nsenter --net="/run/netns/$NS")
 fi
 cleanup() {
 	[ -n "${UPSTREAM:-}" ] && kill "$UPSTREAM" 2>/dev/null && wait "$UPSTREAM" 2>/dev/null
@@ -57,6 +61,23 @@ for lit in 127.0.0.1 0.0.0.0 '[::1]' '[::ffff:127.0.0.1]' '[::127.0.0.1]' '[::ff
 	LITERALS+=(--allow-host "$lit:$SECRET")
 done
 
+# Rules that only a policy file states (deny and approve beside a broader
+# allow) for the net_rule_* attacks; the test name server answers every
+# name below wild.test with the allowed upstream.
+cat >rules.yaml <<EOF
+version: 1
+network:
+  mode: proxy
+  deny:
+    - secret.wild.test
+    - "*.internal.wild.test"
+    - {host: paths.wild.test, paths: ["/admin/*"]}
+  approve:
+    - held.wild.test
+  allow:
+    - {host: "*.wild.test", ports: [443, $UP]}
+EOF
+
 n=0
 for a in "$MOAT_ATTACKS"/attack_net_*; do
 	[ -x "$a" ] || continue
@@ -67,7 +88,9 @@ for a in "$MOAT_ATTACKS"/attack_net_*; do
 		continue
 	fi
 	log="$MOAT_TDIR/$name.jsonl"
-	OUT=$("${IN[@]}" "$MOAT" run --allow-host "up.test:$UP" "${LITERALS[@]}" --allow-host "internal.test:$SECRET" \
+	RULES=()
+	case "$name" in net_rule_*) RULES=(--policy rules.yaml) ;; esac
+	OUT=$("${IN[@]}" "$MOAT" run "${RULES[@]}" --allow-host "up.test:$UP" "${LITERALS[@]}" --allow-host "internal.test:$SECRET" \
 		--allow-host "rebind.test:$SECRET" --allow-private 127.0.0.2/32 \
 		--net-host up.test=127.0.0.2 --net-host internal.test=127.0.0.1 --resolver "127.0.0.1:$DNS" \
 		--net-log "$log" --env "MOAT_T_UP=up.test:$UP" --env "MOAT_T_SECRET_PORT=$SECRET" \
@@ -89,5 +112,12 @@ for a in "$MOAT_ATTACKS"/attack_net_*; do
 		t_fail "$name" "blocked, but no denial in the gateway's log" "$OUT" "$(cat "$log" 2>/dev/null)"
 	fi
 done
+# The control for the net_rule_* attacks: the same rules serve a name below
+# wild.test that no deny or approve names, on the same port, so their 403s
+# come from the rules and not from a name that does not resolve.
+OUT=$("${IN[@]}" "$MOAT" run --policy rules.yaml --allow-private 127.0.0.2/32 --resolver "127.0.0.1:$DNS" \
+	--time 60s -- python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen("http://other.wild.test:%s/" % sys.argv[1], timeout=20).read().decode())' "$UP" 2>&1)
+t_match "the net_rule_* rules serve other.wild.test on the same port" "upstream-ok" "$OUT"
 t_match "at least 40 egress attacks ran" '^([4-9][0-9]|[1-9][0-9]{2,})$' "$n"
 t_eq "the internal service was never reached" "" "$(grep -l MOAT-SECRET "$MOAT_TDIR"/*.jsonl 2>/dev/null)"

@@ -107,7 +107,12 @@ def dns_server(addr, first, counter):
                 counter["a_queries"] += 1
                 ip = first if counter["a_queries"] == 1 else "127.0.0.1"
                 answers = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 0, 4) + socket.inet_aton(ip)
-            rcode = 0 if name == "rebind.test" else 3
+            # Every name below wild.test is the allowed upstream, so that
+            # the rules, not the resolver, decide which of them is reached.
+            wild = name.endswith(".wild.test")
+            if wild and qtype == 1:
+                answers = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 0, 4) + socket.inet_aton("127.0.0.2")
+            rcode = 0 if name == "rebind.test" or wild else 3
             flags = 0x8180 | rcode
             head = q[:2] + struct.pack("!HHHHH", flags, 1, 1 if answers else 0, 0, 0)
             s.sendto(head + question + answers, peer)

@@ -408,14 +408,15 @@ static void test_intersect(void **state)
 	/* A narrower child is accepted and keeps the parent's holds. */
 	_cleanup_policy_ moat_policy *ok = parse_ok(
 		"version: 1\nfilesystem: {read_only: [/usr/share, /tmp]}\nexec: {allow: [/bin/sh]}\n"
-		"network: {allow: [a.example.com, {host: api.example.org, methods: [GET]}], "
+		"network: {allow: [a.example.com, {host: b.example.com, ports: [443]}, {host: api.example.org, methods: [GET]}], "
+		"approve: [{host: c.example.com, ports: [80]}], "
 		"allow_private: [10.1.0.0/16]}\nsecrets: {TOK: {from: \"env:TOK\", hosts: [a.example.com]}}\n"
 		"limits: {memory: 256M}\n");
 	assert_int_equal(moat_policy_intersect(parent, ok, &r, &err), 0);
 	assert_int_equal(r->limits.memory_bytes, 256ull << 20);
 	/* Unset in the child: the smaller of its default (10s) and the parent's. */
 	assert_int_equal(r->limits.wall_ms, 10000);
-	assert_int_equal(r->approve.n, 1);
+	assert_int_equal(r->approve.n, 2);
 	assert_int_equal(r->require, MOAT_LAYER_SECCOMP);
 	assert_true(r->audit_files);
 	assert_int_equal(moat_policy_net_decide(r, "mail.example.com", 443, "POST", "/", NULL, 0),
@@ -442,6 +443,11 @@ static void test_intersect(void **state)
 		{"network: {allow: [{host: api.example.org, methods: [DELETE]}]}", "network.allow[0]: api.example.org"},
 		{"network: {allow: [{host: api.example.org}]}", "network.allow[0]: api.example.org"},
 		{"network: {allow: [mail.example.org]}", "not allowed"},
+		/* The parent's port-less allow opens 80 and 443, nothing more. */
+		{"network: {allow: [{host: a.example.com, ports: [8080]}]}", "network.allow[0]: a.example.com"},
+		/* A port-less approval holds every port, more than the parent's
+		 * port-less allow (80, 443) grants. */
+		{"network: {approve: [a.example.com]}", "network.approve[0]: a.example.com"},
 		{"network: {allow_private: [192.168.0.0/16]}", "network.allow_private: 192.168.0.0/16"},
 		{"network: {hosts: {a.example.com: 10.0.0.1}}", "network.hosts.a.example.com"},
 		{"secrets: {TOK: {from: \"env:OTHER\", hosts: [a.example.com]}}", "secrets.TOK"},
@@ -563,15 +569,22 @@ static void test_explain(void **state)
 	(void)state;
 	_cleanup_policy_ moat_policy *p = parse_ok(
 		"version: 1\nname: demo\nfilesystem: {read_only: [./input], read_write: [\"./output:/work\"]}\n"
-		"network: {allow: [{host: api.example.com, methods: [GET]}], approve: [mail.example.com]}\n"
+		"network: {allow: [{host: api.example.com, methods: [GET]}, {host: alt.example.com, ports: [8443]},"
+		" {host: two.example.com, ports: [81, 8080]}],"
+		" deny: [secret.example.com], approve: [mail.example.com]}\n"
 		"secrets: {TOK: {from: \"env:SECRET_SOURCE\", hosts: [api.example.com]}}\n");
 	_cleanup_free_ char *e = moat_policy_explain(p);
 	assert_non_null(e);
 	assert_non_null(strstr(e, "policy demo\n"));
 	assert_non_null(strstr(e, "read-only:  ./input\n"));
 	assert_non_null(strstr(e, "read-write: ./output at /work\n"));
-	assert_non_null(strstr(e, "allowed:  api.example.com (GET)\n"));
-	assert_non_null(strstr(e, "held:     mail.example.com\n"));
+	/* Every rule says which ports it covers, also when the policy names
+	 * none: 80 and 443 for an allow, every port for a deny or approval. */
+	assert_non_null(strstr(e, "allowed:  api.example.com ports 80,443 (GET)\n"));
+	assert_non_null(strstr(e, "allowed:  alt.example.com port 8443\n"));
+	assert_non_null(strstr(e, "allowed:  two.example.com ports 81,8080\n"));
+	assert_non_null(strstr(e, "denied:   secret.example.com every port\n"));
+	assert_non_null(strstr(e, "held:     mail.example.com every port\n"));
 	assert_non_null(strstr(e, "TOK from env:SECRET_SOURCE, sent only to api.example.com\n"));
 	assert_non_null(strstr(e, "memory 256M"));
 }
