@@ -475,12 +475,20 @@ static void conn_addrs_ready(gw_conn *c)
 			char a[MOAT_ADDR_STRLEN];
 			moat_addr_format(&c->addrs[i], a, sizeof(a));
 			snprintf(c->address, sizeof(c->address), "%s", a);
-			if (c->host.is_literal)
+			if (c->host.is_literal) {
 				set_reason(c, "moat: %s is %s; add it to network.allow_private to reach it", a,
 					   why ? why : "a special-purpose address");
-			else
-				set_reason(c, "moat: %s resolves to %s, %s; add it to network.allow_private to reach it",
-					   c->host.name, a, why ? why : "a special-purpose address");
+			} else {
+				/* The client learns the class of the answer, never the
+				 * answer: a refusal that quoted it would let a sandbox
+				 * read any name's DNS records through the gateway. The
+				 * address is in the event (c->address) for the host. */
+				const char *ignored;
+				moat_addr_class cls = moat_addr_classify_addr(&c->addrs[i], &ignored);
+				set_reason(c,
+					   "moat: %s resolves to a special-purpose address (%s); add its range to network.allow_private to reach it",
+					   c->host.name, moat_addr_class_to_string(cls));
+			}
 			conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
 			return;
 		}
@@ -594,8 +602,7 @@ static void conn_connect_next(gw_conn *c)
 		c->upstream = NULL;
 	}
 	if (c->addr_idx >= c->n_addrs) {
-		set_reason(c, "moat: cannot connect to %s port %u (%s)", c->host.name, (unsigned)c->port,
-			   c->address[0] ? c->address : "no address");
+		set_reason(c, "moat: cannot connect to %s port %u", c->host.name, (unsigned)c->port);
 		conn_refuse(c, 502, MOAT_SOCKS5_REP_REFUSED);
 		return;
 	}
@@ -877,11 +884,10 @@ static void upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (c->state == ST_CONNECTING) {
 		if (what & BEV_EVENT_TIMEOUT)
-			set_reason(c, "moat: connecting to %s (%s) port %u timed out", c->host.name, c->address,
-				   (unsigned)c->port);
+			set_reason(c, "moat: connecting to %s port %u timed out", c->host.name, (unsigned)c->port);
 		else
-			set_reason(c, "moat: cannot connect to %s (%s) port %u: %s", c->host.name, c->address,
-				   (unsigned)c->port, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+			set_reason(c, "moat: cannot connect to %s port %u: %s", c->host.name, (unsigned)c->port,
+				   evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 		if (c->addr_idx < c->n_addrs) {
 			conn_connect_next(c);
 			return;

@@ -44,7 +44,8 @@ DNS=$(json ports.json 'j["dns"]')
 # Attacks whose target lies outside loopback: only run where a failure
 # could not reach a real network.
 outside="net_ipv6_ula net_ipv6_sitelocal net_ipv6_zone net_metadata_v4 net_metadata_v6 net_rfc1918_10
-net_rfc1918_172 net_rfc1918_192 net_cgnat net_multicast net_broadcast net_reserved net_benchmark net_ietf"
+net_rfc1918_172 net_rfc1918_192 net_cgnat net_multicast net_broadcast net_reserved net_benchmark net_ietf
+net_metadata_azure net_metadata_azure_name net_metadata_eks net_metadata_scaleway net_metadata_gcp_v6"
 # Attacks that never talk to the gateway, and one whose only request is
 # allowed (its smuggled second request is dropped unseen).
 direct="net_direct_connect net_direct_outside net_direct_ipv6 net_raw_socket net_packet_socket net_dns_lookup
@@ -57,7 +58,8 @@ LITERALS=()
 for lit in 127.0.0.1 0.0.0.0 '[::1]' '[::ffff:127.0.0.1]' '[::127.0.0.1]' '[::ffff:0:7f00:1]' \
 	'[2002:7f00:1::]' '[2001:0:4136:e378:8000:63bf:80ff:fffe]' '[64:ff9b::7f00:1]' '[64:ff9b:1::7f00:1]' \
 	'[fd00::1]' '[fec0::1]' 169.254.169.254 '[fd00:ec2::254]' 10.0.0.1 172.16.0.1 192.168.1.1 \
-	100.64.0.1 224.0.0.1 255.255.255.255 240.0.0.1 198.18.0.1 192.0.0.8; do
+	100.64.0.1 224.0.0.1 255.255.255.255 240.0.0.1 198.18.0.1 192.0.0.8 168.63.129.16 169.254.170.23 \
+	169.254.42.42 '[fd20:ce::254]'; do
 	LITERALS+=(--allow-host "$lit:$SECRET")
 done
 
@@ -89,7 +91,7 @@ for a in "$MOAT_ATTACKS"/attack_net_*; do
 	fi
 	log="$MOAT_TDIR/$name.jsonl"
 	RULES=()
-	case "$name" in net_rule_*) RULES=(--policy rules.yaml) ;; esac
+	case "$name" in net_rule_* | net_dns_answer_hidden | net_metadata_azure_name) RULES=(--policy rules.yaml) ;; esac
 	OUT=$("${IN[@]}" "$MOAT" run "${RULES[@]}" --allow-host "up.test:$UP" "${LITERALS[@]}" --allow-host "internal.test:$SECRET" \
 		--allow-host "rebind.test:$SECRET" --allow-private 127.0.0.2/32 \
 		--net-host up.test=127.0.0.2 --net-host internal.test=127.0.0.1 --resolver "127.0.0.1:$DNS" \

@@ -84,6 +84,12 @@ def serve(srv):
     t.start()
 
 
+WILD_SPECIAL = {
+    "private.wild.test": "10.11.12.13",
+    "azure.wild.test": "168.63.129.16",
+}
+
+
 def dns_server(addr, first, counter):
     host, port = split(addr)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -109,9 +115,12 @@ def dns_server(addr, first, counter):
                 answers = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 0, 4) + socket.inet_aton(ip)
             # Every name below wild.test is the allowed upstream, so that
             # the rules, not the resolver, decide which of them is reached.
+            # A few of them answer special addresses the gateway must refuse
+            # without saying what they are.
             wild = name.endswith(".wild.test")
             if wild and qtype == 1:
-                answers = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 0, 4) + socket.inet_aton("127.0.0.2")
+                ip = WILD_SPECIAL.get(name, "127.0.0.2")
+                answers = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 0, 4) + socket.inet_aton(ip)
             rcode = 0 if name == "rebind.test" or wild else 3
             flags = 0x8180 | rcode
             head = q[:2] + struct.pack("!HHHHH", flags, 1, 1 if answers else 0, 0, 0)

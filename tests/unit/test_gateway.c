@@ -479,10 +479,14 @@ static void test_http_private_address_refused(void **state)
 	snprintf(target, sizeof(target), "http://internal.test:%u/", http_port);
 	char *resp = http_get(target, NULL);
 	assert_non_null(strstr(resp, "HTTP/1.1 403 "));
-	assert_non_null(strstr(resp, "127.0.0.2"));
+	/* The client learns the class of the answer, never the answer. */
+	assert_null(strstr(resp, "127.0.0.2"));
+	assert_non_null(strstr(resp, "special-purpose address (loopback)"));
 	assert_non_null(strstr(resp, "allow_private"));
 	ev_copy e = last_event_for("internal.test");
 	assert_string_equal(e.decision, "deny");
+	/* The host's log keeps it. */
+	assert_string_equal(e.address, "127.0.0.2");
 	assert_int_equal(http_requests, 0);
 }
 
@@ -713,7 +717,9 @@ static void test_dns_rebinding(void **state)
 	 * again for the new connection, checks the new answer, and refuses. */
 	char *resp = http_get(target, NULL);
 	assert_non_null(strstr(resp, "HTTP/1.1 403 "));
-	assert_non_null(strstr(resp, "127.0.0.3"));
+	assert_null(strstr(resp, "127.0.0.3"));
+	assert_non_null(strstr(resp, "(loopback)"));
+	assert_string_equal(last_event_for("rebind.test").address, "127.0.0.3");
 	assert_int_equal(http_requests, 1);
 	moat_gateway_stats st;
 	moat_gateway_get_stats(moat__netproxy_gateway(proxy), &st);
