@@ -3,6 +3,7 @@
  * one file descriptor attached (SCM_RIGHTS). */
 #include "sandbox-internal.h"
 
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -77,10 +78,25 @@ int moat__ctl_recv(int fd, moat_ctl_msg *m, int *ret_fd)
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
 	if (ret_fd)
 		*ret_fd = -1;
+	/* A peer that closes with our last message still unread in its queue
+	 * leaves ECONNRESET pending on this socket, and the kernel reports
+	 * that error once before handing out what the peer sent before it
+	 * closed (an init's SETUP_ERROR, say). The error is consumed by that
+	 * first call, so read again: EOF or the message follows. */
 	ssize_t n;
-	do
+	bool reset_seen = false;
+	for (;;) {
 		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+		if (n >= 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno == ECONNRESET && !reset_seen) {
+			reset_seen = true;
+			continue;
+		}
+		break;
+	}
 	if (n < 0)
 		return moat__neg_errno();
 	if (n == 0)

@@ -243,8 +243,14 @@ static int join_cgroup(moat_run_limits *lim, int ctl, pid_t pid, bool cloned_int
 	int r = moat__limits_attach(lim, pid, cloned_into, err);
 	if (r < 0)
 		return r;
-	if (wait && moat__ctl_send(ctl, MOAT_CTL_CGROUP_JOINED, 0, 0, NULL) < 0)
-		return moat_error_set(err, EPIPE, "start the sandbox");
+	/* An init that failed its setup has already said why on the control
+	 * channel and closed its end: that is not a start failure of ours.
+	 * The loop reads its SETUP_ERROR and reports it. */
+	if (wait) {
+		int e = moat__ctl_send(ctl, MOAT_CTL_CGROUP_JOINED, 0, 0, NULL);
+		if (e < 0 && e != -EPIPE && e != -ECONNRESET)
+			return moat_error_set(err, -e, "start the sandbox");
+	}
 	return 0;
 }
 
@@ -537,8 +543,13 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	run s = {.c = c, .io = io_in, .r = r, .pidfd = pidfd, .pid = (pid_t)pid, .pty_master = -1};
 
 	ret = moat__userns_write_maps((pid_t)pid, rootless, host_uid, host_gid, err);
-	if (ret >= 0 && moat__ctl_send(ctl[0], MOAT_CTL_GO, 0, 0, NULL) < 0)
-		ret = moat_error_set(err, EPIPE, "start the sandbox");
+	if (ret >= 0) {
+		/* As for CGROUP_JOINED: an init already gone is reported by
+		 * the loop with what it said, not as a broken pipe here. */
+		int e = moat__ctl_send(ctl[0], MOAT_CTL_GO, 0, 0, NULL);
+		if (e < 0 && e != -EPIPE && e != -ECONNRESET)
+			ret = moat_error_set(err, -e, "start the sandbox");
+	}
 	if (ret >= 0)
 		ret = join_cgroup(lim, ctl[0], (pid_t)pid, ca.flags & CLONE_INTO_CGROUP, ia.wait_cgroup, err);
 	if (ret < 0) {
