@@ -118,6 +118,7 @@ struct gw_conn {
 	char raw_host[96]; /* for the log when the host did not normalise */
 	uint16_t port;
 	char *method, *path;
+	char *method_override; /* X-HTTP-Method-Override and kin, judged too */
 	char *sni;
 	/* The rules in force when the decision was made, and what it said. */
 	moat_netrules *rules;
@@ -269,6 +270,7 @@ static void conn_free(gw_conn *c)
 		moat_budget_conn_close(gw->budget, c->dest);
 	moat_netrules_unref(c->rules);
 	free(c->method);
+	free(c->method_override);
 	free(c->path);
 	free(c->sni);
 	if (c->prev)
@@ -412,6 +414,20 @@ static bool conn_decide(gw_conn *c)
 	};
 	moat_net_decision dec;
 	moat_netrules_decide(c->rules, &req, &dec);
+	if (dec.action == MOAT_NET_ALLOW && c->method_override) {
+		/* Many frameworks act on a method override header as if it
+		 * were the method: the request must be allowed as that method
+		 * too, or it could do what the rules only allow by another. */
+		moat_net_decision d2;
+		req.method = c->method_override;
+		moat_netrules_decide(c->rules, &req, &d2);
+		if (d2.action != MOAT_NET_ALLOW) {
+			dec = d2;
+			snprintf(dec.reason, sizeof(dec.reason), "the method override %.32s is not allowed: %s",
+				 c->method_override, d2.reason);
+			dec.action = MOAT_NET_DENY;
+		}
+	}
 	c->rule = dec.rule;
 	switch (dec.action) {
 	case MOAT_NET_ALLOW:
@@ -646,6 +662,11 @@ static int http_build_upstream_head(gw_conn *c, const moat_http_request *r)
 	static const char *const hop[] = {
 		"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate",
 		"te", "trailer", "transfer-encoding", "upgrade",
+		/* Not hop-by-hop, but a path the rules never saw: IIS, Symfony
+		 * and some Spring set-ups route by these instead of the request
+		 * line. Only a reverse proxy in front of the server has any
+		 * business sending them. */
+		"x-original-url", "x-rewrite-url",
 	};
 	const char *conn_hdr = moat_http_request_header(r, "Connection");
 
@@ -797,6 +818,15 @@ static void tunnel_peek(gw_conn *c)
 		c->sni = strdup(hello.sni);
 		moat_host sni;
 		moat_error herr = {0};
+		/* The SNI goes to the upstream as sent, so it must be spelt as
+		 * it is judged: "up%2etest" is not up.test to a TLS server. */
+		if (moat_host_wire_check(hello.sni, strlen(hello.sni), &herr) < 0) {
+			set_reason(c, "moat: the TLS server name: %s", herr.msg);
+			if (c->sni)
+				set_raw_host(c, c->sni, strlen(c->sni));
+			conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+			return;
+		}
 		if (moat_host_normalize(hello.sni, strlen(hello.sni), &sni, &herr) < 0 ||
 		    strcmp(sni.name, c->host.name) != 0) {
 			set_reason(c, "moat: the TLS server name %s does not match the tunnel's host %s (domain fronting is refused)",
@@ -973,6 +1003,31 @@ static void http_head(gw_conn *c)
 			return;
 		}
 	}
+	/* Methods are case-sensitive to servers ("get" is not GET) but not
+	 * to the rules: only the spelling the rules mean is forwarded. */
+	for (const char *m = req->method; *m; m++)
+		if (*m >= 'a' && *m <= 'z') {
+			set_reason(c, "moat: the method %s is not in upper case; servers tell methods apart by case", req->method);
+			conn_refuse(c, 400, 0);
+			return;
+		}
+	static const char *const overrides[] = {"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"};
+	for (size_t i = 0; i < req->n_headers; i++)
+		for (size_t j = 0; j < ELEMENTSOF(overrides); j++) {
+			if (strcasecmp(req->headers[i].name, overrides[j]) != 0)
+				continue;
+			const char *v = req->headers[i].value;
+			if (c->method_override && strcasecmp(c->method_override, v) != 0) {
+				set_reason(c, "moat: the request carries two different method overrides");
+				conn_refuse(c, 400, 0);
+				return;
+			}
+			if (!c->method_override && !(c->method_override = strdup(v))) {
+				set_reason(c, "moat: out of memory");
+				conn_refuse(c, 502, 0);
+				return;
+			}
+		}
 	if (req->upgrade) {
 		set_reason(c, "moat: protocol upgrades are not proxied; use https:// or wss:// through CONNECT");
 		conn_refuse(c, 501, 0);
@@ -1040,7 +1095,8 @@ static void socks_request(gw_conn *c)
 	if (req.is_domain) {
 		set_raw_host(c, req.domain, strnlen(req.domain, sizeof(req.domain)));
 		moat_error herr = {0};
-		if (moat_host_normalize(req.domain, strnlen(req.domain, sizeof(req.domain)), &h, &herr) < 0) {
+		size_t dl = strnlen(req.domain, sizeof(req.domain));
+		if (moat_host_wire_check(req.domain, dl, &herr) < 0 || moat_host_normalize(req.domain, dl, &h, &herr) < 0) {
 			c->port = req.port;
 			set_reason(c, "moat: %s", herr.msg);
 			conn_refuse(c, 0, MOAT_SOCKS5_REP_NOT_ALLOWED);

@@ -220,6 +220,22 @@ int moat_host_normalize(const char *in, size_t len, moat_host *ret, moat_error *
 	return finish_ascii(show, buf, n, ret, err);
 }
 
+int moat_host_wire_check(const char *in, size_t len, moat_error *err)
+{
+	char show[96];
+	for (size_t i = 0; in && i < len; i++) {
+		unsigned char c = (unsigned char)in[i];
+		if (c != '%' && c < 0x80)
+			continue;
+		show_host(in, len, show, sizeof(show));
+		return moat_error_set(err, MOAT_EINPUT,
+				      c == '%' ? "host \"%s\" is percent-encoded; send the name itself, as it is judged"
+					       : "host \"%s\" holds bytes outside ASCII; send the name in punycode (xn--), as it is judged",
+				      show);
+	}
+	return 0;
+}
+
 int moat_authority_parse(const char *in, size_t len, uint16_t default_port, moat_host *ret_host,
 			 uint16_t *ret_port, moat_error *err)
 {

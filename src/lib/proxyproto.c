@@ -137,6 +137,16 @@ static int parse_request_line(moat_http_parser *p, char *line, size_t len, moat_
 	return 0;
 }
 
+/* moat_authority_parse for an authority as the client sent it: its host
+ * must be spelt as it is judged (moat_host_wire_check). */
+static int wire_authority(const char *in, size_t len, uint16_t default_port, moat_host *ret_host, uint16_t *ret_port,
+			  moat_error *err)
+{
+	if (moat_host_wire_check(in, len, err) < 0)
+		return -EINVAL;
+	return moat_authority_parse(in, len, default_port, ret_host, ret_port, err);
+}
+
 /* Splits the target into host, port and path. */
 static int parse_target(moat_http_parser *p, moat_error *err)
 {
@@ -147,7 +157,7 @@ static int parse_target(moat_http_parser *p, moat_error *err)
 
 	if (connect) {
 		r->form = MOAT_HTTP_AUTHORITY_FORM;
-		if (moat_authority_parse(t, tl, 0, &r->host, &r->port, err) < 0)
+		if (wire_authority(t, tl, 0, &r->host, &r->port, err) < 0)
 			return bad_wrap(err, "CONNECT target");
 		r->path = "/";
 		return 1; /* host known */
@@ -183,7 +193,7 @@ static int parse_target(moat_http_parser *p, moat_error *err)
 		return bad(err, "request URL holds a backslash in or after its host");
 	if (auth[al] == '#')
 		return bad(err, "request target holds a fragment");
-	if (moat_authority_parse(auth, al, 80, &r->host, &r->port, err) < 0)
+	if (wire_authority(auth, al, 80, &r->host, &r->port, err) < 0)
 		return bad_wrap(err, "request URL");
 	const char *rest = auth + al;
 	if (strchr(rest, '#'))
@@ -326,7 +336,7 @@ static int parse_head(moat_http_parser *p, size_t head_len, moat_error *err)
 		if (host_value) {
 			moat_host h;
 			uint16_t port;
-			if (moat_authority_parse(host_value, strlen(host_value), r->port, &h, &port, err) < 0)
+			if (wire_authority(host_value, strlen(host_value), r->port, &h, &port, err) < 0)
 				return bad_wrap(err, "Host header");
 			if (strcmp(h.name, r->host.name) != 0 || port != r->port)
 				return bad(err, "Host header disagrees with the request target");
@@ -334,7 +344,7 @@ static int parse_head(moat_http_parser *p, size_t head_len, moat_error *err)
 	} else if (r->form == MOAT_HTTP_ORIGIN_FORM || r->form == MOAT_HTTP_ASTERISK_FORM) {
 		if (!host_value)
 			return bad(err, "request without a Host header");
-		if (moat_authority_parse(host_value, strlen(host_value), 80, &r->host, &r->port, err) < 0)
+		if (wire_authority(host_value, strlen(host_value), 80, &r->host, &r->port, err) < 0)
 			return bad_wrap(err, "Host header");
 	}
 	if (r->version_minor == 1 && !host_value && r->form != MOAT_HTTP_ABSOLUTE_FORM &&

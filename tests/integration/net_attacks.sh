@@ -74,6 +74,7 @@ network:
     - secret.wild.test
     - "*.internal.wild.test"
     - {host: paths.wild.test, paths: ["/admin/*"]}
+    - {host: get.wild.test, methods: [DELETE]}
   approve:
     - held.wild.test
   allow:
@@ -91,7 +92,9 @@ for a in "$MOAT_ATTACKS"/attack_net_*; do
 	fi
 	log="$MOAT_TDIR/$name.jsonl"
 	RULES=()
-	case "$name" in net_rule_* | net_dns_answer_hidden | net_metadata_azure_name) RULES=(--policy rules.yaml) ;; esac
+	case "$name" in net_rule_* | net_path_* | net_method_* | net_original_url | net_dns_answer_hidden | net_metadata_azure_name)
+		RULES=(--policy rules.yaml) ;;
+	esac
 	OUT=$("${IN[@]}" "$MOAT" run "${RULES[@]}" --allow-host "up.test:$UP" "${LITERALS[@]}" --allow-host "internal.test:$SECRET" \
 		--allow-host "rebind.test:$SECRET" --allow-private 127.0.0.2/32 \
 		--net-host up.test=127.0.0.2 --net-host internal.test=127.0.0.1 --resolver "127.0.0.1:$DNS" \
@@ -106,7 +109,7 @@ for a in "$MOAT_ATTACKS"/attack_net_*; do
 		t_fail "$name" "the sandbox had no proxy port: nothing was tested" "$OUT"
 		continue
 	fi
-	if printf '%s\n' $direct net_pipeline | grep -qx "$name"; then
+	if printf '%s\n' $direct net_pipeline net_original_url | grep -qx "$name"; then
 		t_ok "$name: $OUT"
 	elif grep -q '"decision":"deny"' "$log" 2>/dev/null; then
 		t_ok "$name: $OUT (logged)"

@@ -45,6 +45,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         u = urllib.parse.urlsplit(self.path)
+        # Like IIS or Symfony behind a trusted proxy: route by these
+        # headers rather than the request line.
+        for h in ("X-Original-URL", "X-Rewrite-URL"):
+            if self.headers.get(h):
+                return self.send_text(200, ("MOAT-SECRET: routed by %s\n" % h).encode())
         if u.path == "/redirect":
             to = urllib.parse.parse_qs(u.query).get("to", ["/"])[0]
             return self.send_text(302, b"moved\n", {"Location": to})

@@ -607,6 +607,82 @@ static void test_connect_sni_mismatch(void **state)
 	assert_int_equal(e.bytes_up, 0);
 }
 
+/* The SNI goes upstream as sent: one that only equals the tunnel's host
+ * once percent-decoded is refused. */
+static void test_connect_sni_encoded(void **state)
+{
+	(void)state;
+	char auth[64], resp[1024];
+	snprintf(auth, sizeof(auth), "up.test:%u", echo_port);
+	int fd = connect_tunnel(auth, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 200 "));
+	unsigned char hello[4096];
+	size_t n = client_hello("up%2etest", hello, sizeof(hello));
+	send_all(fd, hello, n);
+	char buf[64];
+	assert_int_equal(read_to_eof(fd, buf, sizeof(buf)), 0);
+	close(fd);
+	ev_copy e = last_event_for("up.test");
+	assert_string_equal(e.decision, "deny");
+	assert_non_null(strstr(e.reason, "percent-encoded"));
+	assert_int_equal(e.bytes_up, 0);
+}
+
+/* What the rules judge is what the upstream gets: method overrides are
+ * judged as the method they name, URL overrides never leave, and a method
+ * in lower case is refused. */
+static void test_http_overrides(void **state)
+{
+	(void)state;
+	static const char *const get[] = {"GET"};
+	static const char *const del[] = {"DELETE"};
+	moat_error err = {0};
+	moat_netrules *r = NULL;
+	_cleanup_netrules_builder_ moat_netrules_builder *b = moat_netrules_builder_new();
+	uint16_t port = http_port;
+	moat_netrule_spec deny = {.host = "up.test", .ports = &port, .n_ports = 1, .methods = del, .n_methods = 1,
+				  .action = MOAT_NET_DENY};
+	moat_netrule_spec allow = {.host = "up.test", .ports = &port, .n_ports = 1, .methods = get, .n_methods = 1,
+				   .action = MOAT_NET_ALLOW};
+	assert_int_equal(moat_netrules_builder_add(b, &deny, &err), 0);
+	assert_int_equal(moat_netrules_builder_add(b, &allow, &err), 0);
+	assert_int_equal(moat_netrules_builder_allow_private(b, "127.0.0.1/32", &err), 0);
+	assert_int_equal(moat_netrules_builder_finish(b, &r, &err), 0);
+	moat_gateway_set_rules(moat__netproxy_gateway(proxy), r);
+	moat_netrules_unref(r);
+
+	char target[128], hdrs[256];
+	snprintf(target, sizeof(target), "http://up.test:%u/x", http_port);
+	static const char *const names[] = {"X-HTTP-Method-Override", "X-HTTP-Method", "x-method-override"};
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		snprintf(hdrs, sizeof(hdrs), "%s: DELETE\r\n", names[i]);
+		char *resp = http_get(target, hdrs);
+		if (!strstr(resp, "HTTP/1.1 403 ") || !strstr(resp, "method override DELETE"))
+			fail_msg("%s: %.200s", names[i], resp);
+	}
+	assert_int_equal(http_requests, 0);
+	assert_non_null(strstr(http_get(target, "X-HTTP-Method-Override: GET\r\n"), "200 OK"));
+	assert_non_null(strstr(http_get(target, "X-HTTP-Method-Override: GET\r\nX-HTTP-Method: PUT\r\n"),
+			       "HTTP/1.1 400 "));
+
+	assert_non_null(strstr(http_get(target, "X-Original-URL: /admin\r\nX-Rewrite-URL: /admin\r\nX-Keep: 1\r\n"),
+			       "200 OK"));
+	pthread_mutex_lock(&up_lock);
+	assert_null(strcasestr(last_head, "X-Original-URL"));
+	assert_null(strcasestr(last_head, "X-Rewrite-URL"));
+	assert_non_null(strstr(last_head, "X-Keep: 1\r\n"));
+	pthread_mutex_unlock(&up_lock);
+
+	int fd = client_connect();
+	char req[256], resp[1024];
+	snprintf(req, sizeof(req), "get %s HTTP/1.1\r\n\r\n", target);
+	send_all(fd, req, strlen(req));
+	read_to_eof(fd, resp, sizeof(resp));
+	close(fd);
+	assert_non_null(strstr(resp, "HTTP/1.1 400 "));
+	assert_non_null(strstr(resp, "upper case"));
+}
+
 static void test_connect_not_tls(void **state)
 {
 	(void)state;
@@ -824,6 +900,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_origin_form_and_smuggling, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_tls_relayed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_sni_mismatch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_sni_encoded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_overrides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_not_tls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connect_denied, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socks5, setup, teardown),

@@ -278,6 +278,8 @@ static void test_path_normalize(void **state)
 		{ "/a?b/../c", "/a" },
 		{ "/a#frag", "/a" },
 		{ "/a;v=1/b", "/a;v=1/b" },
+		{ "/a/../b//c", "/b/c" },
+		{ "/a//b/./c", "/a/b/c" },
 		{ "/%25", "/%25" },
 	};
 	static const struct {
@@ -297,6 +299,9 @@ static void test_path_normalize(void **state)
 		{ "/a/.;x/b", "dot segment" },
 		{ "/a/x%2f..%2fy", "encoded slash" },
 		{ "/a/x%5C..", "encoded slash" },
+		{ "/admin//../public/x", "after \"//\"" },
+		{ "//../x", "after \"//\"" },
+		{ "/a//b/../c", "after \"//\"" },
 		{ "/a b", "control, space" },
 		{ "/a\x01", "control, space" },
 		{ "/a\xc3\xa9", "non-ASCII" },
@@ -454,6 +459,34 @@ static void test_portless_beats_broader_allow(void **state)
 	ASSERT_DECIDES(r2, "x-.other.ex.test", 443, NULL, NULL, MOAT_NET_ALLOW, 1);
 }
 
+/* An encoded slash is read both ways; where the readings lead to different
+ * decisions the request is refused. */
+static void test_encoded_slash_both_readings(void **state)
+{
+	(void)state;
+	static const char *const admin[] = { "/admin/*" };
+	static const char *const pub[] = { "/public/*" };
+	moat_error err = { 0 };
+	moat_netrules *raw = NULL;
+	_cleanup_netrules_builder_ moat_netrules_builder *b = moat_netrules_builder_new();
+	add(b, "d.test", MOAT_NET_DENY, NULL, 0, admin, 1, NULL, 0);  /* 0 */
+	add(b, "d.test", MOAT_NET_ALLOW, NULL, 0, NULL, 0, NULL, 0);  /* 1 */
+	add(b, "p.test", MOAT_NET_ALLOW, NULL, 0, pub, 1, NULL, 0);   /* 2 */
+	assert_int_equal(moat_netrules_builder_finish(b, &raw, &err), 0);
+	_cleanup_netrules_ moat_netrules *r = raw;
+	ASSERT_DECIDES(r, "d.test", 80, "GET", "/admin%2Fsecret", MOAT_NET_DENY, 0);
+	ASSERT_DECIDES(r, "d.test", 80, "GET", "/admin%2fsecret", MOAT_NET_DENY, 0);
+	ASSERT_DECIDES(r, "d.test", 80, "GET", "/admin%5Csecret", MOAT_NET_DENY, 0);
+	moat_net_decision d = decide(r, "d.test", 80, "GET", "/admin%2Fsecret");
+	assert_non_null(strstr(d.reason, "encoded slash"));
+	/* Both readings allowed: served. */
+	ASSERT_DECIDES(r, "d.test", 80, "GET", "/files/a%2Fb", MOAT_NET_ALLOW, 1);
+	ASSERT_DECIDES(r, "p.test", 80, "GET", "/public/a%2Fb", MOAT_NET_ALLOW, 2);
+	/* An allow-list path that only one reading reaches: refused. */
+	d = decide(r, "p.test", 80, "GET", "/public%2Fx");
+	assert_int_equal(d.action, MOAT_NET_DENY);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_default_and_literals), cmocka_unit_test(test_bad_rules),
 		cmocka_unit_test(test_path_normalize), cmocka_unit_test(test_slot),
 		cmocka_unit_test(test_port_matrix), cmocka_unit_test(test_portless_beats_broader_allow),
+		cmocka_unit_test(test_encoded_slash_both_readings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

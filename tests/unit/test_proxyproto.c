@@ -197,6 +197,13 @@ static void test_http_smuggling(void **state)
 	BAD(p, "GET http://a.test/ HTTP/1.1\r\nHost: a.test:8080\r\n\r\n", "disagrees");
 	BAD(p, "CONNECT a.test:443 HTTP/1.1\r\nHost: b.test:443\r\n\r\n", "disagrees");
 	BAD(p, "GET http://a.test/ HTTP/1.1\r\nHost: a.test@b.test\r\n\r\n", "user info");
+	/* A host is spelt on the wire as it is judged: no percent-escapes, no
+	 * raw UTF-8, wherever a name appears. */
+	BAD(p, "GET http://a.test/ HTTP/1.1\r\nHost: a%2etest\r\n\r\n", "percent-encoded");
+	BAD(p, "GET http://a%2etest/ HTTP/1.1\r\nHost: a.test\r\n\r\n", "percent-encoded");
+	BAD(p, "GET / HTTP/1.1\r\nHost: %61.test\r\n\r\n", "percent-encoded");
+	BAD(p, "CONNECT a%2etest:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n", "percent-encoded");
+	BAD(p, "GET http://a.test/ HTTP/1.1\r\nHost: b\xc3\xbc.test\r\n\r\n", "outside ASCII");
 }
 
 static void test_http_malformed(void **state)
