@@ -400,6 +400,13 @@ int moat_http_parser_feed(moat_http_parser *p, const void *data, size_t len, siz
 		p->len += take;
 		size_t from = old >= 3 ? old - 3 : 0;
 		char *end = memmem(p->buf + from, p->len - from, "\r\n\r\n", 4);
+		/* A head with bare LFs never ends in CRLFCRLF: say so at once
+		 * rather than wait for the deadline with the client hanging.
+		 * Only the head's own bytes are looked at, not a body after it. */
+		size_t limit = end ? (size_t)(end - p->buf) + 4 : p->len;
+		for (size_t i = old; i < limit; i++)
+			if (p->buf[i] == '\n' && (i == 0 || p->buf[i - 1] != '\r'))
+				return bad(err, "bare LF in request head (lines must end in CRLF)");
 		if (end) {
 			size_t head_len = (size_t)(end - p->buf) + 4;
 			size_t mine = head_len - old;
@@ -498,6 +505,26 @@ static int parse_sni(reader *ext, moat_tls_hello *h, moat_error *err)
 	return 0;
 }
 
+/* Extensions that carry the real server name encrypted, so that the SNI
+ * in the clear proves nothing about where a tunnel leads. Every code point
+ * deployed clients have used is refused, not only the final one. */
+static bool hides_name(uint16_t type)
+{
+	switch (type) {
+	case 0xfe0d: /* encrypted_client_hello, draft-13 onwards and the RFC */
+	case 0xfe0c: /* draft-12 */
+	case 0xfe0b: /* draft-11 */
+	case 0xfe0a: /* draft-10 (Chrome and Firefox experiments) */
+	case 0xfe09: /* draft-09 */
+	case 0xfe08: /* draft-08 (Cloudflare's first deployment) */
+	case 0xfd00: /* ech_outer_extensions: only in a hello built for ECH */
+	case 0xffce: /* encrypted_server_name, ESNI (Firefox, Cloudflare 2018-2020) */
+		return true;
+	default:
+		return false;
+	}
+}
+
 static int parse_hello_body(reader *m, moat_tls_hello *h, moat_error *err)
 {
 	uint16_t ver, cs_len, ext_len;
@@ -534,7 +561,7 @@ static int parse_hello_body(reader *m, moat_tls_hello *h, moat_error *err)
 			int r = parse_sni(&ext, h, err);
 			if (r < 0)
 				return r;
-		} else if (type == 0xfe0d) {
+		} else if (hides_name(type)) {
 			h->has_ech = true;
 		} else if (type == 16) {
 			uint16_t l;

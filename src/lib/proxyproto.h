@@ -97,7 +97,7 @@ const char *moat_http_request_header(const moat_http_request *r, const char *nam
 typedef struct moat_tls_hello {
 	bool has_sni;
 	char sni[MOAT_HOST_MAX + 1]; /* raw host_name as sent (normalise it) */
-	bool has_ech;                /* encrypted_client_hello extension present */
+	bool has_ech;                /* an ECH (any draft) or ESNI extension: the name is hidden */
 	bool has_alpn_h2;
 	uint16_t legacy_version;
 	size_t bytes;                /* bytes of records that carried the hello */

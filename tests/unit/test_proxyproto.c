@@ -191,6 +191,10 @@ static void test_http_smuggling(void **state)
 	BAD(p, "GET / HTTP/1.0\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.0");
 	BAD(p, "GET / HTTP/1.1\r\nHost: a.test\nX: y\r\n\r\n", "bare LF");
 	BAD(p, "GET / HTTP/1.1\nHost: a.test\n\n\r\n\r\n", "bare LF");
+	/* A head of bare LFs never ends in CRLFCRLF: refused as soon as the
+	 * first bare LF arrives, whole or byte by byte, not left waiting. */
+	BAD(p, "GET / HTTP/1.1\nHost: a.test\n\n", "bare LF");
+	BAD(p, "GET / HTTP/1.1\n", "bare LF");
 	parse_bad(p, "GET / HTTP/1.1\r\nHost: a.test\r\nX: \0\r\n\r\n", 38, -EBADMSG, "NUL");
 	/* The Host header must agree with the target. */
 	BAD(p, "GET http://a.test/ HTTP/1.1\r\nHost: b.test\r\n\r\n", "disagrees");
@@ -376,6 +380,23 @@ static void test_tls_sni(void **state)
 	assert_int_equal(moat_tls_hello_parse(r_.b, r_.n, &h, &err), MOAT_PARSE_DONE);
 	assert_false(h.has_sni);
 	assert_true(h.has_ech);
+
+	/* Every ECH draft code point and ESNI, beside a plain SNI. */
+	static const uint16_t hiding[] = { 0xfe08, 0xfe09, 0xfe0a, 0xfe0b, 0xfe0c, 0xfe0d, 0xfd00, 0xffce };
+	for (size_t i = 0; i < ELEMENTSOF(hiding); i++) {
+		uint8_t ext[] = { (uint8_t)(hiding[i] >> 8), (uint8_t)hiding[i], 0, 2, 0, 0 };
+		hello_msg(&m_, "front.test", ext, sizeof(ext), 0);
+		records(&r_, &m_, 16384);
+		assert_int_equal(moat_tls_hello_parse(r_.b, r_.n, &h, &err), MOAT_PARSE_DONE);
+		if (!h.has_ech)
+			fail_msg("extension 0x%04x not flagged as hiding the server name", hiding[i]);
+	}
+	/* A neighbour that hides nothing is not flagged. */
+	static const uint8_t other[] = { 0xfe, 0x0e, 0, 2, 0, 0 };
+	hello_msg(&m_, "front.test", other, sizeof(other), 0);
+	records(&r_, &m_, 16384);
+	assert_int_equal(moat_tls_hello_parse(r_.b, r_.n, &h, &err), MOAT_PARSE_DONE);
+	assert_false(h.has_ech);
 }
 
 static void tls_bad(const bytes *b, int want, const char *why)
