@@ -54,7 +54,7 @@ static void net_log_event(void *userdata, const moat_net_event *ev)
 		json_t *f = moat_net_event_to_json(ev);
 		moat_error aerr = {0};
 		if (f)
-			(void)moat_audit_event(n->audit, "net.request", f, MOAT_AUDIT_SYNC, &aerr);
+			(void)moat_audit_event(n->audit, ev->type ? ev->type : "net.request", f, MOAT_AUDIT_SYNC, &aerr);
 	}
 	if (n->log_fd < 0)
 		return;
@@ -63,7 +63,7 @@ static void net_log_event(void *userdata, const moat_net_event *ev)
 		return;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	json_object_set_new(o, "type", json_string("net.request"));
+	json_object_set_new(o, "type", json_string(ev->type ? ev->type : "net.request"));
 	json_object_set_new(o, "time_ms", json_integer((json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000));
 	char *line = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);

@@ -94,6 +94,16 @@ struct moat_gateway {
 	struct timeval connect_timeout, idle_timeout, head_timeout;
 	moat_gateway_event_fn on_event;
 	void *userdata;
+	uint32_t max_clients;
+	/* The listeners are disabled after an accept error (out of
+	 * descriptors) and re-armed by this timer. */
+	struct event *rearm;
+	/* The event rate cap: a token bucket (in thousandths of an event),
+	 * how many events it held back, and the timer that reports them. */
+	uint32_t events_per_sec;
+	uint64_t ev_tokens, ev_last_ns;
+	uint64_t ev_suppressed;
+	struct event *flood;
 
 	struct evconnlistener *listeners[MOAT_GATEWAY_MAX_LISTENERS];
 	size_t n_listeners;
@@ -110,6 +120,7 @@ struct gw_conn {
 	struct bufferevent *upstream;
 	struct evdns_getaddrinfo_request *dns_req;
 	struct event *linger;
+	struct event *deadline; /* the absolute deadline for the request */
 	moat_http_parser *http;
 
 	/* What was asked. */
@@ -210,6 +221,63 @@ static void set_host(gw_conn *c, const moat_host *h, uint16_t port)
 
 /* ---- the audit event ---------------------------------------------------- */
 
+static void flood_report(moat_gateway *gw)
+{
+	if (!gw->ev_suppressed)
+		return;
+	moat_net_event ev = {
+		.type = "net.flood",
+		.suppressed = gw->ev_suppressed,
+		.protocol = "",
+		.host = "",
+		.address = "",
+		.decision = "deny",
+		.rule = -1,
+		.reason = "moat: more gateway events than the log takes; the rest were counted, not written",
+	};
+	gw->ev_suppressed = 0;
+	if (gw->on_event)
+		gw->on_event(gw->userdata, &ev);
+}
+
+static void flood_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	flood_report(arg);
+}
+
+/* Hands one event to the caller, unless the rate cap is spent: a sandbox
+ * that opens thousands of refused connections must not write the host's
+ * disk full through the log and the audit trail. The cap is a token bucket
+ * (events_per_sec, with ten seconds' worth as a burst, so a hundred
+ * parallel requests are all logged); what it holds back is counted and
+ * reported in one net.flood event a second after the first one held. */
+static void gw_emit(moat_gateway *gw, const moat_net_event *ev)
+{
+	if (!gw->on_event)
+		return;
+	uint64_t now = moat__now_ns();
+	uint64_t cap = (uint64_t)gw->events_per_sec * 10 * 1000;
+	uint64_t elapsed = now - gw->ev_last_ns;
+	if (elapsed > 100000000000ull)
+		elapsed = 100000000000ull;
+	gw->ev_last_ns = now;
+	gw->ev_tokens += elapsed * gw->events_per_sec / 1000000; /* thousandths of an event */
+	if (gw->ev_tokens > cap)
+		gw->ev_tokens = cap;
+	if (gw->ev_tokens < 1000) {
+		if (!gw->ev_suppressed++ && gw->flood) {
+			struct timeval tv = {.tv_sec = 1};
+			evtimer_add(gw->flood, &tv);
+		}
+		gw->stats.events_suppressed++;
+		return;
+	}
+	gw->ev_tokens -= 1000;
+	gw->on_event(gw->userdata, ev);
+}
+
 static void conn_log(gw_conn *c)
 {
 	if (c->logged)
@@ -225,13 +293,19 @@ static void conn_log(gw_conn *c)
 		c->gw->stats.denied++;
 	if (!c->gw->on_event)
 		return;
+	/* A path is cut for the log: the decision saw all of it, and an 8 KiB
+	 * path in every refusal line is a way to flood the host's disk. */
+	char path[MOAT_GATEWAY_EVENT_PATH_MAX + 4];
+	if (c->path && strlen(c->path) > MOAT_GATEWAY_EVENT_PATH_MAX)
+		snprintf(path, sizeof(path), "%.*s...", MOAT_GATEWAY_EVENT_PATH_MAX, c->path);
 	moat_net_event ev = {
+		.type = "net.request",
 		.protocol = proto_name(c->proto),
 		.host = c->host_set ? c->host.name : c->raw_host,
 		.port = c->port,
 		.address = c->address,
 		.method = c->method,
-		.path = c->path,
+		.path = c->path && strlen(c->path) > MOAT_GATEWAY_EVENT_PATH_MAX ? path : c->path,
 		.sni = c->sni,
 		.bytes_up = c->bytes_up,
 		.bytes_down = c->bytes_down,
@@ -240,7 +314,7 @@ static void conn_log(gw_conn *c)
 		.rule = c->rule,
 		.reason = c->reason,
 	};
-	c->gw->on_event(c->gw->userdata, &ev);
+	gw_emit(c->gw, &ev);
 }
 
 /* ---- closing ------------------------------------------------------------- */
@@ -263,6 +337,8 @@ static void conn_free(gw_conn *c)
 		bufferevent_free(c->upstream);
 	if (c->linger)
 		event_free(c->linger);
+	if (c->deadline)
+		event_free(c->deadline);
 	if (c->head_out)
 		evbuffer_free(c->head_out);
 	moat_http_parser_free(c->http);
@@ -341,6 +417,8 @@ static const char *http_phrase(int status)
 		return "Bad Request";
 	case 403:
 		return "Forbidden";
+	case 408:
+		return "Request Timeout";
 	case 411:
 		return "Length Required";
 	case 429:
@@ -461,7 +539,8 @@ static bool conn_decide(gw_conn *c)
 		return false;
 	}
 	c->budget_open = true;
-	if (!moat_budget_request(gw->budget, c->dest, moat__now_ns(), why, sizeof(why))) {
+	if (!moat_budget_request(gw->budget, c->dest, moat__now_ns(), why, sizeof(why)) ||
+	    (c->bytes_up && !moat_budget_bytes(gw->budget, c->dest, c->bytes_up, 0, why, sizeof(why)))) {
 		set_reason(c, "moat: %s", why);
 		conn_refuse(c, 429, MOAT_SOCKS5_REP_NOT_ALLOWED);
 		return false;
@@ -965,6 +1044,10 @@ static void http_head(gw_conn *c)
 	}
 
 	const moat_http_request *req = moat_http_parser_request(c->http);
+	/* The head is what the sandbox sent: it counts in the bytes up and,
+	 * once the destination is known, against the byte budgets. */
+	c->bytes_up += req->head_len;
+	c->gw->stats.bytes_up += req->head_len;
 	c->method = strdup(req->method);
 	set_raw_host(c, req->host.name, strlen(req->host.name));
 	if (req->form == MOAT_HTTP_AUTHORITY_FORM && strcmp(req->method, "CONNECT") == 0) {
@@ -1189,12 +1272,63 @@ static void client_event_cb(struct bufferevent *bev, short what, void *arg)
 	conn_close(c);
 }
 
+/* The absolute deadline for what the client must say before anything is
+ * decided: the per-read timeout alone restarts with every byte, so a head
+ * trickled a byte at a time would hold a connection for ever. */
+static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	gw_conn *c = arg;
+	(void)fd;
+	(void)what;
+	unsigned s = (unsigned)c->gw->head_timeout.tv_sec;
+	switch (c->state) {
+	case ST_SNIFF:
+	case ST_HTTP_HEAD:
+	case ST_SOCKS_GREETING:
+	case ST_SOCKS_REQUEST:
+		set_reason(c, "moat: the client sent no complete request within %u s", s);
+		conn_refuse(c, 408, MOAT_SOCKS5_REP_FAILURE);
+		return;
+	case ST_TLS_PEEK:
+		set_reason(c, "moat: the client sent no complete TLS ClientHello to %s within %u s", c->host.name, s);
+		conn_refuse(c, 408, MOAT_SOCKS5_REP_FAILURE);
+		return;
+	default:
+		/* Resolving and connecting have their own timeouts; a relay
+		 * has its idle timeout. */
+		return;
+	}
+}
+
+static void rearm_cb(evutil_socket_t fd, short what, void *arg)
+{
+	moat_gateway *gw = arg;
+	(void)fd;
+	(void)what;
+	for (size_t i = 0; i < gw->n_listeners; i++)
+		evconnlistener_enable(gw->listeners[i]);
+}
+
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg)
 {
 	moat_gateway *gw = arg;
 	(void)l;
 	(void)sa;
 	(void)socklen;
+	if (gw->stats.active >= gw->max_clients) {
+		/* Closed before a byte is read: the sandbox holds too many
+		 * connections already, and each costs the supervisor
+		 * descriptors. */
+		close(fd);
+		gw->stats.refused_clients++;
+		char why[160];
+		snprintf(why, sizeof(why), "moat: the sandbox already holds %u connections to the gateway, its limit",
+			 gw->max_clients);
+		moat_net_event ev = {.type = "net.request", .protocol = "tcp", .host = "", .address = "",
+				     .decision = "deny", .rule = -1, .reason = why};
+		gw_emit(gw, &ev);
+		return;
+	}
 	gw_conn *c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
@@ -1218,19 +1352,35 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	int one = 1;
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	bufferevent_setcb(c->client, client_read_cb, write_cb, client_event_cb, c);
-	/* Bounds how long a client may take to say where it goes. */
+	/* Bounds how long a client may take to say where it goes: between
+	 * two reads, and in all. */
 	bufferevent_set_timeouts(c->client, &gw->head_timeout, &gw->head_timeout);
+	c->deadline = evtimer_new(gw->base, deadline_cb, c);
+	if (!c->deadline) {
+		conn_free(c);
+		return;
+	}
+	evtimer_add(c->deadline, &gw->head_timeout);
 	bufferevent_enable(c->client, EV_READ | EV_WRITE);
 }
 
 static void accept_error_cb(struct evconnlistener *l, void *arg)
 {
-	(void)arg;
+	moat_gateway *gw = arg;
 	/* Out of descriptors or memory: stop accepting for a moment rather
-	 * than spin on a listener that stays readable. */
+	 * than spin on a listener that stays readable, and start again when
+	 * the timer fires. A listener left disabled would hang every later
+	 * request of the run. */
+	gw->stats.accept_errors++;
 	int e = EVUTIL_SOCKET_ERROR();
-	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM)
+	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
 		evconnlistener_disable(l);
+		struct timeval tv = {.tv_usec = 100000};
+		if (gw->rearm)
+			evtimer_add(gw->rearm, &tv);
+		else
+			evconnlistener_enable(l);
+	}
 }
 
 /* ---- the public interface -------------------------------------------------- */
@@ -1259,7 +1409,17 @@ int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, mo
 	gw->userdata = cfg->userdata;
 	ms_to_timeval(cfg->connect_timeout_ms ? cfg->connect_timeout_ms : GW_DEFAULT_CONNECT_MS, &gw->connect_timeout);
 	ms_to_timeval(cfg->idle_timeout_ms ? cfg->idle_timeout_ms : GW_DEFAULT_IDLE_MS, &gw->idle_timeout);
-	ms_to_timeval(30000, &gw->head_timeout);
+	ms_to_timeval(cfg->head_timeout_ms ? cfg->head_timeout_ms : MOAT_GATEWAY_DEFAULT_HEAD_MS, &gw->head_timeout);
+	gw->max_clients = cfg->max_clients ? cfg->max_clients : MOAT_GATEWAY_DEFAULT_MAX_CLIENTS;
+	gw->events_per_sec = cfg->events_per_sec ? cfg->events_per_sec : MOAT_GATEWAY_DEFAULT_EVENTS_PER_SEC;
+	gw->ev_tokens = (uint64_t)gw->events_per_sec * 10 * 1000;
+	gw->ev_last_ns = moat__now_ns();
+	gw->rearm = evtimer_new(base, rearm_cb, gw);
+	gw->flood = evtimer_new(base, flood_cb, gw);
+	if (!gw->rearm || !gw->flood) {
+		moat_gateway_free(gw);
+		return moat_error_set(err, ENOMEM, "gateway");
+	}
 	gw->budget = moat_budget_new(&cfg->budget_run, &cfg->budget_dest);
 	if (!gw->budget) {
 		moat_gateway_free(gw);
@@ -1320,6 +1480,12 @@ void moat_gateway_free(moat_gateway *gw)
 		return;
 	while (gw->conns)
 		conn_free(gw->conns);
+	/* What the rate cap held back is reported before the end. */
+	flood_report(gw);
+	if (gw->flood)
+		event_free(gw->flood);
+	if (gw->rearm)
+		event_free(gw->rearm);
 	for (size_t i = 0; i < gw->n_listeners; i++)
 		evconnlistener_free(gw->listeners[i]);
 	if (gw->dns)
@@ -1415,27 +1581,57 @@ char **moat_gateway_proxy_env(uint16_t port)
 
 /* ---- helpers for the fronts ------------------------------------------------ */
 
+/* A JSON string of s, which may hold a peer's bytes: text that is not
+ * UTF-8 would make json_string fail and the field vanish, so every byte
+ * outside ASCII is then written as \xNN instead. A refusal keeps its SNI
+ * and host in the log, however they were spelt. */
+static json_t *json_string_escaped(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	size_t n = strlen(s);
+	_cleanup_free_ char *buf = malloc(n * 4 + 1);
+	if (!buf)
+		return json_null();
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch < 0x80)
+			buf[o++] = (char)ch;
+		else
+			o += (size_t)snprintf(buf + o, 5, "\\x%02x", ch);
+	}
+	buf[o] = '\0';
+	return json_string(buf);
+}
+
 json_t *moat_net_event_to_json(const moat_net_event *ev)
 {
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
-	json_object_set_new(o, "protocol", json_string(ev->protocol));
-	json_object_set_new(o, "host", json_string(ev->host));
+	if (ev->type && strcmp(ev->type, "net.flood") == 0) {
+		json_object_set_new(o, "suppressed", json_integer((json_int_t)ev->suppressed));
+		json_object_set_new(o, "reason", json_string_escaped(ev->reason));
+		return o;
+	}
+	json_object_set_new(o, "protocol", json_string_escaped(ev->protocol));
+	json_object_set_new(o, "host", json_string_escaped(ev->host));
 	json_object_set_new(o, "port", json_integer(ev->port));
-	json_object_set_new(o, "address", ev->address && ev->address[0] ? json_string(ev->address) : json_null());
-	json_object_set_new(o, "method", ev->method ? json_string(ev->method) : json_null());
-	json_object_set_new(o, "path", ev->path ? json_string(ev->path) : json_null());
+	json_object_set_new(o, "address", ev->address && ev->address[0] ? json_string_escaped(ev->address) : json_null());
+	json_object_set_new(o, "method", ev->method ? json_string_escaped(ev->method) : json_null());
+	json_object_set_new(o, "path", ev->path ? json_string_escaped(ev->path) : json_null());
 	if (ev->sni)
-		json_object_set_new(o, "sni", json_string(ev->sni));
+		json_object_set_new(o, "sni", json_string_escaped(ev->sni));
 	json_object_set_new(o, "bytes_up", json_integer((json_int_t)ev->bytes_up));
 	json_object_set_new(o, "bytes_down", json_integer((json_int_t)ev->bytes_down));
 	json_object_set_new(o, "duration_ms", json_integer((json_int_t)ev->duration_ms));
-	json_object_set_new(o, "decision", json_string(ev->decision));
+	json_object_set_new(o, "decision", json_string_escaped(ev->decision));
 	json_object_set_new(o, "rule", ev->rule >= 0 ? json_integer(ev->rule) : json_null());
-	json_object_set_new(o, "reason", json_string(ev->reason));
-	/* A peer's bytes that are not UTF-8 make json_string fail and leave
-	 * the key out; the object is still a faithful record of the rest. */
+	json_object_set_new(o, "reason", json_string_escaped(ev->reason));
 	return o;
 }
 
