@@ -125,6 +125,14 @@ int moat_cli_net_setup(const moat_config *c, const moat_policy *policy, moat_aud
 		.on_event = net_log_event,
 		.userdata = n,
 	};
+	/* network.budget: the whole run's egress. */
+	if (policy) {
+		const moat_net_budget *b = &policy->budget;
+		n->cfg.budget_run.max_bytes_up = b->bytes_up;
+		n->cfg.budget_run.max_bytes_down = b->bytes_down;
+		n->cfg.budget_run.requests_per_minute = (uint32_t)b->requests_per_minute;
+		n->cfg.max_clients = (uint32_t)b->connections;
+	}
 	return 0;
 }
 

@@ -234,6 +234,26 @@ static void emit_policy(emitter *em, const moat_policy *p)
 	}
 	if (p->resolver)
 		kv(em, "resolver", p->resolver);
+	const moat_net_budget *b = &p->budget;
+	if (b->bytes_up || b->bytes_down || b->requests_per_minute || b->connections) {
+		const struct {
+			const char *key;
+			uint64_t v;
+		} fields[] = {{"bytes_up", b->bytes_up},
+			      {"bytes_down", b->bytes_down},
+			      {"requests_per_minute", b->requests_per_minute},
+			      {"connections", b->connections}};
+		plain(em, "budget");
+		map_start(em, false);
+		for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+			char num[32];
+			if (!fields[i].v)
+				continue;
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)fields[i].v);
+			kv(em, fields[i].key, num);
+		}
+		map_end(em);
+	}
 	map_end(em);
 
 	if (p->n_secrets) {
@@ -465,6 +485,19 @@ char *moat_policy_explain(const moat_policy *p)
 			add(&t, "  pinned:    %s -> %s\n", p->hosts[i].name, p->hosts[i].address);
 		if (p->resolver)
 			add(&t, "  resolver:  %s\n", p->resolver);
+		const moat_net_budget *b = &p->budget;
+		if (b->bytes_up || b->bytes_down || b->requests_per_minute || b->connections) {
+			add(&t, "  budget:   ");
+			if (b->bytes_up)
+				add(&t, " %llu bytes up", (unsigned long long)b->bytes_up);
+			if (b->bytes_down)
+				add(&t, " %llu bytes down", (unsigned long long)b->bytes_down);
+			if (b->requests_per_minute)
+				add(&t, " %llu requests a minute", (unsigned long long)b->requests_per_minute);
+			if (b->connections)
+				add(&t, " %llu connections at once", (unsigned long long)b->connections);
+			add(&t, "\n");
+		}
 	}
 
 	add(&t, "\napprovals:\n");

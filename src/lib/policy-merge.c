@@ -473,6 +473,24 @@ static int intersect_network(const moat_policy *parent, const moat_policy *child
 			return moat_error_set(err, MOAT_EINPUT, "network.hosts.%s: the parent does not pin it to %s",
 					      child->hosts[i].name, child->hosts[i].address);
 	}
+	/* A budget only shrinks: a child may set a smaller one, never a
+	 * larger one, and what it leaves out it inherits. */
+	const struct {
+		const char *key;
+		size_t off;
+	} budget[] = {{"bytes_up", offsetof(moat_net_budget, bytes_up)},
+		      {"bytes_down", offsetof(moat_net_budget, bytes_down)},
+		      {"requests_per_minute", offsetof(moat_net_budget, requests_per_minute)},
+		      {"connections", offsetof(moat_net_budget, connections)}};
+	for (size_t i = 0; i < ELEMENTSOF(budget); i++) {
+		uint64_t pv = *(const uint64_t *)((const char *)&parent->budget + budget[i].off);
+		uint64_t cv = *(const uint64_t *)((const char *)&child->budget + budget[i].off);
+		uint64_t *rv = (uint64_t *)((char *)&r->budget + budget[i].off);
+		if (pv && cv > pv)
+			return moat_error_set(err, MOAT_EINPUT, "network.budget.%s: %llu exceeds the parent's %llu",
+					      budget[i].key, (unsigned long long)cv, (unsigned long long)pv);
+		*rv = cv ? cv : pv;
+	}
 	if (child->resolver && (!parent->resolver || strcmp(child->resolver, parent->resolver) != 0))
 		return moat_error_set(err, MOAT_EINPUT, "network.resolver: %s differs from the parent's %s", child->resolver,
 				      parent->resolver ? parent->resolver : "resolver");

@@ -81,6 +81,14 @@ network:
     - {host: "*.wild.test", ports: [443, $UP]}
 EOF
 
+# The byte budget for net_budget_head.
+cat >budget.yaml <<EOF
+version: 1
+network:
+  mode: proxy
+  budget: {bytes_up: 4K}
+EOF
+
 n=0
 for a in "$MOAT_ATTACKS"/attack_net_*; do
 	[ -x "$a" ] || continue
@@ -95,6 +103,7 @@ for a in "$MOAT_ATTACKS"/attack_net_*; do
 	# The descriptor flood needs more descriptors than a sandbox gets by
 	# default (256), as a policy could give it.
 	[ "$name" = net_conn_flood ] && RULES=(--files 2048)
+	[ "$name" = net_budget_head ] && RULES=(--policy budget.yaml)
 	case "$name" in net_rule_* | net_path_* | net_method_* | net_original_url | net_dns_answer_hidden | net_metadata_azure_name)
 		RULES=(--policy rules.yaml) ;;
 	esac

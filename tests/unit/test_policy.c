@@ -564,6 +564,56 @@ static void test_required(void **state)
 	assert_non_null(strstr(err.msg, "requires cgroup"));
 }
 
+/* network.budget: parsed, carried through YAML, only shrunk by a child,
+ * shown by explain. */
+static void test_net_budget(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	_cleanup_policy_ moat_policy *p = parse_ok(
+		"version: 1\nnetwork: {allow: [a.example.com], budget: {bytes_up: 10M, bytes_down: 1G,"
+		" requests_per_minute: 600, connections: 32}}\n");
+	assert_int_equal(p->budget.bytes_up, 10ull << 20);
+	assert_int_equal(p->budget.bytes_down, 1ull << 30);
+	assert_int_equal(p->budget.requests_per_minute, 600);
+	assert_int_equal(p->budget.connections, 32);
+	_cleanup_free_ char *y = moat_policy_to_yaml(p);
+	_cleanup_policy_ moat_policy *back = parse_ok(y);
+	assert_memory_equal(&back->budget, &p->budget, sizeof(p->budget));
+	_cleanup_free_ char *e = moat_policy_explain(p);
+	assert_non_null(strstr(e, "budget:    10485760 bytes up 1073741824 bytes down 600 requests a minute 32 connections at once\n"));
+
+	moat_policy *r = NULL;
+	_cleanup_policy_ moat_policy *narrow = parse_ok(
+		"version: 1\nnetwork: {allow: [a.example.com], budget: {bytes_up: 1M}}\n");
+	assert_int_equal(moat_policy_intersect(p, narrow, &r, &err), 0);
+	assert_int_equal(r->budget.bytes_up, 1ull << 20);
+	assert_int_equal(r->budget.connections, 32); /* inherited */
+	moat_policy_free(TAKE_PTR(r));
+	_cleanup_policy_ moat_policy *wide = parse_ok(
+		"version: 1\nnetwork: {allow: [a.example.com], budget: {connections: 64}}\n");
+	assert_true(moat_policy_intersect(p, wide, &r, &err) < 0);
+	assert_non_null(strstr(err.msg, "network.budget.connections: 64 exceeds the parent's 32"));
+
+	static const struct {
+		const char *src, *msg;
+	} bad[] = {
+		{"network: {budget: {bytes_up: 0}}", "0 would forbid all egress"},
+		{"network: {budget: {connections: 20000}}", "too large"},
+		{"network: {budget: {requests: 5}}", "unknown key 'requests'"},
+		{"network: {budget: [1]}", "a mapping"},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		char src[256];
+		snprintf(src, sizeof(src), "version: 1\n%s\n", bad[i].src);
+		moat_policy *c = NULL;
+		moat_error perr = {0};
+		assert_true(moat_policy_parse(src, strlen(src), "t.yaml", dir, NULL, &c, &perr) < 0);
+		if (!strstr(perr.msg, bad[i].msg))
+			fail_msg("%s: %s", bad[i].src, perr.msg);
+	}
+}
+
 static void test_explain(void **state)
 {
 	(void)state;
@@ -602,6 +652,7 @@ int main(void)
 		cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_yaml_round_trip),
 		cmocka_unit_test(test_intersect),
+		cmocka_unit_test(test_net_budget),
 		cmocka_unit_test(test_net_decide),
 		cmocka_unit_test(test_required),
 		cmocka_unit_test(test_explain),
