@@ -141,9 +141,12 @@ struct gw_conn {
 	size_t n_addrs, addr_idx;
 	char address[MOAT_ADDR_STRLEN];
 
-	/* The rewritten request head for upstream, and the body still due. */
+	/* The rewritten request head for upstream, and the body still due:
+	 * a length, or a chunked body followed to its end. */
 	struct evbuffer *head_out;
 	uint64_t body_left;
+	bool chunked;
+	moat_chunked chunks;
 
 	char dest[MOAT_BUDGET_DEST_MAX]; /* budget key "host:port" */
 	bool budget_open;
@@ -776,6 +779,10 @@ static int http_build_upstream_head(gw_conn *c, const moat_http_request *r)
 		}
 		evbuffer_add_printf(c->head_out, "%s: %s\r\n", name, r->headers[i].value);
 	}
+	/* A chunked body is forwarded chunked, exactly as framed: the
+	 * gateway follows the framing to its end (moat_chunked_feed). */
+	if (r->body == MOAT_HTTP_BODY_CHUNKED)
+		evbuffer_add_printf(c->head_out, "Transfer-Encoding: chunked\r\n");
 	if (!have_host) {
 		bool v6 = c->host.is_literal && c->host.addr.family == AF_INET6;
 		if (c->port == 80)
@@ -825,6 +832,36 @@ static bool relay(gw_conn *c, struct bufferevent *from, struct bufferevent *to, 
 static bool relay_body(gw_conn *c)
 {
 	uint64_t before = c->bytes_up;
+	if (c->chunked) {
+		/* Only what the framing says belongs to the body goes on; the
+		 * parser sees each byte once, as it leaves. */
+		struct evbuffer *in = bufferevent_get_input(c->client);
+		int r = MOAT_PARSE_MORE;
+		while (r == MOAT_PARSE_MORE && evbuffer_get_length(in) > 0) {
+			struct evbuffer_iovec v[8];
+			int nv = evbuffer_peek(in, -1, NULL, v, ELEMENTSOF(v));
+			size_t body = 0;
+			moat_error err = {0};
+			for (int i = 0; i < nv && i < (int)ELEMENTSOF(v) && r == MOAT_PARSE_MORE; i++) {
+				size_t used = 0;
+				r = moat_chunked_feed(&c->chunks, v[i].iov_base, v[i].iov_len, &used, &err);
+				body += used;
+			}
+			if (r < 0) {
+				set_reason(c, "moat: %s", err.msg);
+				conn_refuse(c, 400, 0);
+				return false;
+			}
+			if (body && !relay(c, c->client, c->upstream, true, body))
+				return false;
+		}
+		if (r == MOAT_PARSE_DONE) {
+			c->chunked = false;
+			c->body_left = 0;
+			evbuffer_drain(in, evbuffer_get_length(in));
+		}
+		return true;
+	}
 	if (c->body_left > 0) {
 		if (!relay(c, c->client, c->upstream, true, c->body_left))
 			return false;
@@ -936,6 +973,8 @@ static void upstream_connected(gw_conn *c)
 		}
 		bufferevent_write_buffer(c->upstream, c->head_out);
 		c->body_left = r->body == MOAT_HTTP_BODY_LENGTH ? r->content_length : 0;
+		c->chunked = r->body == MOAT_HTTP_BODY_CHUNKED;
+		moat_chunked_init(&c->chunks);
 		relay_start(c, ST_RELAY_HTTP);
 		return;
 	case PROTO_CONNECT:
@@ -1114,13 +1153,6 @@ static void http_head(gw_conn *c)
 	if (req->upgrade) {
 		set_reason(c, "moat: protocol upgrades are not proxied; use https:// or wss:// through CONNECT");
 		conn_refuse(c, 501, 0);
-		return;
-	}
-	if (req->body == MOAT_HTTP_BODY_CHUNKED) {
-		/* A chunked body's end is only known by parsing it; without that
-		 * the gateway could not tell the body from a second request. */
-		set_reason(c, "moat: chunked request bodies are not proxied; send a Content-Length");
-		conn_refuse(c, 411, 0);
 		return;
 	}
 	conn_decide(c);

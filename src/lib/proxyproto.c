@@ -338,7 +338,14 @@ static int parse_head(moat_http_parser *p, size_t head_len, moat_error *err)
 			uint16_t port;
 			if (wire_authority(host_value, strlen(host_value), r->port, &h, &port, err) < 0)
 				return bad_wrap(err, "Host header");
-			if (strcmp(h.name, r->host.name) != 0 || port != r->port)
+			/* A CONNECT's Host is never forwarded, and some clients
+			 * (Node's http.Agent) name the proxy there, which only
+			 * listens on loopback: that names no other target and is
+			 * no ambiguity. Any other Host must match the target. */
+			bool names_proxy = r->form == MOAT_HTTP_AUTHORITY_FORM &&
+					   ((h.is_literal && moat_addr_classify_addr(&h.addr, NULL) == MOAT_ADDR_LOOPBACK) ||
+					    strcmp(h.name, "localhost") == 0);
+			if (!names_proxy && (strcmp(h.name, r->host.name) != 0 || port != r->port))
 				return bad(err, "Host header disagrees with the request target");
 		}
 	} else if (r->form == MOAT_HTTP_ORIGIN_FORM || r->form == MOAT_HTTP_ASTERISK_FORM) {
@@ -436,6 +443,119 @@ int moat_http_parser_feed(moat_http_parser *p, const void *data, size_t len, siz
 	}
 	*ret_consumed = p->seen - before;
 	return MOAT_PARSE_MORE;
+}
+
+/* ---- chunked request bodies ----------------------------------------------- */
+
+enum {
+	CK_SIZE = 0, /* hex digits of a chunk size */
+	CK_EXT,      /* ";name=value" after the size */
+	CK_SIZE_LF,  /* the LF after the size line's CR */
+	CK_DATA,
+	CK_DATA_CR,  /* the CRLF after a chunk's data */
+	CK_DATA_LF,
+	CK_LAST_CR,  /* after the last chunk: CRLF (trailers are refused) */
+	CK_LAST_LF,
+	CK_DONE,
+};
+
+void moat_chunked_init(moat_chunked *c)
+{
+	memset(c, 0, sizeof(*c));
+}
+
+static int ck_bad(moat_error *err, const char *why)
+{
+	moat_error_set(err, EBADMSG, "chunked request body: %s", why);
+	return -EBADMSG;
+}
+
+int moat_chunked_feed(moat_chunked *c, const void *data, size_t len, size_t *ret_used, moat_error *err)
+{
+	const uint8_t *d = data;
+	size_t i = 0;
+	while (i < len && c->state != CK_DONE) {
+		uint8_t b = d[i];
+		switch (c->state) {
+		case CK_SIZE: {
+			int v = moat__hexval(b);
+			if (v >= 0) {
+				/* 15 digits keep the size below 2^60: no overflow. */
+				if (++c->digits > 15)
+					return ck_bad(err, "chunk size has more than 15 digits");
+				c->size = c->size << 4 | (uint64_t)v;
+				i++;
+				break;
+			}
+			if (c->digits == 0)
+				return ck_bad(err, "chunk size is not a hexadecimal number");
+			if (b == ';') {
+				c->state = CK_EXT;
+				c->ext_len = 0;
+			} else if (b == '\r') {
+				c->state = CK_SIZE_LF;
+			} else {
+				return ck_bad(err, "chunk size is followed by something other than ';' or CRLF");
+			}
+			i++;
+			break;
+		}
+		case CK_EXT:
+			if (b == '\r') {
+				c->state = CK_SIZE_LF;
+			} else if ((b < 0x20 && b != '\t') || b == 0x7f) {
+				return ck_bad(err, b == '\n' ? "bare LF after a chunk size" : "control byte in a chunk extension");
+			} else if (++c->ext_len > MOAT_CHUNKED_MAX_EXT) {
+				return ck_bad(err, "chunk extension is too long");
+			}
+			i++;
+			break;
+		case CK_SIZE_LF:
+			if (b != '\n')
+				return ck_bad(err, "bare CR after a chunk size");
+			i++;
+			c->digits = 0;
+			c->state = c->size ? CK_DATA : CK_LAST_CR;
+			break;
+		case CK_DATA: {
+			size_t take = len - i;
+			if ((uint64_t)take > c->size)
+				take = (size_t)c->size;
+			c->size -= take;
+			c->body += take;
+			i += take;
+			if (c->size == 0)
+				c->state = CK_DATA_CR;
+			break;
+		}
+		case CK_DATA_CR:
+			if (b != '\r')
+				return ck_bad(err, b == '\n' ? "bare LF after chunk data" : "chunk data is longer than its size");
+			c->state = CK_DATA_LF;
+			i++;
+			break;
+		case CK_DATA_LF:
+			if (b != '\n')
+				return ck_bad(err, "bare CR after chunk data");
+			c->state = CK_SIZE;
+			i++;
+			break;
+		case CK_LAST_CR:
+			if (b != '\r')
+				return ck_bad(err, "trailer fields are not proxied");
+			c->state = CK_LAST_LF;
+			i++;
+			break;
+		case CK_LAST_LF:
+			if (b != '\n')
+				return ck_bad(err, "bare CR at the end of the body");
+			c->state = CK_DONE;
+			i++;
+			break;
+		}
+	}
+	*ret_used = i;
+	return c->state == CK_DONE ? MOAT_PARSE_DONE : MOAT_PARSE_MORE;
 }
 
 /* ---- TLS ClientHello ------------------------------------------------------ */

@@ -60,6 +60,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     do_POST = do_GET
 
+    def do_PUT(self):
+        # Reads the body as framed (Content-Length or chunked) and says how
+        # much arrived, so a test can tell the whole upload went through.
+        n = 0
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                n += len(self.rfile.read(size))
+                self.rfile.readline()
+            how = "chunked"
+        else:
+            n = len(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            how = "length"
+        self.send_text(200, ("got %d bytes %s\n" % (n, how)).encode())
+
 
 class SecretHandler(Handler):
     body = b"MOAT-SECRET: internal service\n"
