@@ -147,6 +147,11 @@ struct gw_conn {
 	uint64_t body_left;
 	bool chunked;
 	moat_chunked chunks;
+	/* The client half-closed after its request: its response still comes,
+	 * and a tunnel passes the half-close on once the bytes before it have
+	 * gone out. */
+	bool client_eof;
+	bool shut_upstream_pending;
 
 	char dest[MOAT_BUDGET_DEST_MAX]; /* budget key "host:port" */
 	bool budget_open;
@@ -880,7 +885,7 @@ static void relay_start(gw_conn *c, gw_state state)
 	bufferevent_set_timeouts(c->client, &c->gw->idle_timeout, &c->gw->idle_timeout);
 	bufferevent_set_timeouts(c->upstream, &c->gw->idle_timeout, &c->gw->idle_timeout);
 	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
-	bufferevent_enable(c->client, EV_READ | EV_WRITE);
+	bufferevent_enable(c->client, c->client_eof ? EV_WRITE : EV_READ | EV_WRITE);
 	if (state == ST_RELAY_HTTP) {
 		if (!relay_body(c))
 			return;
@@ -1015,9 +1020,15 @@ static void write_cb(struct bufferevent *bev, void *arg)
 		return;
 	}
 	struct bufferevent *other = bev == c->client ? c->upstream : c->client;
+	if (bev == c->upstream && c->shut_upstream_pending &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
+		c->shut_upstream_pending = false;
+		(void)shutdown(bufferevent_getfd(bev), SHUT_WR);
+	}
 	if ((c->state == ST_RELAY || c->state == ST_RELAY_HTTP) && other) {
 		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
-		bufferevent_enable(other, EV_READ);
+		if (!(other == c->client && c->client_eof))
+			bufferevent_enable(other, EV_READ);
 	}
 }
 
@@ -1287,6 +1298,30 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
+/* The client's end of file. A client may shut down its sending side once
+ * its request is out (curl with --proxy and some HTTP libraries, nc -N):
+ * that is no reason to drop the answer. True when the connection goes on. */
+static bool client_half_close(gw_conn *c)
+{
+	bool request_done = c->state == ST_RESOLVING || c->state == ST_CONNECTING ||
+			    (c->state == ST_RELAY_HTTP && !c->chunked && c->body_left == 0);
+	if (request_done) {
+		c->client_eof = true;
+		bufferevent_disable(c->client, EV_READ);
+		return true;
+	}
+	if (c->state == ST_RELAY && c->upstream) {
+		c->client_eof = true;
+		bufferevent_disable(c->client, EV_READ);
+		if (evbuffer_get_length(bufferevent_get_output(c->upstream)) == 0)
+			(void)shutdown(bufferevent_getfd(c->upstream), SHUT_WR);
+		else
+			c->shut_upstream_pending = true;
+		return true;
+	}
+	return false;
+}
+
 static void client_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	gw_conn *c = arg;
@@ -1299,6 +1334,8 @@ static void client_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (c->state == ST_RELAY)
 		if (!relay(c, bev, c->upstream, true, UINT64_MAX))
 			return;
+	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) && client_half_close(c))
+		return;
 	if (what & BEV_EVENT_TIMEOUT && !c->host_set)
 		set_reason(c, "moat: the client sent no complete request in time");
 	conn_close(c);

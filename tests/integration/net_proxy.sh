@@ -67,6 +67,42 @@ t_eq "python urllib https through the proxy" "tls-upstream-ok" "$OUT"
 mrun run "${NET[@]}" -- sh -c "head -c 2000000 /dev/zero | curl -sS -T - http://up.test:$UP/upload"
 t_eq "curl -T -: a 2 MB chunked upload reaches the upstream whole" "got 2000000 bytes chunked" "$OUT"
 
+# More clients, each through the proxy variables moat sets.
+if command -v wget >/dev/null 2>&1; then
+	mrun run "${NET[@]}" -- wget -qO- "http://up.test:$UP/"
+	t_eq "wget: http through the proxy" "upstream-ok" "$OUT"
+	mrun run "${NET[@]}" -- wget -qO- --ca-certificate=/etc/moat-test-ca.pem "https://$api/"
+	t_eq "wget: https through CONNECT" "tls-upstream-ok" "$OUT"
+else
+	t_na "wget through the proxy" "wget is not installed on this host"
+fi
+mrun run "${NET[@]}" -- python3 -c "
+import http.client, ssl
+ctx = ssl.create_default_context(cafile='/etc/moat-test-ca.pem')
+host, _, port = '$api'.partition(':')
+c = http.client.HTTPSConnection('127.0.0.1', 3128, context=ctx)
+c.set_tunnel(host, int(port or 443))
+c.request('GET', '/')
+print(c.getresponse().read().decode().strip())"
+t_eq "python http.client: https through set_tunnel" "tls-upstream-ok" "$OUT"
+mrun run "${NET[@]}" -- curl -sS --http2 --cacert /etc/moat-test-ca.pem "https://$api/"
+t_eq "curl --http2: https through CONNECT (ALPN is the upstream's business)" "tls-upstream-ok" "$OUT"
+
+# A client that half-closes after its request still gets the response.
+mrun run "${NET[@]}" -- python3 -c "
+import socket
+s = socket.create_connection(('127.0.0.1', 3128))
+s.sendall(b'GET http://up.test:$UP/ HTTP/1.1\r\nHost: up.test:$UP\r\n\r\n')
+s.shutdown(socket.SHUT_WR)
+data = b''
+while True:
+    b = s.recv(4096)
+    if not b:
+        break
+    data += b
+print(data.split(b'\r\n\r\n', 1)[1].decode().strip())"
+t_eq "half-close after the request: the response still comes" "upstream-ok" "$OUT"
+
 # Node's http.request with method CONNECT names the proxy in its Host
 # header (127.0.0.1:3128): the target is what is judged, and that Host is
 # accepted. Node is optional on a host; where it is missing, say so.

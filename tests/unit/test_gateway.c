@@ -570,6 +570,35 @@ static void test_origin_form_and_smuggling(void **state)
 	assert_non_null(strstr(resp, "HTTP/1.1 400 "));
 }
 
+/* A client that shuts down its sending side after the request still gets
+ * the response; through a tunnel the half-close is passed on. */
+static void test_half_close(void **state)
+{
+	(void)state;
+	int fd = client_connect();
+	char req[256];
+	snprintf(req, sizeof(req), "GET http://up.test:%u/ HTTP/1.1\r\nHost: up.test:%u\r\n\r\n", http_port, http_port);
+	send_all(fd, req, strlen(req));
+	assert_int_equal(shutdown(fd, SHUT_WR), 0);
+	char buf[4096];
+	read_to_eof(fd, buf, sizeof(buf));
+	close(fd);
+	assert_non_null(strstr(buf, "200 OK"));
+
+	char auth[64], resp[1024];
+	snprintf(auth, sizeof(auth), "up.test:%u", echo_port);
+	fd = connect_tunnel(auth, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 200 "));
+	unsigned char hello[4096], back[4096];
+	size_t n = client_hello("up.test", hello, sizeof(hello));
+	send_all(fd, hello, n);
+	assert_int_equal(shutdown(fd, SHUT_WR), 0);
+	size_t got = read_to_eof(fd, (char *)back, sizeof(back));
+	close(fd);
+	assert_int_equal(got, n);
+	assert_memory_equal(hello, back, n);
+}
+
 /* A chunked body is forwarded chunked, exactly to its last chunk: what
  * follows (a second request) is dropped, and broken framing cuts the
  * request. */
@@ -1151,6 +1180,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_connect_sni_encoded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_overrides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunked_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_half_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_head_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listener_rearmed, setup, teardown),
