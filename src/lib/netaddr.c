@@ -442,6 +442,10 @@ static const range6 ranges6[] = {
 	/* Scaleway: the instance metadata API. */
 	{ { 0xfd, 0x00, 0x00, 0x42, [15] = 0x42 }, 128, MOAT_ADDR_METADATA,
 	  "cloud instance metadata service (fd00:42::42)" },
+	/* OpenStack (Neutron, since Ussuri): the metadata service over IPv6,
+	 * inside link-local space. */
+	{ { 0xfe, 0x80, [12] = 0xa9, [13] = 0xfe, [14] = 0xa9, [15] = 0xfe }, 128, MOAT_ADDR_METADATA,
+	  "cloud instance metadata service (fe80::a9fe:a9fe)" },
 	{ { 0x01, 0x00 }, 64, MOAT_ADDR_RESERVED, "discard-only range (100::/64)" },
 	{ { 0x20, 0x01, 0x00, 0x02, 0x00, 0x00 }, 48, MOAT_ADDR_BENCHMARK, "benchmarking range (2001:2::/48)" },
 	{ { 0x20, 0x01, 0x0d, 0xb8 }, 32, MOAT_ADDR_DOCUMENTATION, "documentation range (2001:db8::/32)" },

@@ -87,6 +87,7 @@ static const bypass bypasses[] = {
 	{ "[fd00:ec2::1:2]", "fd00:ec2::1:2", MOAT_ADDR_METADATA },     /* anything in AWS's fd00:ec2::/32 */
 	{ "[fd20:ce::254]", "fd20:ce::254", MOAT_ADDR_METADATA },       /* GCP, IPv6-only instances */
 	{ "[fd00:42::42]", "fd00:42::42", MOAT_ADDR_METADATA },         /* Scaleway */
+	{ "[fe80::a9fe:a9fe]", "fe80::a9fe:a9fe", MOAT_ADDR_METADATA },   /* OpenStack */
 	/* private networks */
 	{ "10.0.0.1", "10.0.0.1", MOAT_ADDR_PRIVATE },
 	{ "012.1", "10.0.0.1", MOAT_ADDR_PRIVATE },
@@ -355,6 +356,12 @@ static void test_allow_private(void **state)
 	a = A("fd00:ec2::254");
 	assert_false(moat_addr_allowed_addr(&a, allow, 2, NULL));
 	static const char *const cloud[] = { "fd00:ec2::23", "fd00:ec2::1:2", "fd00:42::42", "fd20:ce::254" };
+	moat_cidr ll;
+	assert_int_equal(moat_cidr_parse("fe80::/10", &ll, &err), 0);
+	a = A("fe80::a9fe:a9fe");
+	assert_false(moat_addr_allowed_addr(&a, &ll, 1, NULL));
+	a = A("fe80::1");
+	assert_true(moat_addr_allowed_addr(&a, &ll, 1, NULL));
 	for (size_t i = 0; i < ELEMENTSOF(cloud); i++) {
 		a = A(cloud[i]);
 		if (moat_addr_allowed_addr(&a, allow, 2, NULL))
