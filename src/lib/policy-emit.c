@@ -3,6 +3,7 @@
  * human summary for reviewers (`policy explain`). */
 #include "policy-internal.h"
 
+#include "netrules.h"
 #include "units.h"
 
 #include <stdarg.h>
@@ -239,6 +240,26 @@ static void emit_policy(emitter *em, const moat_policy *p)
 	}
 	if (p->resolver)
 		kv(em, "resolver", p->resolver);
+	const moat_net_budget *b = &p->budget;
+	if (b->bytes_up || b->bytes_down || b->requests_per_minute || b->connections) {
+		const struct {
+			const char *key;
+			uint64_t v;
+		} fields[] = {{"bytes_up", b->bytes_up},
+			      {"bytes_down", b->bytes_down},
+			      {"requests_per_minute", b->requests_per_minute},
+			      {"connections", b->connections}};
+		plain(em, "budget");
+		map_start(em, false);
+		for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+			char num[32];
+			if (!fields[i].v)
+				continue;
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)fields[i].v);
+			kv(em, fields[i].key, num);
+		}
+		map_end(em);
+	}
 	map_end(em);
 
 	if (p->n_secrets) {
@@ -404,13 +425,20 @@ static void explain_binds(text *t, const moat_policy *p, bool rw)
 		add(t, "  %s nothing from the host\n", rw ? "read-write:" : "read-only: ");
 }
 
-static void explain_rule(text *t, const char *label, const moat_net_rule *r)
+/* Every rule shows its ports, also when the policy names none: what a
+ * port-less rule covers depends on its kind (moat_netrule_portless_is_any),
+ * and a reviewer must not have to know that. */
+static void explain_rule(text *t, const char *label, const moat_net_rule *r, moat_net_action a)
 {
 	add(t, "  %-9s %s", label, r->host);
 	if (r->n_ports) {
-		add(t, " port");
+		add(t, " port%s", r->n_ports > 1 ? "s" : "");
 		for (size_t j = 0; j < r->n_ports; j++)
 			add(t, "%s%u", j ? "," : " ", r->ports[j]);
+	} else if (moat_netrule_portless_is_any(a)) {
+		add(t, " every port");
+	} else {
+		add(t, " ports 80,443");
 	}
 	if (r->methods) {
 		add(t, " (");
@@ -462,22 +490,35 @@ char *moat_policy_explain(const moat_policy *p)
 		if (!p->allow.n && !p->approve.n)
 			add(&t, "  (no host is allowed yet)\n");
 		for (size_t i = 0; i < p->deny.n; i++)
-			explain_rule(&t, "denied:", &p->deny.v[i]);
+			explain_rule(&t, "denied:", &p->deny.v[i], MOAT_NET_DENY);
 		for (size_t i = 0; i < p->allow.n; i++)
-			explain_rule(&t, "allowed:", &p->allow.v[i]);
+			explain_rule(&t, "allowed:", &p->allow.v[i], MOAT_NET_ALLOW);
 		for (char **c = p->allow_private; c && *c; c++)
 			add(&t, "  private range allowed: %s\n", *c);
 		for (size_t i = 0; i < p->n_hosts; i++)
 			add(&t, "  pinned:    %s -> %s\n", p->hosts[i].name, p->hosts[i].address);
 		if (p->resolver)
 			add(&t, "  resolver:  %s\n", p->resolver);
+		const moat_net_budget *b = &p->budget;
+		if (b->bytes_up || b->bytes_down || b->requests_per_minute || b->connections) {
+			add(&t, "  budget:   ");
+			if (b->bytes_up)
+				add(&t, " %llu bytes up", (unsigned long long)b->bytes_up);
+			if (b->bytes_down)
+				add(&t, " %llu bytes down", (unsigned long long)b->bytes_down);
+			if (b->requests_per_minute)
+				add(&t, " %llu requests a minute", (unsigned long long)b->requests_per_minute);
+			if (b->connections)
+				add(&t, " %llu connections at once", (unsigned long long)b->connections);
+			add(&t, "\n");
+		}
 	}
 
 	add(&t, "\napprovals:\n");
 	if (!p->approve.n)
 		add(&t, "  none: nothing waits for a person\n");
 	for (size_t i = 0; i < p->approve.n; i++)
-		explain_rule(&t, "held:", &p->approve.v[i]);
+		explain_rule(&t, "held:", &p->approve.v[i], MOAT_NET_APPROVE);
 
 	add(&t, "\nsecrets (never inside the sandbox; the gateway adds them to requests):\n");
 	if (!p->n_secrets)

@@ -96,6 +96,18 @@ typedef struct moat_secret {
 	char **hosts; /* patterns of hosts that may receive the real value */
 } moat_secret;
 
+/* network.budget: what the whole run may do through the gateway. A zero
+ * field is not limited, except connections, where zero means the
+ * gateway's default (MOAT_GATEWAY_DEFAULT_MAX_CLIENTS). */
+typedef struct moat_net_budget {
+	uint64_t bytes_up;            /* sent by the sandbox, request heads included */
+	uint64_t bytes_down;          /* received by the sandbox */
+	uint64_t requests_per_minute; /* sustained rate, a minute's worth as burst */
+	uint64_t connections;         /* open to the gateway at once */
+} moat_net_budget;
+#define MOAT_NET_BUDGET_MAX_CONNECTIONS 16384
+#define MOAT_NET_BUDGET_MAX_RATE 1000000
+
 typedef struct moat_policy {
 	char *source; /* file name or "profile NAME", for messages */
 	char *dir;    /* folder relative paths were resolved in */
@@ -118,6 +130,7 @@ typedef struct moat_policy {
 	moat_host_entry *hosts;
 	size_t n_hosts;
 	char *resolver; /* IP address of the DNS server the gateway asks */
+	moat_net_budget budget;
 
 	moat_secret *secrets;
 	size_t n_secrets;
