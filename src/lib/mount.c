@@ -356,7 +356,33 @@ static int setup_proc(int rootfd, moat_isolation *iso, moat_error *err)
 	return 0;
 }
 
-static int setup_dev(int rootfd, const moat_init_args *a, moat_error *err)
+/* Every sandbox gets a devpts instance of its own, with or without -t:
+ * programs open pseudo-terminals for themselves (os.openpty, pty.spawn,
+ * script, expect, terminal emulators in test suites). A new instance holds
+ * only the sandbox's own terminals, so nothing in it is the caller's or
+ * another sandbox's; with -t the command's terminal comes from it too. */
+static int setup_devpts(int rootfd, int dev, moat_error *err)
+{
+	_cleanup_close_ int fs = fsopen("devpts", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return moat_error_set(err, errno, "new devpts");
+	if (fsconfig(fs, FSCONFIG_SET_FLAG, "newinstance", NULL, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return moat_error_set(err, errno, "configure devpts");
+	_cleanup_close_ int m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	if (m < 0)
+		return moat_error_set(err, errno, "mount devpts");
+	int r = attach_at(rootfd, m, "dev/pts", true, err);
+	if (r < 0)
+		return r;
+	if (symlinkat("pts/ptmx", dev, "ptmx") < 0)
+		return moat_error_set(err, errno, "symlink /dev/ptmx");
+	return 0;
+}
+
+static int setup_dev(int rootfd, moat_error *err)
 {
 	int r = mount_tmpfs(rootfd, "dev", "64k", "64", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
 	if (r < 0)
@@ -380,27 +406,9 @@ static int setup_dev(int rootfd, const moat_init_args *a, moat_error *err)
 	for (size_t i = 0; i < ELEMENTSOF(links); i++)
 		if (symlinkat(links[i][1], dev, links[i][0]) < 0)
 			return moat_error_set(err, errno, "symlink /dev/%s", links[i][0]);
-	if (a->tty) {
-		/* A private devpts instance: the pseudo-terminal the command gets
-		 * belongs to the sandbox, never to the caller. */
-		static const char *const opts[] = {"newinstance", "", "ptmxmode", "0666", "mode", "0620", NULL};
-		_cleanup_close_ int fs = fsopen("devpts", FSOPEN_CLOEXEC);
-		if (fs < 0)
-			return moat_error_set(err, errno, "new devpts");
-		if (fsconfig(fs, FSCONFIG_SET_FLAG, "newinstance", NULL, 0) < 0 ||
-		    fsconfig(fs, FSCONFIG_SET_STRING, opts[2], opts[3], 0) < 0 ||
-		    fsconfig(fs, FSCONFIG_SET_STRING, opts[4], opts[5], 0) < 0 ||
-		    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-			return moat_error_set(err, errno, "configure devpts");
-		_cleanup_close_ int m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
-		if (m < 0)
-			return moat_error_set(err, errno, "mount devpts");
-		r = attach_at(rootfd, m, "dev/pts", true, err);
-		if (r < 0)
-			return r;
-		if (symlinkat("pts/ptmx", dev, "ptmx") < 0)
-			return moat_error_set(err, errno, "symlink /dev/ptmx");
-	}
+	r = setup_devpts(rootfd, dev, err);
+	if (r < 0)
+		return r;
 	/* Nothing may be added to /dev once it is built. */
 	if (attr_set(dev, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false) < 0)
 		return moat_error_set(err, errno, "make /dev read-only");
@@ -493,7 +501,7 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 	r = setup_proc(rootfd, iso, err);
 	if (r < 0)
 		return r;
-	r = setup_dev(rootfd, a, err);
+	r = setup_dev(rootfd, err);
 	if (r < 0)
 		return r;
 
