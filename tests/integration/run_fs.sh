@@ -25,7 +25,7 @@ t_eq "/tmp is writable" x "$OUT"
 mrun run --tmp-size 1M -- /bin/sh -c 'dd if=/dev/zero of=/tmp/big bs=1M count=4 2>&1; ls -l /tmp/big | awk "{print \$5}"'
 t_eq "/tmp is size-limited" 1048576 "$(printf '%s\n' "$OUT" | tail -1)"
 mrun run -- /bin/sh -c 'ls /dev | tr "\n" " "'
-t_eq "/dev is minimal" "core fd full null random shm stderr stdin stdout urandom zero " "$OUT"
+t_eq "/dev is minimal (and a devpts of its own)" "core fd full null ptmx pts random shm stderr stdin stdout urandom zero " "$OUT"
 mrun run -- /bin/sh -c 'head -c 4 /dev/urandom | wc -c; echo x > /dev/null && echo nullok'
 t_eq "/dev nodes work" "4 nullok" "$(echo $OUT)"
 
