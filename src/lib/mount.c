@@ -9,6 +9,7 @@
  * to the new root with RESOLVE_NO_SYMLINKS, one component at a time: a
  * symlink planted in a persistent bind by an earlier run cannot redirect a
  * mount onto the host (runc CVE-2021-30465). */
+#include "hostetc.h"
 #include "sandbox-internal.h"
 #include "syscalls.h"
 
@@ -215,6 +216,69 @@ static int link_or_bind_toplevel(int rootfd, const char *name, moat_error *err)
 	return 0;
 }
 
+/* Carries one entry of the host's /etc (hostetc.c), read-only: a symlink
+ * as the same link (it resolves inside the sandbox, e.g. os-release to
+ * /usr/lib/os-release), anything else as a bind. */
+static int carry_host_etc_entry(int rootfd, const char *path, moat_error *err)
+{
+	if (moat__host_etc_secret(path))
+		return 0;
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : moat_error_set(err, errno, "stat %s", path);
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			return moat_error_set(err, errno, "readlink %s", path);
+		target[n] = '\0';
+		/* Only links directly in /etc: a deeper one would need its
+		 * parents made first, and none of the list is one. */
+		if (strchr(path + 5, '/'))
+			return 0;
+		if (symlinkat(target, rootfd, path + 1) < 0)
+			return moat_error_set(err, errno, "symlink %s", path);
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		return 0;
+	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	return bind_host(rootfd, path, path + 1, ro, true, err);
+}
+
+static void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
+/* What programs need from the host's /etc, never its secrets: the reviewed
+ * list and families of hostetc.c. */
+static int carry_host_etc(int rootfd, moat_error *err)
+{
+	for (size_t i = 0; i < moat__host_etc_n_paths; i++) {
+		int r = carry_host_etc_entry(rootfd, moat__host_etc_paths[i], err);
+		if (r < 0)
+			return r;
+	}
+	_cleanup_(closedirp) DIR *d = opendir("/etc");
+	if (!d)
+		return 0;
+	struct dirent *e;
+	size_t n = 0;
+	while ((e = readdir(d)) && n < 32) {
+		if (!moat__host_etc_family(e->d_name))
+			continue;
+		char path[300];
+		snprintf(path, sizeof(path), "/etc/%s", e->d_name);
+		int r = carry_host_etc_entry(rootfd, path, err);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	return 0;
+}
+
 static int setup_etc(int rootfd, const moat_init_args *a, moat_error *err)
 {
 	if (mkdirat(rootfd, "etc", 0755) < 0)
@@ -254,17 +318,9 @@ static int setup_etc(int rootfd, const moat_init_args *a, moat_error *err)
 		if (r < 0)
 			return moat_error_set(err, r, "write /etc/%s", files[i].name);
 	}
-	/* What programs need from the host's /etc to start, never its secrets:
-	 * the loader cache, CA certificates, Debian's alternatives links and
-	 * the time zone. No shadow, no ssh keys, no ssl/private. */
-	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-	static const char *const host_etc[] = {"/etc/ld.so.cache", "/etc/ssl/certs", "/etc/alternatives",
-					       "/etc/ca-certificates", "/etc/mime.types"};
-	for (size_t i = 0; i < ELEMENTSOF(host_etc); i++) {
-		int r = bind_host(rootfd, host_etc[i], host_etc[i], ro, true, err);
-		if (r < 0)
-			return r;
-	}
+	int cr = carry_host_etc(rootfd, err);
+	if (cr < 0)
+		return cr;
 	/* The policy this sandbox runs under, for nested runs to narrow. */
 	if (a->config->policy_yaml) {
 		if (mkdirat(etcw, "moat", 0755) < 0)

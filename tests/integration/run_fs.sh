@@ -11,8 +11,17 @@ for d in /home /root /run /var /srv /mnt /boot /sys "$MOAT_TDIR"; do
 done
 mrun run -- /bin/cat /etc/shadow
 t_eq "/etc/shadow does not exist" 1 "$RC"
-mrun run -- /bin/sh -c 'ls /etc/ssl'
-t_eq "/etc/ssl holds only certs" "certs" "$OUT"
+mrun run -- /bin/sh -c 'ls /etc/ssl | tr "\n" " "'
+t_eq "/etc/ssl holds only certs and openssl.cnf" "certs openssl.cnf " "$OUT"
+mrun run -- python3 -c 'import socket; print(socket.getservbyname("https"), socket.getprotobyname("tcp"))'
+t_eq "/etc/services and /etc/protocols are carried" "443 6" "$OUT"
+if ls -d /etc/java-* >/dev/null 2>&1; then
+	j=$(basename "$(ls -d /etc/java-* | head -1)")
+	mrun run -- /bin/sh -c "test -r /etc/$j/security/java.security && echo readable; touch /etc/$j/x 2>/dev/null || echo read-only"
+	t_eq "/etc/$j is carried, read-only" "$(printf 'readable\nread-only')" "$OUT"
+else
+	t_na "/etc/java-* is carried" "no Java runtime on this host"
+fi
 mrun run -- /bin/sh -c 'getent passwd sandbox'
 t_match "passwd names the sandbox user" '^sandbox:x:1000:1000' "$OUT"
 
