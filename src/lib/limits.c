@@ -72,6 +72,11 @@ int moat__limits_clone_fd(moat_run_limits *rl) { return rl ? moat__cgroup_clone_
 
 bool moat__limits_attach_pending(moat_run_limits *rl) { return rl && rl->attach_pending; }
 
+size_t moat__limits_cgroup_mounts(moat_run_limits *rl, moat_cgroup_mount ret[_MOAT_CG_MAX])
+{
+	return rl ? moat__cgroup_mounts(rl->cg, ret) : 0;
+}
+
 void moat__limits_rlimit_plan(moat_run_limits *rl, moat_rlimit_plan *ret)
 {
 	moat_rlimit_plan p = {MOAT_UNLIMITED, MOAT_UNLIMITED, MOAT_UNLIMITED};

@@ -14,6 +14,7 @@
  *   moat__limits_free()       kill leftovers, remove the cgroup */
 #pragma once
 
+#include "cgroup.h"
 #include "config.h"
 #include "error.h"
 #include "result.h"
@@ -41,6 +42,8 @@ void moat__limits_rlimit_plan(moat_run_limits *rl, moat_rlimit_plan *ret);
 /* True when the init must wait for moat__limits_attach() before it forks
  * the command (a v1 cgroup, joined by a write after clone). */
 bool moat__limits_attach_pending(moat_run_limits *rl);
+/* The run's cgroup directories for the sandbox to see (cgroup.h). */
+size_t moat__limits_cgroup_mounts(moat_run_limits *rl, moat_cgroup_mount ret[_MOAT_CG_MAX]);
 /* cloned_into: CLONE_INTO_CGROUP already placed the child. */
 int moat__limits_attach(moat_run_limits *rl, pid_t pid, bool cloned_into, moat_error *err);
 /* One fd for the supervisor's poll loop (cgroup events and the budget

@@ -471,6 +471,44 @@ static int setup_dev(int rootfd, moat_error *err)
 	return 0;
 }
 
+/* The run's own cgroup, read-only, where runtimes look for their limits:
+ * the JVM sizes its heap from memory.max (or memory.limit_in_bytes), Go
+ * and Node read their CPU and memory limits there. Only the run's own
+ * directories are bound, never a hierarchy's root: nothing above the run's
+ * subtree (the host's cgroups, other sandboxes') is visible, and nothing is
+ * writable (a read-only bind: limits cannot be raised, no process moved).
+ * With the cgroup namespace, /proc/self/cgroup and mountinfo name these
+ * directories relative to the namespace's root, which is how runtimes match
+ * a mount to their own cgroup. */
+static int setup_cgroup(int rootfd, const moat_init_args *a, moat_error *err)
+{
+	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	for (size_t i = 0; i < a->n_cgroup_mounts; i++) {
+		const moat_cgroup_mount *m = &a->cgroup_mounts[i];
+		char dst[64];
+		if (m->version == 2)
+			snprintf(dst, sizeof(dst), "sys/fs/cgroup");
+		else
+			snprintf(dst, sizeof(dst), "sys/fs/cgroup/%s", m->name);
+		int r = bind_host(rootfd, m->dir, dst, ro, false, err);
+		if (r < 0)
+			return moat_error_wrap(err, "the run's cgroup");
+		/* "cpu,cpuacct" is also found as cpu and cpuacct. */
+		if (m->version == 2 || !strchr(m->name, ','))
+			continue;
+		_cleanup_close_ int dir = openat(rootfd, "sys/fs/cgroup", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dir < 0)
+			return moat_error_set(err, errno, "open /sys/fs/cgroup");
+		char names[sizeof(m->name)];
+		snprintf(names, sizeof(names), "%s", m->name);
+		char *save = NULL;
+		for (char *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save))
+			if (symlinkat(m->name, dir, n) < 0 && errno != EEXIST)
+				return moat_error_set(err, errno, "symlink /sys/fs/cgroup/%s", n);
+	}
+	return 0;
+}
+
 /* Deeper targets after shallower ones, so a bind inside another bind lands
  * on top of it; otherwise the user's order. */
 static int bind_depth_cmp(const void *x, const void *y)
@@ -558,6 +596,9 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 	if (r < 0)
 		return r;
 	r = setup_dev(rootfd, err);
+	if (r < 0)
+		return r;
+	r = setup_cgroup(rootfd, a, err);
 	if (r < 0)
 		return r;
 

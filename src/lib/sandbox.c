@@ -510,6 +510,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		.file_trail = c->audit_files && io_in->audit,
 	};
 	moat__limits_rlimit_plan(lim, &ia.rlimits);
+	ia.n_cgroup_mounts = moat__limits_cgroup_mounts(lim, ia.cgroup_mounts);
 
 	int pidfd = -1;
 	struct clone_args ca = {
