@@ -4,6 +4,7 @@
 #   make test     install missing build packages, build, run the whole suite
 #   make asan     build and test under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench    benchmarks against peers measured in the same run
+#   make soak     the full compatibility suite (CPython modules, toolchains; long)
 #   make fuzz     libFuzzer (clang) on the gateway's parsers, FUZZ_SECONDS each
 
 BUILD   ?= build
@@ -11,7 +12,7 @@ ASAN    ?= build-asan
 MESON   ?= meson
 NINJA   ?= ninja
 
-.PHONY: all deps demo test asan bench fuzz clean format
+.PHONY: all deps demo test asan bench soak fuzz clean format
 
 all: $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
@@ -37,6 +38,9 @@ asan: deps $(ASAN)/build.ninja
 
 bench: deps all
 	@scripts/bench $(BUILD)
+
+soak: deps all
+	@MOAT_SOAK=1 tests/run $(BUILD) compat
 
 # The fuzz targets with libFuzzer's own main instead of the replay one; new
 # inputs that raise coverage go to $(FUZZDIR)/corpus-NAME, crashes to
