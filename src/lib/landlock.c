@@ -116,7 +116,11 @@ int moat__landlock_plan(const moat_config *c, int abi, moat_ll_plan *ret, moat_e
 	if ((r = plan_add(p, "/tmp", tmp, true, err)) < 0 || (r = plan_add(p, "/dev", LL_DEV, true, err)) < 0 ||
 	    (r = plan_add(p, "/dev/shm", LL_SCRATCH, true, err)) < 0)
 		return r;
-	if (c->out_dir && (r = plan_add(p, "/out", LL_WRITE_TREE, false, err)) < 0)
+	/* A workspace is where an agent builds and runs things: with
+	 * exec.workspace (the agent profile), /out and writable binds may hold
+	 * programs too. Without it nothing the code writes there can run. */
+	bool ws_exec = c->exec_workspace && !p->exec_allowlist;
+	if (c->out_dir && (r = plan_add(p, "/out", LL_WRITE_TREE | (ws_exec ? MOAT_LL_FS_EXECUTE : 0), false, err)) < 0)
 		return r;
 
 	for (size_t i = 0; i < c->n_binds; i++) {
@@ -126,6 +130,8 @@ int moat__landlock_plan(const moat_config *c, int abi, moat_ll_plan *ret, moat_e
 		 * the attack suite); a writable one may not, so nothing the code
 		 * writes can be executed from it. */
 		if (!(b->flags & (MOAT_BIND_RW | MOAT_BIND_NOEXEC)) && !p->exec_allowlist)
+			a |= MOAT_LL_FS_EXECUTE;
+		if ((b->flags & MOAT_BIND_RW) && !(b->flags & MOAT_BIND_NOEXEC) && ws_exec)
 			a |= MOAT_LL_FS_EXECUTE;
 		if ((r = plan_add(p, b->dst, a, (b->flags & MOAT_BIND_OPTIONAL) != 0, err)) < 0)
 			return r;

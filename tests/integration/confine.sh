@@ -25,6 +25,10 @@ if [ "$abi" -gt 0 ]; then
 	mkdir -p out
 	mrun run --out "$MOAT_TDIR/out" -- /bin/sh -c 'cp /bin/true /out/prog; /out/prog; echo $?'
 	t_eq "a program written to /out does not run" 126 "$OUT"
+	# The agent profile's workspace is where it builds and runs things.
+	mkdir -p rw && chmod 777 rw
+	mrun run --profile agent --net none --out "$MOAT_TDIR/out" --rw "$MOAT_TDIR/rw:/w" -- /bin/sh -c 'cp /bin/true /out/prog2 && /out/prog2 && cp /bin/true /w/p && /w/p && echo ran'
+	t_eq "agent profile (exec.workspace): programs written to /out and --rw run" ran "$OUT"
 
 	# exec.allow in a policy: only the listed programs (and the loader) run.
 	cat >exec.yaml <<'YAML'

@@ -275,6 +275,13 @@ static void test_landlock_plan(void **state)
 	moat__landlock_describe(p, desc, sizeof(desc));
 	assert_string_equal(desc, "fs,scope");
 
+	/* exec.workspace: /out and writable binds may hold programs. */
+	c->exec_workspace = 1;
+	assert_int_equal(moat__landlock_plan(c, 7, p, &err), 0);
+	assert_true(access_of(p, "/out") & MOAT_LL_FS_EXECUTE);
+	assert_true(access_of(p, "/work") & MOAT_LL_FS_EXECUTE);
+	c->exec_workspace = 0;
+
 	/* exec_deny_tmp: /tmp stays writable but not executable. */
 	c->exec_deny_tmp = 1;
 	assert_int_equal(moat__landlock_plan(c, 7, p, &err), 0);
