@@ -25,7 +25,7 @@
  * no cgroup enforces these limits for the whole run. MOAT_UNLIMITED: not
  * set. Plain data, so it crosses clone() in the init's arguments. */
 typedef struct moat_rlimit_plan {
-	uint64_t as_bytes; /* RLIMIT_AS per process, for --mem */
+	uint64_t data_bytes; /* RLIMIT_DATA per process, for --mem */
 	uint64_t nproc;    /* RLIMIT_NPROC of the sandbox user, for --pids */
 	uint64_t cpu_s;    /* RLIMIT_CPU per process, for --cpu */
 } moat_rlimit_plan;
