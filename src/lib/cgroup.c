@@ -1112,6 +1112,11 @@ size_t moat__cgroup_mounts(moat_cgroup *cg, moat_cgroup_mount ret[_MOAT_CG_MAX])
 	size_t n = 0;
 	for (size_t i = 0; cg && i < cg->n_nodes && n < _MOAT_CG_MAX; i++) {
 		const cg_node *node = &cg->nodes[i];
+		/* On v1, the hierarchies runtimes size themselves from: memory
+		 * and cpu (quota). pids and cpuacct only report; each mount
+		 * adds to every run's start. */
+		if (node->version == 1 && !(node->ctrls & (1u << MOAT_CG_MEMORY | 1u << MOAT_CG_CPU)))
+			continue;
 		moat_cgroup_mount *m = &ret[n++];
 		memset(m, 0, sizeof(*m));
 		m->version = node->version;

@@ -6,23 +6,32 @@
  * gshadow, ssh/ (host keys), ssl/private, sudoers, security/ (PAM), krb5
  * keytabs, environment (may hold proxy credentials), pip.conf, npmrc and
  * gitconfig (may hold tokens or credential helpers), machine-id (a stable
- * host identifier). */
-const char *const moat__host_etc_paths[] = {
+ * host identifier). Left out for cost, since programs run without them:
+ * ld.so.conf.d (only ldconfig reads it), perl, python3*, fonts (fontconfig
+ * finds its fonts without it, with a warning). */
+/* Small files: copied into the generated /etc, which costs a sendfile where
+ * a bind costs a mount (every mount adds to each run's start). */
+const char *const moat__host_etc_copied[] = {
+	/* The loader cache. */
+	"/etc/ld.so.cache",
 	/* Name databases getservbyname, getprotobyname and friends read. */
 	"/etc/services", "/etc/protocols", "/etc/rpc", "/etc/ethertypes", "/etc/gai.conf", "/etc/host.conf",
-	/* The loader. */
-	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-	/* Trust anchors and the TLS library's configuration (not its keys). */
-	"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates", "/etc/ca-certificates.conf",
-	"/etc/pki/tls/certs", "/etc/pki/ca-trust/extracted", "/etc/crypto-policies/back-ends",
+	/* The loader's configuration and the TLS library's (not its keys). */
+	"/etc/ld.so.conf", "/etc/ssl/openssl.cnf", "/etc/ca-certificates.conf",
+	/* What the system is (os-release is a link into /usr), its time zone
+	 * name, file types, line editing. */
+	"/etc/os-release", "/etc/debian_version", "/etc/lsb-release", "/etc/timezone", "/etc/mime.types",
+	"/etc/magic", "/etc/magic.mime", "/etc/mailcap", "/etc/inputrc",
+};
+const size_t moat__host_etc_n_copied = sizeof(moat__host_etc_copied) / sizeof(moat__host_etc_copied[0]);
+
+/* Folders: bound read-only. */
+const char *const moat__host_etc_paths[] = {
+	/* Trust anchors (Debian's and Fedora's layouts). */
+	"/etc/ssl/certs", "/etc/ca-certificates", "/etc/pki/tls/certs", "/etc/pki/ca-trust/extracted",
+	"/etc/crypto-policies/back-ends",
 	/* Debian's alternatives: /usr/bin/java and others resolve through it. */
 	"/etc/alternatives",
-	/* What the system is, and its time zone name. */
-	"/etc/os-release", "/etc/debian_version", "/etc/lsb-release", "/etc/timezone",
-	/* File types, fonts, line editing. */
-	"/etc/mime.types", "/etc/magic", "/etc/magic.mime", "/etc/mailcap", "/etc/fonts", "/etc/inputrc",
-	/* Perl's site configuration (Net::Config and the like). */
-	"/etc/perl",
 };
 const size_t moat__host_etc_n_paths = sizeof(moat__host_etc_paths) / sizeof(moat__host_etc_paths[0]);
 
@@ -30,7 +39,7 @@ const size_t moat__host_etc_n_paths = sizeof(moat__host_etc_paths) / sizeof(moat
  * java.security, jvm.cfg and logging properties; a JMX password file, if an
  * administrator made one there, is mode 0600 root by the JDK's own rule,
  * and the sandbox's user is never host root. */
-static const char *const families[] = {"java-", "python3"};
+static const char *const families[] = {"java-"};
 
 bool moat__host_etc_family(const char *name)
 {
@@ -39,8 +48,7 @@ bool moat__host_etc_family(const char *name)
 		if (strncmp(name, families[i], n) != 0)
 			continue;
 		const char *rest = name + n;
-		/* "python3" alone is a family member; "java-" alone is not. */
-		if (!*rest && families[i][n - 1] == '-')
+		if (!*rest)
 			return false;
 		if (strspn(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(rest))
 			return true;

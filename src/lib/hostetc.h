@@ -10,13 +10,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Absolute paths carried when they exist on the host. */
+/* Absolute paths carried when they exist on the host: small files copied,
+ * folders bound. */
+extern const char *const moat__host_etc_copied[];
+extern const size_t moat__host_etc_n_copied;
 extern const char *const moat__host_etc_paths[];
 extern const size_t moat__host_etc_n_paths;
+/* The largest file copied; a larger one is bound instead. */
+#define MOAT_HOST_ETC_COPY_MAX (128 * 1024)
 
 /* Whether NAME, an entry directly in the host's /etc, belongs to a family
- * carried by prefix (the Java runtimes' "java-17-openjdk", Python's
- * "python3.11"): the prefix and then only [A-Za-z0-9._-]. */
+ * carried by prefix (the Java runtimes' "java-17-openjdk"): the prefix and
+ * then only [A-Za-z0-9._-]. */
 bool moat__host_etc_family(const char *name);
 
 /* Whether a path names something secret (shadow files, ssh host keys, TLS

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 
 #define ROOTFS_STAGING "/tmp"
@@ -216,13 +217,60 @@ static int link_or_bind_toplevel(int rootfd, const char *name, moat_error *err)
 	return 0;
 }
 
-/* Carries one entry of the host's /etc (hostetc.c), read-only: a symlink
- * as the same link (it resolves inside the sandbox, e.g. os-release to
- * /usr/lib/os-release), anything else as a bind. */
-static int carry_host_etc_entry(int rootfd, const char *path, moat_error *err)
+/* Copies a small regular file of the host's /etc into the generated one
+ * (read-only with the rest of the root). Returns 1 when done (or when there
+ * is nothing the sandbox could read), 0 when the entry is not a small
+ * regular file (the caller carries it otherwise). */
+static int copy_host_etc_file(int rootfd, const char *path, moat_error *err)
+{
+	_cleanup_close_ int src = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* Missing, or unreadable to the sandbox's user: absent to it. */
+	if (src < 0 && (errno == ENOENT || errno == EACCES || errno == ENOTDIR))
+		return 1;
+	if (src < 0)
+		return 0; /* ELOOP: a symlink, carried as one */
+	struct stat st;
+	if (fstat(src, &st) < 0)
+		return moat_error_set(err, errno, "stat %s", path);
+	if (!S_ISREG(st.st_mode) || st.st_size > MOAT_HOST_ETC_COPY_MAX)
+		return 0;
+	/* Its folder (/etc/ssl) may not exist yet. */
+	const char *slash = strrchr(path + 5, '/');
+	if (slash) {
+		char dir[64];
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path - 1), path + 1);
+		if (mkdirat(rootfd, dir, 0755) < 0 && errno != EEXIST)
+			return moat_error_set(err, errno, "mkdir /%s", dir);
+	}
+	_cleanup_close_ int dst = openat(rootfd, path + 1, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (dst < 0)
+		return moat_error_set(err, errno, "create %s", path);
+	for (off_t left = st.st_size; left > 0;) {
+		ssize_t n = sendfile(dst, src, NULL, (size_t)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return moat_error_set(err, errno, "copy %s", path);
+		if (n == 0)
+			break; /* it shrank meanwhile: what was there is copied */
+		left -= n;
+	}
+	return 1;
+}
+
+/* Carries one entry of the host's /etc (hostetc.c), read-only: a small
+ * file as a copy, a symlink as the same link (it resolves inside the
+ * sandbox, e.g. os-release to /usr/lib/os-release), anything else as a
+ * bind. */
+static int carry_host_etc_entry(int rootfd, const char *path, bool copy, moat_error *err)
 {
 	if (moat__host_etc_secret(path))
 		return 0;
+	if (copy) {
+		int r = copy_host_etc_file(rootfd, path, err);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
 	struct stat st;
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : moat_error_set(err, errno, "stat %s", path);
@@ -257,7 +305,12 @@ static void closedirp(DIR **d)
 static int carry_host_etc(int rootfd, moat_error *err)
 {
 	for (size_t i = 0; i < moat__host_etc_n_paths; i++) {
-		int r = carry_host_etc_entry(rootfd, moat__host_etc_paths[i], err);
+		int r = carry_host_etc_entry(rootfd, moat__host_etc_paths[i], false, err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < moat__host_etc_n_copied; i++) {
+		int r = carry_host_etc_entry(rootfd, moat__host_etc_copied[i], true, err);
 		if (r < 0)
 			return r;
 	}
@@ -271,7 +324,7 @@ static int carry_host_etc(int rootfd, moat_error *err)
 			continue;
 		char path[300];
 		snprintf(path, sizeof(path), "/etc/%s", e->d_name);
-		int r = carry_host_etc_entry(rootfd, path, err);
+		int r = carry_host_etc_entry(rootfd, path, false, err);
 		if (r < 0)
 			return r;
 		n++;
