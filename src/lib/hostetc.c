@@ -6,30 +6,31 @@
  * gshadow, ssh/ (host keys), ssl/private, sudoers, security/ (PAM), krb5
  * keytabs, environment (may hold proxy credentials), pip.conf, npmrc and
  * gitconfig (may hold tokens or credential helpers), machine-id (a stable
- * host identifier). Left out for cost, since programs run without them:
- * ld.so.conf.d (only ldconfig reads it), perl, python3*, fonts (fontconfig
- * finds its fonts without it, with a warning). */
+ * host identifier). Left out for cost (every entry adds to each run's
+ * start), since programs run without them: what only administration tools
+ * read (ld.so.conf*, ca-certificates*, the update hooks), rarely read
+ * tables (rpc, ethertypes, gai.conf, host.conf), perl, python3*, fonts
+ * (fontconfig finds its fonts without it, with a warning), magic, mailcap,
+ * inputrc. */
 /* Small files: copied into the generated /etc, which costs a sendfile where
  * a bind costs a mount (every mount adds to each run's start). */
 const char *const moat__host_etc_copied[] = {
 	/* The loader cache. */
 	"/etc/ld.so.cache",
-	/* Name databases getservbyname, getprotobyname and friends read. */
-	"/etc/services", "/etc/protocols", "/etc/rpc", "/etc/ethertypes", "/etc/gai.conf", "/etc/host.conf",
-	/* The loader's configuration and the TLS library's (not its keys). */
-	"/etc/ld.so.conf", "/etc/ssl/openssl.cnf", "/etc/ca-certificates.conf",
+	/* Name databases: getservbyname and getprotobyname read these. */
+	"/etc/services", "/etc/protocols",
+	/* The TLS library's configuration (not its keys). */
+	"/etc/ssl/openssl.cnf",
 	/* What the system is (os-release is a link into /usr), its time zone
-	 * name, file types, line editing. */
-	"/etc/os-release", "/etc/debian_version", "/etc/lsb-release", "/etc/timezone", "/etc/mime.types",
-	"/etc/magic", "/etc/magic.mime", "/etc/mailcap", "/etc/inputrc",
+	 * name, and the MIME types Python's mimetypes and others read. */
+	"/etc/os-release", "/etc/debian_version", "/etc/timezone", "/etc/mime.types",
 };
 const size_t moat__host_etc_n_copied = sizeof(moat__host_etc_copied) / sizeof(moat__host_etc_copied[0]);
 
 /* Folders: bound read-only. */
 const char *const moat__host_etc_paths[] = {
 	/* Trust anchors (Debian's and Fedora's layouts). */
-	"/etc/ssl/certs", "/etc/ca-certificates", "/etc/pki/tls/certs", "/etc/pki/ca-trust/extracted",
-	"/etc/crypto-policies/back-ends",
+	"/etc/ssl/certs", "/etc/pki/tls/certs", "/etc/pki/ca-trust/extracted", "/etc/crypto-policies/back-ends",
 	/* Debian's alternatives: /usr/bin/java and others resolve through it. */
 	"/etc/alternatives",
 };
