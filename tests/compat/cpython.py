@@ -15,6 +15,10 @@ import sys
 import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Test cases left out of both runs: AF_VSOCK tests hang in accept() on a
+# host with a vsock device and no peer (the sandbox refuses AF_VSOCK, so
+# they skip inside).
+IGNORE = ["*VSOCK*"]
 
 
 def results(xml_path):
@@ -52,11 +56,12 @@ def main():
         os.makedirs(out, exist_ok=True)
         os.chmod(out, 0o777)
         env = {"PATH": "/usr/bin:/bin", "HOME": work, "LANG": "C.UTF-8"}
-        subprocess.run(["nice", "/usr/bin/python3", "-m", "test", "-q", "--junit-xml", bare_xml, mod],
+        ign = [a for p in IGNORE for a in ("-i", p)]
+        subprocess.run(["nice", "/usr/bin/python3", "-m", "test", "-q", "--timeout", "900"] + ign + ["--junit-xml", bare_xml, mod],
                        cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1200)
         subprocess.run(["nice", moat, "run", "--profile", profile, "--out", out, "--mem", "2G", "--pids", "1024",
                         "--time", "1200s", "--tmp-size", "1G", "--cwd", "/tmp", "--", "/usr/bin/python3", "-m",
-                        "test", "-q", "--junit-xml", "/out/r.xml", mod],
+                        "test", "-q", "--timeout", "900"] + ign + ["--junit-xml", "/out/r.xml", mod],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1300)
         bare = results(bare_xml)
         inside = results(os.path.join(out, "r.xml"))
