@@ -4,7 +4,8 @@
   cpython.py MOAT PROFILE WORKDIR MODULE...
 
 Runs each module with /usr/bin/python3 -m test --junit-xml, once on the host
-and once inside `moat run --profile PROFILE` (generous limits), and prints
+(as an unprivileged user when started as root, like the command inside) and
+once inside `moat run --profile PROFILE` (generous limits), and prints
 one TAP line per module: ok when every test case that passed bare passed
 inside too. Test cases listed in refused-PROFILE.txt (one "module.Class.test"
 a line, with a reason after " # ") are refused on purpose and do not count.
@@ -51,14 +52,22 @@ def main():
     mode = os.environ.get("MOAT_MODE", "?")
     skip_ok = refused(profile)
     for mod in modules:
-        bare_xml = os.path.join(work, "bare-%s.xml" % mod)
         out = os.path.join(work, "out-%s-%s" % (profile, mod))
         os.makedirs(out, exist_ok=True)
         os.chmod(out, 0o777)
         env = {"PATH": "/usr/bin:/bin", "HOME": work, "LANG": "C.UTF-8"}
         ign = [a for p in IGNORE for a in ("-i", p)]
-        subprocess.run(["nice", "/usr/bin/python3", "-m", "test", "-q", "--timeout", "900"] + ign + ["--junit-xml", bare_xml, mod],
-                       cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1200)
+        # Bare as an unprivileged user, as the command runs inside (root's
+        # tests, such as chown to another user, skip in both).
+        bare_dir = os.path.join(work, "bare-%s" % mod)
+        os.makedirs(bare_dir, exist_ok=True)
+        os.chmod(bare_dir, 0o777)
+        bare_xml = os.path.join(bare_dir, "r.xml")
+        drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.getuid() == 0 else []
+        env["HOME"] = bare_dir
+        subprocess.run(drop + ["nice", "/usr/bin/python3", "-m", "test", "-q", "--timeout", "900"] + ign +
+                       ["--junit-xml", bare_xml, mod],
+                       cwd=bare_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1200)
         subprocess.run(["nice", moat, "run", "--profile", profile, "--out", out, "--mem", "2G", "--pids", "1024",
                         "--time", "1200s", "--tmp-size", "1G", "--cwd", "/tmp", "--", "/usr/bin/python3", "-m",
                         "test", "-q", "--timeout", "900"] + ign + ["--junit-xml", "/out/r.xml", mod],
