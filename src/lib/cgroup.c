@@ -1138,6 +1138,32 @@ const char *moat__cgroup_path(moat_cgroup *cg, moat_cgroup_ctrl c)
 	return cg->nodes[cg->ctrl_node[c]].path;
 }
 
+size_t moat__cgroup_mounts(moat_cgroup *cg, moat_cgroup_mount ret[_MOAT_CG_MAX])
+{
+	size_t n = 0;
+	for (size_t i = 0; cg && i < cg->n_nodes && n < _MOAT_CG_MAX; i++) {
+		const cg_node *node = &cg->nodes[i];
+		/* On v1, the hierarchies runtimes size themselves from: memory
+		 * and cpu (quota). pids and cpuacct only report; each mount
+		 * adds to every run's start. */
+		if (node->version == 1 && !(node->ctrls & (1u << MOAT_CG_MEMORY | 1u << MOAT_CG_CPU)))
+			continue;
+		moat_cgroup_mount *m = &ret[n++];
+		memset(m, 0, sizeof(*m));
+		m->version = node->version;
+		snprintf(m->dir, sizeof(m->dir), "%s", node->path);
+		if (node->version == 2)
+			continue;
+		for (int c = 0; c < _MOAT_CG_MAX; c++) {
+			if (!(node->ctrls & (1u << c)))
+				continue;
+			size_t len = strlen(m->name);
+			snprintf(m->name + len, sizeof(m->name) - len, "%s%s", len ? "," : "", ctrl_names[c]);
+		}
+	}
+	return n;
+}
+
 uint64_t moat__cpu_next_check_ms(uint64_t budget_ms, uint64_t used_us, uint64_t cpus_milli)
 {
 	uint64_t used_ms = used_us / 1000;

@@ -90,6 +90,7 @@ typedef struct moat_config {
 	 * directories, read-only binds and /tmp. */
 	char **exec_allow;
 	unsigned exec_deny_tmp : 1; /* no execution from /tmp even without an allowlist */
+	unsigned exec_workspace : 1; /* /out and --rw binds may hold programs (policy exec.workspace) */
 } moat_config;
 
 /* The cap on what one audit writer (one run, one session) adds to its log

@@ -28,9 +28,14 @@ struct moat_run_limits {
 int moat__rlimit_plan_apply(const moat_rlimit_plan *p)
 {
 	struct rlimit rl;
-	if (p->as_bytes != MOAT_UNLIMITED) {
-		rl = (struct rlimit){.rlim_cur = p->as_bytes, .rlim_max = p->as_bytes};
-		if (setrlimit(RLIMIT_AS, &rl) < 0)
+	/* RLIMIT_DATA, not RLIMIT_AS: it counts private writable memory (heap,
+	 * anonymous mappings, thread stacks) as it is mapped or made writable,
+	 * not address space reserved with PROT_NONE. The JVM (heap and class
+	 * space), V8 and Go reserve gigabytes they never touch and could not
+	 * start under an RLIMIT_AS of a few hundred megabytes. */
+	if (p->data_bytes != MOAT_UNLIMITED) {
+		rl = (struct rlimit){.rlim_cur = p->data_bytes, .rlim_max = p->data_bytes};
+		if (setrlimit(RLIMIT_DATA, &rl) < 0)
 			return moat__neg_errno();
 	}
 	if (p->nproc != MOAT_UNLIMITED) {
@@ -72,7 +77,7 @@ static int check_rlimits(const moat_limits *l, const moat_rlimit_plan *p, moat_e
 	    (r = check_hard(RLIMIT_FSIZE, "RLIMIT_FSIZE", l->fsize, offsetof(moat_limits, fsize), "", err)) < 0 ||
 	    (r = check_hard(RLIMIT_NPROC, "RLIMIT_NPROC", p->nproc, offsetof(moat_limits, pids),
 			    "; without a cgroup, the pids limit is that rlimit", err)) < 0 ||
-	    (r = check_hard(RLIMIT_AS, "RLIMIT_AS", p->as_bytes, offsetof(moat_limits, memory_bytes),
+	    (r = check_hard(RLIMIT_DATA, "RLIMIT_DATA", p->data_bytes, offsetof(moat_limits, memory_bytes),
 			    "; without a cgroup, the memory limit is that rlimit", err)) < 0)
 		return r;
 	/* RLIMIT_CPU: the plan's hard limit is one second above the soft. */
@@ -112,13 +117,18 @@ int moat__limits_clone_fd(moat_run_limits *rl) { return rl ? moat__cgroup_clone_
 
 bool moat__limits_attach_pending(moat_run_limits *rl) { return rl && rl->attach_pending; }
 
+size_t moat__limits_cgroup_mounts(moat_run_limits *rl, moat_cgroup_mount ret[_MOAT_CG_MAX])
+{
+	return rl ? moat__cgroup_mounts(rl->cg, ret) : 0;
+}
+
 void moat__limits_rlimit_plan(moat_run_limits *rl, moat_rlimit_plan *ret)
 {
 	moat_rlimit_plan p = {MOAT_UNLIMITED, MOAT_UNLIMITED, MOAT_UNLIMITED};
 	if (rl) {
 		const moat_limits *l = &rl->lim;
 		if (l->memory_bytes != MOAT_UNLIMITED && !moat__cgroup_enforces_memory(rl->cg))
-			p.as_bytes = l->memory_bytes;
+			p.data_bytes = l->memory_bytes;
 		if (l->pids != MOAT_UNLIMITED && !moat__cgroup_enforces_pids(rl->cg))
 			p.nproc = l->pids;
 		if (l->cpu_ms != MOAT_UNLIMITED && !moat__cgroup_enforces_cpu(rl->cg))
@@ -271,7 +281,7 @@ static void fill_enforced(moat_run_limits *rl, const moat_limits *l, moat_result
 		bool cgm = moat__cgroup_enforces_memory(cg);
 		moat_result_enforce(r, MOAT_LIMIT_KIND_MEMORY, l->memory_bytes, cgm ? MOAT_MECH_CGROUP : MOAT_MECH_RLIMIT);
 		if (!cgm)
-			note_add(r, "memory: RLIMIT_AS per process (address space, not the run's total)");
+			note_add(r, "memory: RLIMIT_DATA per process (private writable memory, not the run's total)");
 	}
 	if (l->pids != MOAT_UNLIMITED) {
 		bool cgp = moat__cgroup_enforces_pids(cg);

@@ -215,10 +215,13 @@ static void emit_policy(emitter *em, const moat_policy *p)
 		kv(em, "cwd", p->cwd);
 	map_end(em);
 
-	if (p->exec_allow) {
+	if (p->exec_allow || p->exec_workspace) {
 		plain(em, "exec");
 		map_start(em, false);
-		strv(em, "allow", p->exec_allow);
+		if (p->exec_allow)
+			strv(em, "allow", p->exec_allow);
+		if (p->exec_workspace)
+			kv(em, "workspace", "true");
 		map_end(em);
 	}
 
@@ -474,13 +477,18 @@ char *moat_policy_explain(const moat_policy *p)
 		add(&t, "  cwd:        %s\n", p->cwd);
 
 	add(&t, "\nprograms:\n");
-	if (!p->exec_allow)
-		add(&t, "  any program visible in the sandbox may run\n");
-	else if (!p->exec_allow[0])
+	if (!p->exec_allow) {
+		add(&t, "  the base system, read-only binds and /tmp may hold programs that run\n");
+		if (p->exec_workspace)
+			add(&t, "  the workspace too: programs written to /out and read-write binds may run (exec.workspace)\n");
+		else
+			add(&t, "  nothing written to /out or a read-write bind may run (exec.workspace: false)\n");
+	} else if (!p->exec_allow[0]) {
 		add(&t, "  no program may be started\n");
-	else
+	} else {
 		for (char **e = p->exec_allow; *e; e++)
 			add(&t, "  may run:   %s\n", *e);
+	}
 
 	add(&t, "\nnetwork:\n");
 	if (p->net == MOAT_NET_NONE) {

@@ -681,7 +681,13 @@ static int k_exec_allow(const ctx *x, const node *k, const node *v, const char *
 	return 0;
 }
 
-static const key_handler exec_keys[] = {{"allow", k_exec_allow}};
+static int k_exec_workspace(const ctx *x, const node *k, const node *v, const char *path)
+{
+	(void)k;
+	return get_bool(x, v, path, &x->p->exec_workspace);
+}
+
+static const key_handler exec_keys[] = {{"allow", k_exec_allow}, {"workspace", k_exec_workspace}};
 
 static int k_exec(const ctx *x, const node *k, const node *v, const char *path)
 {
@@ -1537,6 +1543,7 @@ moat_policy *moat_policy_copy(const moat_policy *s)
 	p->record = s->record;
 	p->require = s->require;
 	p->tty = s->tty;
+	p->exec_workspace = s->exec_workspace;
 	if (!dup_str(&p->source, s->source) || !dup_str(&p->dir, s->dir) || !dup_str(&p->name, s->name) ||
 	    !dup_str(&p->out_dir, s->out_dir) || !dup_str(&p->cwd, s->cwd) || !dup_strv(&p->exec_allow, s->exec_allow) ||
 	    !dup_strv(&p->allow_private, s->allow_private) || !dup_str(&p->resolver, s->resolver) ||

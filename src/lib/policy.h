@@ -122,6 +122,10 @@ typedef struct moat_policy {
 
 	/* exec: NULL means no allowlist (anything visible may run). */
 	char **exec_allow;
+	/* exec.workspace: programs written to /out and read_write binds may
+	 * run (the agent profile); off, only the base system, read-only binds
+	 * and /tmp hold programs. */
+	bool exec_workspace;
 
 	/* network */
 	moat_net_mode net;

@@ -34,7 +34,7 @@ typedef struct moat_isolation {
 	char seccomp_profile[32];
 	unsigned seccomp_rules;
 	int landlock_abi;            /* 0 when not used */
-	char landlock_rules[96];     /* "fs,net,scope" classes applied */
+	char landlock_rules[96];     /* "fs,scope" classes applied */
 	char cgroup[8];              /* "v1", "v2", "hybrid" or "none" */
 	char cgroup_note[160];       /* why limits fall back, when they do */
 	bool rootfs_readonly;

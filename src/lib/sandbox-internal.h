@@ -95,6 +95,10 @@ typedef struct moat_init_args {
 	bool wait_cgroup;
 	bool file_trail;       /* install the file trail's notify filter */
 	const moat_host_srcs *host_srcs;
+	/* The run's own cgroup directories, bound read-only under
+	 * /sys/fs/cgroup so runtimes see their limits (mount.c). */
+	moat_cgroup_mount cgroup_mounts[_MOAT_CG_MAX];
+	size_t n_cgroup_mounts;
 } moat_init_args;
 
 /* The body of pid 1 inside the sandbox. Never returns. */

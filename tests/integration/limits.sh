@@ -108,8 +108,8 @@ else
 	t_match "no cgroup: the note says why" '.+' "$(j 'j["isolation"].get("cgroup_note","")')"
 	lim --mem 32M -- /p/memhog
 	t_eq "memory hog: memory enforced by rlimit" rlimit "$(j 'j["enforced"]["memory"]["by"]')"
-	t_match "memory hog: limits_note names RLIMIT_AS" 'RLIMIT_AS per process' "$(j 'j.get("limits_note","")')"
-	t_match "memory hog: malloc failed under RLIMIT_AS" 'malloc failed' "$OUT"
+	t_match "memory hog: limits_note names RLIMIT_DATA" 'RLIMIT_DATA per process' "$(j 'j.get("limits_note","")')"
+	t_match "memory hog: malloc failed under RLIMIT_DATA" 'malloc failed' "$OUT"
 	t_eq "memory hog: no memory peak is claimed" None "$(j 'j["memory_peak_bytes"]')"
 	t_eq "memory hog: status is not oom" exited "$(j 'j["status"]')"
 

@@ -201,7 +201,7 @@ ts = [threading.Thread(target=one, args=(i,)) for i in range(100)]
 [t.join() for t in ts]
 print(len(ok))
 EOF
-# Rootless, memory falls back to RLIMIT_AS, which counts the address space
-# 100 thread stacks reserve: leave room for them.
+# Rootless, memory falls back to RLIMIT_DATA, which counts the 100 thread
+# stacks: leave room for them.
 mrun run "${NET[@]}" --pids 512 --mem 2G --time 60s --ro "$MOAT_TDIR/conc.py:/tmp/conc.py" -- python3 /tmp/conc.py
 t_eq "100 concurrent TLS tunnels relayed" 100 "$OUT"
