@@ -233,6 +233,35 @@ static int bind_host(int rootfd, const char *src, const char *dst, uint64_t attr
 	return 0;
 }
 
+/* Binds a host path the supervisor did not resolve ahead (an entry of the
+ * host's /etc, the run's own cgroup folders), opened here the same careful
+ * way (hostpath.c): no link that root does not own is followed, and only
+ * the descriptor is bound. optional: a path that is not there (or not
+ * readable) is left out. */
+static int bind_host_open(int rootfd, const char *what, const char *src, const char *dst, uint64_t attrs,
+			  bool optional, moat_error *err)
+{
+	int fd = moat__hostpath_open(what, src, O_PATH, 0, err);
+	if (optional && (fd == -ENOENT || fd == -ENOTDIR || fd == -EACCES)) {
+		moat_error_clear(err);
+		return 0;
+	}
+	if (fd < 0)
+		return fd;
+	_cleanup_close_ int held = fd;
+	struct stat st;
+	if (fstat(held, &st) < 0)
+		return moat_error_set(err, errno, "stat %s", src);
+	_cleanup_close_ int tree =
+		open_tree(held, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	if (tree < 0)
+		return moat_error_set(err, errno, "bind %s", src);
+	if (attr_set(tree, attrs, true) < 0)
+		return moat_error_set(err, errno, "bind %s: set mount flags", src);
+	int r = attach_at(rootfd, tree, dst, S_ISDIR(st.st_mode), err);
+	return r < 0 ? moat_error_wrap(err, "bind %s to %s", src, dst) : 0;
+}
+
 static int new_fs(const char *type, const char *const *opts, uint64_t attrs, moat_error *err)
 {
 	_cleanup_close_ int fs = fsopen(type, FSOPEN_CLOEXEC);
@@ -367,7 +396,7 @@ static int carry_host_etc_entry(int rootfd, const char *path, bool copy, moat_er
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
 		return 0;
 	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-	return bind_host(rootfd, path, path + 1, ro, true, err);
+	return bind_host_open(rootfd, "host /etc entry", path, path + 1, ro, true, err);
 }
 
 static void closedirp(DIR **d)
@@ -623,7 +652,7 @@ static int setup_cgroup(int rootfd, const moat_init_args *a, moat_error *err)
 			snprintf(dst, sizeof(dst), "sys/fs/cgroup");
 		else
 			snprintf(dst, sizeof(dst), "sys/fs/cgroup/%s", m->name);
-		int r = bind_host(rootfd, m->dir, dst, ro, false, err);
+		int r = bind_host_open(rootfd, "the run's cgroup", m->dir, dst, ro, false, err);
 		if (r < 0)
 			return moat_error_wrap(err, "the run's cgroup");
 		/* "cpu,cpuacct" is also found as cpu and cpuacct. */
