@@ -135,6 +135,11 @@ static void test_root_links_followed(void **state)
 	assert_int_equal(symlink("rel/file", p), 0);
 	_cleanup_close_ int f2 = moat__hostpath_open("x", p, O_RDONLY, 0, &err);
 	assert_true(f2 >= 0);
+	/* With O_NOFOLLOW the last component is never a link, even root's. */
+	snprintf(p, sizeof(p), "%s/rootlink", base);
+	assert_int_equal(moat__hostpath_open("--audit", p, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW, 0600, &err),
+			 -MOAT_EINPUT);
+	assert_non_null(strstr(err.msg, "is a symbolic link"));
 	/* A loop ends with ELOOP, not a hang. */
 	snprintf(p, sizeof(p), "%s/loop", base);
 	assert_int_equal(symlink("loop", p), 0);
