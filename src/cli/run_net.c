@@ -114,7 +114,7 @@ int moat_cli_net_setup(const moat_config *c, const moat_policy *policy, moat_aud
 	if (r < 0)
 		return r;
 	if (c->net_log_path) {
-		n->log_fd = moat__hostpath_open("--net-log", c->net_log_path, O_WRONLY | O_CREAT | O_APPEND, 0600, err);
+		n->log_fd = moat__hostpath_open("--net-log", c->net_log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600, err);
 		if (n->log_fd < 0)
 			return n->log_fd;
 	}

@@ -707,7 +707,7 @@ int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, 
 			return moat_error_set(err, rid, "audit session id: getrandom");
 	}
 
-	a->fd = moat__hostpath_open("audit log", path, O_RDWR | O_APPEND | O_CREAT, 0600, err);
+	a->fd = moat__hostpath_open("audit log", path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW, 0600, err);
 	if (a->fd < 0)
 		return a->fd;
 	struct stat st;

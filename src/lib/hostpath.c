@@ -43,8 +43,12 @@ int moat__hostpath_open(const char *what, const char *path, int flags, mode_t mo
 	memcpy(todo, path, plen + 1);
 	seen[0] = '\0';
 	size_t seen_len = 0;
-	/* openat2 refuses what open ignores: O_PATH with other flags, a
-	 * mode without O_CREAT. */
+	/* O_NOFOLLOW from the caller keeps its meaning: the last component
+	 * may not be a link at all, whoever owns it (a log or a result is
+	 * never written through one). Links are otherwise followed here, by
+	 * hand, so the kernel always gets O_NOFOLLOW. openat2 refuses what
+	 * open ignores: O_PATH with other flags, a mode without O_CREAT. */
+	bool nofollow_last = flags & O_NOFOLLOW;
 	flags |= O_CLOEXEC | O_NOFOLLOW;
 	if (!(flags & O_PATH))
 		flags |= O_NOCTTY;
@@ -114,6 +118,9 @@ int moat__hostpath_open(const char *what, const char *path, int flags, mode_t mo
 				return TAKE_FD(cur);
 			continue;
 		}
+		if (last && !trailing_slash && nofollow_last)
+			return moat_error_set(err, MOAT_EINPUT, "%s: is a symbolic link; moat does not open this through one",
+					      label);
 		if (!moat__hostpath_link_trusted(st.st_uid))
 			return moat__hostpath_refuse(err, what, path, seen, st.st_uid);
 		if (++links > MOAT_HOSTPATH_MAX_LINKS)

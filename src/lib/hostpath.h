@@ -31,8 +31,8 @@ bool moat__hostpath_link_trusted(uid_t owner);
 int moat__hostpath_refuse(moat_error *err, const char *what, const char *path, const char *link, uid_t owner);
 
 /* Opens path (absolute, or relative to the working directory) with flags
- * (O_CLOEXEC and O_NOCTTY are always added; O_NOFOLLOW is implied) and mode
- * for O_CREAT, never following a symbolic link that root does not own, in
- * any component. Returns the descriptor, or a negative errno with err
+ * (O_CLOEXEC and O_NOCTTY are always added) and mode for O_CREAT, never
+ * following a symbolic link that root does not own, in any component. With
+ * O_NOFOLLOW the last component may not be a link at all. Returns the descriptor, or a negative errno with err
  * naming what (the path's role) and the path. */
 int moat__hostpath_open(const char *what, const char *path, int flags, mode_t mode, moat_error *err);

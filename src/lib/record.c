@@ -176,7 +176,7 @@ int moat_record_open(const char *path, const moat_record_header *hd, const moat_
 	if (!r)
 		return moat_error_set(err, ENOMEM, "recording %s", path);
 	_cleanup_record_ moat_record *guard = r;
-	r->fd = moat__hostpath_open("recording", path, O_WRONLY | O_CREAT | O_TRUNC, 0600, err);
+	r->fd = moat__hostpath_open("recording", path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600, err);
 	r->path = strdup(path);
 	r->red = red;
 	r->start_ns = moat__now_ns();
