@@ -46,7 +46,11 @@ for stream in stdout stderr; do
 	t_check "$stream into a pipe nobody reads: --time 2s ends in ${took} ms (bound ${BOUND} ms)" \
 		test "$took" -le "$BOUND"
 	t_eq "$stream into a pipe nobody reads: status timeout" timeout "$(json "r-$stream.json" 'j["status"]')"
+	t_eq "$stream into a pipe nobody reads: the result counts what was never delivered" True \
+		"$(json "r-$stream.json" '0 < j["output_dropped_bytes"] <= j["stdout_bytes"] + j["stderr_bytes"]')"
 done
+mrun run --result r-ok.json -- /bin/echo hello
+t_eq "a consumer that reads gets everything: output_dropped_bytes 0" 0 "$(json r-ok.json 'j["output_dropped_bytes"]')"
 
 # The caller's terminal answers thousands of terminal queries into a
 # pseudo-terminal whose command never reads its input, while the command
