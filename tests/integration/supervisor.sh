@@ -5,7 +5,7 @@
 # signal ends the run and removes its cgroup.
 #
 # Bounds come from a baseline measured here, under the same load: the time
-# `--time 2s` takes with a consumer that reads. A blocked supervisor is
+# `--time 2s` takes with a consumer that reads (the slowest of three). A blocked supervisor is
 # held for as long as the consumer stalls (30 s below), far past any bound.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
@@ -13,9 +13,7 @@ cd "$MOAT_TDIR"
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 STALL=30
 
-t=$(now_ms)
-"$MOAT" run --time 2s -- sleep 10 >/dev/null 2>&1
-BASE=$(($(now_ms) - t))
+BASE=$(baseline_ms "$MOAT" run --time 2s -- sleep 10)
 # The half second moat gives held output after the limit, and a margin for
 # a loaded machine; a blocked supervisor takes the whole stall.
 BOUND=$((BASE + 2000))
