@@ -194,11 +194,12 @@ void moat__sink_put_final(moat_sink *s, const void *p, size_t n)
 
 void moat__sink_close(moat_sink *s)
 {
-	s->dropped += s->buf.len;
+	uint64_t dropped = s->dropped + (s->fd >= 0 && !s->broken ? s->buf.len : 0);
 	moat__iobuf_free(&s->buf);
 	if (s->shared_fd >= 0)
 		(void)fcntl(s->shared_fd, F_SETFL, s->saved_flags);
 	if (s->own_fd >= 0)
 		close(s->own_fd);
 	*s = (moat_sink)MOAT_SINK_INIT;
+	s->dropped = dropped;
 }

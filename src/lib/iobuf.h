@@ -77,8 +77,8 @@ void moat__sink_put(moat_sink *s, const void *p, size_t n);
 void moat__sink_put_final(moat_sink *s, const void *p, size_t n);
 /* Writes what the consumer takes now. */
 void moat__sink_flush(moat_sink *s);
-/* Drops what is still held (counted in dropped), puts the caller's flags
- * back, closes what we opened. Accepts a sink never opened (zeroed with fd
+/* Drops what is still held (counted in dropped, which survives the
+ * close), puts the caller's flags back, closes what we opened. Accepts a sink never opened (zeroed with fd
  * and own_fd -1, see MOAT_SINK_INIT). */
 void moat__sink_close(moat_sink *s);
 #define MOAT_SINK_INIT {.fd = -1, .own_fd = -1, .shared_fd = -1}

@@ -143,6 +143,7 @@ char *moat_result_to_json(const moat_result *r)
 	json_object_set_new(o, "stdout_bytes", json_u64(r->stdout_bytes));
 	json_object_set_new(o, "stderr_bytes", json_u64(r->stderr_bytes));
 	json_object_set_new(o, "output_truncated", json_boolean(r->output_truncated));
+	json_object_set_new(o, "output_dropped_bytes", json_u64(r->output_dropped_bytes));
 	json_object_set_new(o, "limit", r->limit_hit[0] ? json_string(r->limit_hit) : json_null());
 	if (r->out_checked) {
 		json_t *od = json_object();

@@ -91,6 +91,10 @@ typedef struct moat_result {
 	bool memory_peak_known;
 	uint64_t stdout_bytes, stderr_bytes;
 	bool output_truncated;
+	/* Output kept (counted in stdout_bytes/stderr_bytes) that the caller's
+	 * consumer never took: it went away, or did not read by the time moat
+	 * stopped waiting (docs/limits.md). */
+	uint64_t output_dropped_bytes;
 	bool out_checked;         /* the output directory was sanitised */
 	unsigned out_removed;     /* links out, FIFOs, sockets, devices removed */
 	unsigned out_fixed;       /* setuid/setgid bits cleared */

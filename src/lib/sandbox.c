@@ -975,6 +975,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 
 	drain_sinks(&s, sigfd, drain_deadline(&s, t0));
 	close_sinks(&s);
+	r->output_dropped_bytes = s.out.dropped + s.err.dropped;
 
 	/* Drop a SIGPIPE or interrupt that is still pending before restoring
 	 * the caller's mask, so it does not kill us on the way out. */

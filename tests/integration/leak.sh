@@ -114,7 +114,7 @@ fi
 # flag is used by some killed run, the sweeping run uses none. A few
 # rounds by default; MOAT_SOAK=1 runs many more.
 KILLS="${MOAT_LEAK_KILLS:-12}"
-[ "${MOAT_SOAK:-}" = 1 ] && KILLS="${MOAT_LEAK_KILLS:-200}"
+[ -n "${MOAT_SOAK:-}" ] && KILLS="${MOAT_LEAK_KILLS:-200}"
 export TMPDIR="$MOAT_TDIR/tmp"
 mkdir -p "$TMPDIR"
 printf 'while True:\n    pass\n' >"$MOAT_TDIR/loop.py"

@@ -95,10 +95,11 @@ static void test_sink_never_blocks(void **state)
 	moat__sink_flush(&s);
 	assert_true(moat__sink_room(&s) > 0);
 	/* Closing drops what is still held and counts it. */
-	uint64_t held = s.buf.len;
+	uint64_t held = s.buf.len, before = s.dropped;
 	moat__sink_close(&s);
 	assert_int_equal(s.fd, -1);
 	assert_true(held > 0);
+	assert_int_equal(s.dropped, before + held);
 	close(p[0]);
 	close(p[1]);
 }
