@@ -997,6 +997,11 @@ static void upstream_connected(gw_conn *c)
 		relay_start(c, ST_RELAY);
 		return;
 	}
+	/* The ClientHello gets a deadline of its own, from the 200 on: the
+	 * client could not send it before, and a loaded client with many
+	 * tunnels opening at once may take a while to get to it. */
+	if (c->deadline)
+		evtimer_add(c->deadline, &c->gw->head_timeout);
 	c->state = ST_TLS_PEEK;
 	tunnel_peek(c);
 }

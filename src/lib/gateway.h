@@ -94,9 +94,10 @@ typedef struct moat_gateway_config {
 	/* Starvation guards. A sandbox may hold at most max_clients
 	 * connections to the gateway at once (0: 256); one more is closed at
 	 * once, so idle connections cannot use up the supervisor's
-	 * descriptors. A client must have sent its whole request (head,
-	 * SOCKS5 request, ClientHello) head_timeout_ms after it connected,
-	 * however it trickles the bytes (0: 30 s). At most events_per_sec
+	 * descriptors. A client must have sent its whole request (head or
+	 * SOCKS5 request) head_timeout_ms after it connected, and a tunnel's
+	 * ClientHello head_timeout_ms after the tunnel was opened, however it
+	 * trickles the bytes (0: 30 s). At most events_per_sec
 	 * events reach on_event each second, after a burst of ten seconds'
 	 * worth (0: 50); the rest are counted into one net.flood event a
 	 * second. */

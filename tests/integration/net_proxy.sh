@@ -111,6 +111,51 @@ t_eq "python http.client: https through set_tunnel" "tls-upstream-ok" "$OUT"
 mrun run "${NET[@]}" -- curl -sS --http2 --cacert /etc/moat-test-ca.pem "https://$api/"
 t_eq "curl --http2: https through CONNECT (ALPN is the upstream's business)" "tls-upstream-ok" "$OUT"
 
+# git clone over http (the "dumb" protocol: a static server is all it
+# needs), through http_proxy.
+if command -v git >/dev/null 2>&1; then
+	rm -rf gitsrc repo.git
+	git init -q gitsrc && git -C gitsrc -c user.name=t -c user.email=t@t commit -q --allow-empty -m "through the gateway"
+	git clone -q --bare gitsrc repo.git && git -C repo.git update-server-info
+	chmod -R a+rX repo.git
+	GITPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.2", 0)); print(s.getsockname()[1])')
+	python3 -m http.server --bind 127.0.0.2 "$GITPORT" >/dev/null 2>&1 &
+	GITSRV=$!
+	for _ in $(seq 50); do python3 -c "import socket; socket.create_connection(('127.0.0.2', $GITPORT))" 2>/dev/null && break; sleep 0.1; done
+	mrun run "${NET[@]}" --allow-host "up.test:$GITPORT" -- sh -c \
+		"git clone -q http://up.test:$GITPORT/repo.git /tmp/clone && git -C /tmp/clone log --format=%s"
+	kill "$GITSRV"; wait "$GITSRV" 2>/dev/null
+	t_eq "git clone over http through the proxy" "through the gateway" "$OUT"
+else
+	t_na "git clone through the proxy" "git is not installed on this host"
+fi
+
+# Java's HttpClient with a ProxySelector (it ignores proxy variables), from
+# a single source file.
+cat >Client.java <<'EOF'
+import java.net.*;
+import java.net.http.*;
+public class Client {
+	public static void main(String[] a) throws Exception {
+		HttpClient c = HttpClient.newBuilder().proxy(ProxySelector.of(new InetSocketAddress("127.0.0.1", 3128))).build();
+		System.out.println(c.send(HttpRequest.newBuilder(URI.create(a[0])).build(), HttpResponse.BodyHandlers.ofString()).body().trim());
+	}
+}
+EOF
+# Debian's JDK keeps its security configuration under /etc/java-*, which
+# the sandbox does not show by default.
+JAVA_RO=()
+for d in /etc/java-*; do [ -d "$d" ] && JAVA_RO+=(--ro "$d"); done
+JAVA_OK=$(command -v java >/dev/null 2>&1 && "$MOAT" run -- java -version 2>&1 | grep -c -i openjdk)
+if [ "${JAVA_OK:-0}" -gt 0 ]; then
+	mrun run "${NET[@]}" "${JAVA_RO[@]}" --ro "$MOAT_TDIR/Client.java:/tmp/Client.java" -- java /tmp/Client.java "http://up.test:$UP/"
+	t_eq "java HttpClient: http through the proxy" "upstream-ok" "$OUT"
+elif command -v java >/dev/null 2>&1; then
+	t_na "java HttpClient through the proxy" "the JVM does not start under this mode's memory limit (rlimit fallback)"
+else
+	t_na "java HttpClient through the proxy" "java is not installed on this host"
+fi
+
 # A client that half-closes after its request still gets the response.
 mrun run "${NET[@]}" -- python3 -c "
 import socket

@@ -957,6 +957,37 @@ static void test_head_deadline(void **state)
 	assert_int_equal(http_requests, 0);
 }
 
+/* The same for a tunnel's ClientHello, counted from the 200. */
+static void test_hello_deadline(void **state)
+{
+	(void)state;
+	gateway_stop();
+	moat_gateway_config cfg = {0};
+	cfg.head_timeout_ms = 600;
+	gateway_start(&cfg);
+	char auth[64], resp[1024];
+	snprintf(auth, sizeof(auth), "up.test:%u", echo_port);
+	int fd = connect_tunnel(auth, resp, sizeof(resp));
+	assert_non_null(strstr(resp, "HTTP/1.1 200 "));
+	unsigned char hello[4096];
+	size_t n = client_hello("up.test", hello, sizeof(hello));
+	size_t sent = 0;
+	for (; sent < n; sent++) {
+		if (write(fd, hello + sent, 1) != 1)
+			break;
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		if (poll(&pfd, 1, 150) > 0)
+			break;
+	}
+	assert_true(sent < n);
+	char buf[64];
+	assert_int_equal(read_to_eof(fd, buf, sizeof(buf)), 0);
+	close(fd);
+	ev_copy e = last_event_for("up.test");
+	assert_string_equal(e.decision, "deny");
+	assert_non_null(strstr(e.reason, "ClientHello"));
+}
+
 static int open_fds(void)
 {
 	int n = 0;
@@ -1183,6 +1214,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_half_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_clients, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_head_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hello_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listener_rearmed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_flood, setup, teardown),
 		cmocka_unit_test(test_event_json_escapes),
