@@ -7,8 +7,9 @@ Runs each module with /usr/bin/python3 -m test --junit-xml, once on the host
 (as an unprivileged user when started as root, like the command inside) and
 once inside `moat run --profile PROFILE` (generous limits), and prints
 one TAP line per module: ok when every test case that passed bare passed
-inside too. Test cases listed in refused-PROFILE.txt (one "module.Class.test"
-a line, with a reason after " # ") are refused on purpose and do not count.
+inside too. Test cases listed in refused-PROFILE.txt (one
+"test.MODULE.Class.test" a line, with a reason after " # ") are refused on
+purpose and do not count.
 Exit status 0 always; the TAP lines carry the verdict."""
 import os
 import subprocess
@@ -82,13 +83,16 @@ def main():
             print("not ok - %s: no result from inside moat" % label)
             continue
         passed_bare = [n for n, v in bare.items() if v == "pass"]
-        regressed = [n for n in passed_bare if inside.get(n) != "pass" and "%s.%s" % (mod, n) not in skip_ok]
+        regressed = [n for n in passed_bare if inside.get(n) != "pass" and n not in skip_ok]
         if regressed:
             print("not ok - %s: %d of %d that pass bare fail inside" % (label, len(regressed), len(passed_bare)))
             for n in regressed[:15]:
                 print("#   %s.%s: %s" % (mod, n, inside.get(n, "missing")))
         else:
-            print("ok - %s: %d tests pass bare, all pass inside" % (label, len(passed_bare)))
+            refused_here = [n for n in passed_bare if inside.get(n) != "pass"]
+            print("ok - %s: %d tests pass bare, all pass inside%s" % (
+                label, len(passed_bare),
+                " but %d refused on purpose (refused-%s.txt)" % (len(refused_here), profile) if refused_here else ""))
 
 
 if __name__ == "__main__":
