@@ -117,7 +117,7 @@ def one(i):
     while not head.endswith(b"\r\n\r\n"):
         head += s.recv(1)
     t = ctx.wrap_socket(s, server_hostname="api.example.test")
-    barrier.wait(timeout=60)
+    barrier.wait(timeout=240)
     t.sendall(b"GET /n%d HTTP/1.1\r\nHost: api.example.test\r\nConnection: close\r\n\r\n" % i)
     data = b""
     while True:
@@ -133,6 +133,10 @@ ts = [threading.Thread(target=one, args=(i,)) for i in range(100)]
 print(len(ok))
 EOF
 # Rootless, memory falls back to RLIMIT_AS, which counts the address space
-# 100 thread stacks reserve: leave room for them.
-mrun run "${NET[@]}" --pids 512 --mem 2G --time 60s --ro "$MOAT_TDIR/conc.py:/tmp/conc.py" -- python3 /tmp/conc.py
-t_eq "100 concurrent TLS tunnels relayed" 100 "$OUT"
+# 100 thread stacks reserve: leave room for them. The time limit only stops
+# a hang: 100 handshakes through a sanitizer build on a loaded machine take
+# a minute or more.
+mrun run "${NET[@]}" --pids 512 --mem 2G --time 300s --ro "$MOAT_TDIR/conc.py:/tmp/conc.py" -- python3 /tmp/conc.py
+if [ "$OUT" = 100 ]; then t_ok "100 concurrent TLS tunnels relayed"; else
+	t_fail "100 concurrent TLS tunnels relayed" "expected: 100, actual: $OUT (exit $RC)" "$(printf '%s' "$ERR" | tail -5)"
+fi
