@@ -110,8 +110,9 @@ for bin in "$MOAT_ATTACKS"/attack_*; do
 	[ -x "$bin" ] || continue
 	name="${bin##*/attack_}"
 	# The egress attacks need a gateway and upstream servers; net_attacks.sh
-	# runs them.
-	case "$name" in net_*) continue ;; esac
+	# runs them. The file trail's attacks are judged by their audit log;
+	# trail_attacks.sh runs them.
+	case "$name" in net_* | trail_*) continue ;; esac
 	case "$name" in *"${ATTACK_FILTER:-}"*) ;; *) continue ;; esac
 	n=$((n + 1))
 	if in_other_mode "$n"; then
