@@ -21,7 +21,10 @@ if is_root; then
 	if command -v ip >/dev/null && ip netns add "moat-npt-$$" 2>/dev/null; then
 		NS="moat-npt-$$"
 		ip -n "$NS" link set lo up
-		IN=(ip netns exec "$NS")
+		# nsenter --net, not `ip netns exec`: that one also remounts
+		# /sys in a mount namespace of its own, where moat finds no
+		# cgroup and falls back to rlimits (users get the cgroup).
+		IN=(nsenter --net="/run/netns/$NS")
 	else
 		t_skip "network namespace for the proxy tests" "ip netns add failed"
 	fi
@@ -118,10 +121,10 @@ if command -v git >/dev/null 2>&1; then
 	git init -q gitsrc && git -C gitsrc -c user.name=t -c user.email=t@t commit -q --allow-empty -m "through the gateway"
 	git clone -q --bare gitsrc repo.git && git -C repo.git update-server-info
 	chmod -R a+rX repo.git
-	GITPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.2", 0)); print(s.getsockname()[1])')
-	python3 -m http.server --bind 127.0.0.2 "$GITPORT" >/dev/null 2>&1 &
+	GITPORT=$("${IN[@]}" python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.2", 0)); print(s.getsockname()[1])')
+	"${IN[@]}" python3 -m http.server --bind 127.0.0.2 "$GITPORT" >/dev/null 2>&1 &
 	GITSRV=$!
-	for _ in $(seq 50); do python3 -c "import socket; socket.create_connection(('127.0.0.2', $GITPORT))" 2>/dev/null && break; sleep 0.1; done
+	for _ in $(seq 50); do "${IN[@]}" python3 -c "import socket; socket.create_connection(('127.0.0.2', $GITPORT))" 2>/dev/null && break; sleep 0.1; done
 	mrun run "${NET[@]}" --allow-host "up.test:$GITPORT" -- sh -c \
 		"git clone -q http://up.test:$GITPORT/repo.git /tmp/clone && git -C /tmp/clone log --format=%s"
 	kill "$GITSRV"; wait "$GITSRV" 2>/dev/null
@@ -148,7 +151,10 @@ JAVA_RO=()
 for d in /etc/java-*; do [ -d "$d" ] && JAVA_RO+=(--ro "$d"); done
 JAVA_OK=$(command -v java >/dev/null 2>&1 && "$MOAT" run -- java -version 2>&1 | grep -c -i openjdk)
 if [ "${JAVA_OK:-0}" -gt 0 ]; then
-	mrun run "${NET[@]}" "${JAVA_RO[@]}" --ro "$MOAT_TDIR/Client.java:/tmp/Client.java" -- java /tmp/Client.java "http://up.test:$UP/"
+	# Without a cgroup (rootless on cgroup v1) memory is held by
+	# RLIMIT_DATA, which counts the heap the JVM commits at start (1/64 of
+	# the host's memory) whether it is touched or not: give it room.
+	mrun run "${NET[@]}" --mem 1G "${JAVA_RO[@]}" --ro "$MOAT_TDIR/Client.java:/tmp/Client.java" -- java /tmp/Client.java "http://up.test:$UP/"
 	t_eq "java HttpClient: http through the proxy" "upstream-ok" "$OUT"
 elif command -v java >/dev/null 2>&1; then
 	t_na "java HttpClient through the proxy" "the JVM does not start under this mode's memory limit (rlimit fallback)"
