@@ -1,4 +1,5 @@
-/* ATTACK: moat started with its stdout closed: look for a host descriptor (a cgroup folder, a policy file) that moat opened into the free slot and handed on as the sandbox's stdio | LAYER: moat opens 0, 1 and 2 on /dev/null before anything else (main.c) | REF: - */
+/* ATTACK: moat started with its stdout closed: look for a host descriptor (a cgroup folder, a policy file) that moat opened into the free slot and handed on as the sandbox's stdio | LAYER: moat opens 0, 1 and 2 on /dev/null before anything else, so nothing it opens (the audit log) takes their place (main.c) | REF: - */
+/* RUN: --audit @TDIR@/audit-stdio-stdout.jsonl */
 /* CLOSE: 1 */
 #include "attack.h"
 
@@ -13,6 +14,11 @@
 
 int main(void)
 {
+	/* Whatever took the free slot on the host side (as root, the audit
+	 * log does) must not receive what the sandbox writes: the harness
+	 * looks for this mark in every file of the host's test folder. */
+	for (int fd = 0; fd <= 2; fd++)
+		dprintf(fd, "MOAT-STDIO-MARK {\"type\":\"forged\"}\n");
 	for (int fd = 0; fd <= 2; fd++) {
 		struct stat st;
 		char proc[32], target[256];
