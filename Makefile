@@ -3,7 +3,8 @@
 #   make demo     install missing build packages, build, run a sample in a sandbox
 #   make test     install missing build packages, build, run the whole suite
 #   make asan     build and test under AddressSanitizer + UndefinedBehaviorSanitizer
-#   make soak     the long versions of both passes (not in CI; docs/testing.md)
+#   make soak     the long versions of both passes, the full compatibility
+#                 suite included (not in CI; docs/testing.md)
 #   make bench    benchmarks against peers measured in the same run
 #   make fuzz     libFuzzer (clang) on the gateway's parsers, FUZZ_SECONDS each
 

@@ -10,6 +10,7 @@
 #include "netrules.h"
 #include "audit.h"
 #include "policy.h"
+#include "hostpath.h"
 
 int moat_cli_run_net_option(moat_config *c, const char *name, const char *value, moat_error *err)
 {
@@ -113,9 +114,9 @@ int moat_cli_net_setup(const moat_config *c, const moat_policy *policy, moat_aud
 	if (r < 0)
 		return r;
 	if (c->net_log_path) {
-		n->log_fd = open(c->net_log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+		n->log_fd = moat__hostpath_open("--net-log", c->net_log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600, err);
 		if (n->log_fd < 0)
-			return moat_error_set(err, errno, "--net-log %s", c->net_log_path);
+			return n->log_fd;
 	}
 	n->cfg = (moat_gateway_config){
 		.rules = n->rules,

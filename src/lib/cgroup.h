@@ -103,6 +103,17 @@ bool moat__cgroup_enforces_cpu(moat_cgroup *cg);     /* cpu time accounting */
 bool moat__cgroup_enforces_cpus(moat_cgroup *cg);    /* cpu bandwidth */
 /* The directory of the run's cgroup for one controller, or NULL. */
 const char *moat__cgroup_path(moat_cgroup *cg, moat_cgroup_ctrl c);
+/* One directory of the run's cgroup as the sandbox sees it: bound read-only
+ * at /sys/fs/cgroup (v2) or /sys/fs/cgroup/NAME (v1, NAME the hierarchy's
+ * controllers joined by commas, as systemd names them). */
+typedef struct moat_cgroup_mount {
+	int version;
+	char name[32];
+	char dir[MOAT_MAX_PATH];
+} moat_cgroup_mount;
+/* Fills ret[0..] with the run's cgroup directories, one per hierarchy;
+ * returns how many (0 without a cgroup). */
+size_t moat__cgroup_mounts(moat_cgroup *cg, moat_cgroup_mount ret[_MOAT_CG_MAX]);
 /* Kills leftovers and removes every directory create() made. Accepts NULL. */
 void moat__cgroup_destroy(moat_cgroup *cg);
 static inline void moat__cgroup_destroyp(moat_cgroup **cg) { moat__cgroup_destroy(*cg); }

@@ -1,11 +1,12 @@
-/* Landlock: the filesystem, TCP and scope rules of the sandboxed command,
+/* Landlock: the filesystem and scope rules of the sandboxed command,
  * applied with raw system calls. They mirror the mounts (a second, kernel-
  * enforced statement of the same layout, which still holds if a mount is
- * wrong) and add what mounts cannot say: where programs may be executed,
- * which TCP ports may be reached, and that the command may neither signal
- * nor reach abstract sockets of processes outside its own domain (pid 1,
- * the supervisor, the host). Each ABI adds rights; moat uses what the kernel
- * offers and reports the ABI it used. */
+ * wrong) and add what mounts cannot say: where programs may be executed, and
+ * that the command may neither signal nor reach abstract sockets of
+ * processes outside its own domain (pid 1, the supervisor, the host). TCP is
+ * the network namespace's to confine (see the end of moat__landlock_plan).
+ * Each ABI adds rights; moat uses what the kernel offers and reports the ABI
+ * it used. */
 #include "confine.h"
 #include "landlock-compat.h"
 #include "landlock.h"
@@ -81,8 +82,7 @@ int moat__landlock_plan(const moat_config *c, int abi, moat_ll_plan *ret, moat_e
 	if (abi <= 0)
 		return 0;
 	p->handled_fs = fs_rights_for_abi(abi);
-	if (abi >= 4)
-		p->handled_net = MOAT_LL_NET_BIND_TCP | MOAT_LL_NET_CONNECT_TCP;
+	/* TCP is left to the network namespace: see the end of this function. */
 	if (abi >= 6)
 		p->scoped = MOAT_LL_SCOPE_ABSTRACT_UNIX_SOCKET | MOAT_LL_SCOPE_SIGNAL;
 	p->exec_allowlist = c->exec_allow != NULL;
@@ -116,7 +116,11 @@ int moat__landlock_plan(const moat_config *c, int abi, moat_ll_plan *ret, moat_e
 	if ((r = plan_add(p, "/tmp", tmp, true, err)) < 0 || (r = plan_add(p, "/dev", LL_DEV, true, err)) < 0 ||
 	    (r = plan_add(p, "/dev/shm", LL_SCRATCH, true, err)) < 0)
 		return r;
-	if (c->out_dir && (r = plan_add(p, "/out", LL_WRITE_TREE, false, err)) < 0)
+	/* A workspace is where an agent builds and runs things: with
+	 * exec.workspace (the agent profile), /out and writable binds may hold
+	 * programs too. Without it nothing the code writes there can run. */
+	bool ws_exec = c->exec_workspace && !p->exec_allowlist;
+	if (c->out_dir && (r = plan_add(p, "/out", LL_WRITE_TREE | (ws_exec ? MOAT_LL_FS_EXECUTE : 0), false, err)) < 0)
 		return r;
 
 	for (size_t i = 0; i < c->n_binds; i++) {
@@ -127,15 +131,24 @@ int moat__landlock_plan(const moat_config *c, int abi, moat_ll_plan *ret, moat_e
 		 * writes can be executed from it. */
 		if (!(b->flags & (MOAT_BIND_RW | MOAT_BIND_NOEXEC)) && !p->exec_allowlist)
 			a |= MOAT_LL_FS_EXECUTE;
+		if ((b->flags & MOAT_BIND_RW) && !(b->flags & MOAT_BIND_NOEXEC) && ws_exec)
+			a |= MOAT_LL_FS_EXECUTE;
 		if ((r = plan_add(p, b->dst, a, (b->flags & MOAT_BIND_OPTIONAL) != 0, err)) < 0)
 			return r;
 	}
 
-	/* No TCP bind at all, and no TCP connect except to the egress relay when
-	 * the run has one. Landlock matches ports, not addresses; the network
-	 * namespace holds only loopback, so the port names the relay. */
-	if (p->handled_net && c->net == MOAT_NET_PROXY)
-		p->connect_ports[p->n_connect_ports++] = MOAT_PROXY_PORT;
+	/* No TCP rules. Every sandbox has a network namespace of its own that
+	 * holds only loopback (sandbox.c creates it unconditionally), so a TCP
+	 * bind or connect there reaches nothing but the sandbox itself and,
+	 * with --net proxy, the egress relay. Programs need that loopback: test
+	 * suites, language servers, local web servers, multiprocessing
+	 * listeners. Landlock's TCP rules match ports, not addresses or
+	 * namespaces, and would refuse exactly this traffic, while adding
+	 * nothing at the boundary: no route leaves the namespace. The relay's
+	 * port cannot be taken over either: the init binds and listens on it
+	 * before the command starts, without SO_REUSEPORT, so any other bind of
+	 * 127.0.0.1:3128 or of the wildcard address on that port fails with
+	 * EADDRINUSE (tests/attacks/tcp_proxy_port_takeover.c). */
 	return 0;
 }
 
@@ -145,8 +158,7 @@ void moat__landlock_describe(const moat_ll_plan *p, char *buf, size_t len)
 		snprintf(buf, len, "none");
 		return;
 	}
-	snprintf(buf, len, "fs%s%s%s", p->exec_allowlist ? "(exec-allowlist)" : "", p->handled_net ? ",net" : "",
-		 p->scoped ? ",scope" : "");
+	snprintf(buf, len, "fs%s%s", p->exec_allowlist ? "(exec-allowlist)" : "", p->scoped ? ",scope" : "");
 }
 
 static int add_path_rule(int ruleset, const moat_ll_path_rule *rule, moat_error *err)
@@ -190,7 +202,6 @@ int moat__landlock_apply(const moat_config *c, moat_isolation *iso, moat_error *
 
 	struct moat_ll_ruleset_attr attr = {
 		.handled_access_fs = plan->handled_fs,
-		.handled_access_net = plan->handled_net,
 		.scoped = plan->scoped,
 	};
 	/* Pass only the fields this ABI knows: older kernels refuse a larger
@@ -203,12 +214,6 @@ int moat__landlock_apply(const moat_config *c, moat_isolation *iso, moat_error *
 	for (size_t i = 0; i < plan->n_paths; i++)
 		if ((r = add_path_rule(ruleset, &plan->paths[i], err)) < 0)
 			return r;
-	for (size_t i = 0; i < plan->n_connect_ports; i++) {
-		struct moat_ll_net_port_attr na = {.allowed_access = MOAT_LL_NET_CONNECT_TCP,
-						   .port = plan->connect_ports[i]};
-		if (syscall(__NR_landlock_add_rule, ruleset, MOAT_LL_RULE_NET_PORT, &na, 0) < 0)
-			return moat_error_set(err, errno, "landlock: allow TCP port %u", plan->connect_ports[i]);
-	}
 
 	/* Landlock needs no_new_privs (or CAP_SYS_ADMIN); caps.c has set it. */
 	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

@@ -22,11 +22,9 @@ typedef struct moat_ll_path_rule {
 
 typedef struct moat_ll_plan {
 	int abi;
-	uint64_t handled_fs, handled_net, scoped;
+	uint64_t handled_fs, scoped;
 	moat_ll_path_rule paths[MOAT_LANDLOCK_MAX_RULES];
 	size_t n_paths;
-	uint16_t connect_ports[4];
-	size_t n_connect_ports;
 	bool exec_allowlist; /* exec limited to config->exec_allow */
 } moat_ll_plan;
 
@@ -34,5 +32,5 @@ typedef struct moat_ll_plan {
 int moat__landlock_abi(void);
 /* Pure: fills *ret for the configuration on a kernel with this ABI. */
 int moat__landlock_plan(const moat_config *c, int abi, moat_ll_plan *ret, moat_error *err);
-/* "fs,net,scope": the rule classes a plan enforces. */
+/* "fs,scope": the rule classes a plan enforces. */
 void moat__landlock_describe(const moat_ll_plan *p, char *buf, size_t len);

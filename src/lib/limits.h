@@ -14,6 +14,7 @@
  *   moat__limits_free()       kill leftovers, remove the cgroup */
 #pragma once
 
+#include "cgroup.h"
 #include "config.h"
 #include "error.h"
 #include "result.h"
@@ -24,7 +25,7 @@
  * no cgroup enforces these limits for the whole run. MOAT_UNLIMITED: not
  * set. Plain data, so it crosses clone() in the init's arguments. */
 typedef struct moat_rlimit_plan {
-	uint64_t as_bytes; /* RLIMIT_AS per process, for --mem */
+	uint64_t data_bytes; /* RLIMIT_DATA per process, for --mem */
 	uint64_t nproc;    /* RLIMIT_NPROC of the sandbox user, for --pids */
 	uint64_t cpu_s;    /* RLIMIT_CPU per process, for --cpu */
 } moat_rlimit_plan;
@@ -41,6 +42,8 @@ void moat__limits_rlimit_plan(moat_run_limits *rl, moat_rlimit_plan *ret);
 /* True when the init must wait for moat__limits_attach() before it forks
  * the command (a v1 cgroup, joined by a write after clone). */
 bool moat__limits_attach_pending(moat_run_limits *rl);
+/* The run's cgroup directories for the sandbox to see (cgroup.h). */
+size_t moat__limits_cgroup_mounts(moat_run_limits *rl, moat_cgroup_mount ret[_MOAT_CG_MAX]);
 /* cloned_into: CLONE_INTO_CGROUP already placed the child. */
 int moat__limits_attach(moat_run_limits *rl, pid_t pid, bool cloned_into, moat_error *err);
 /* One fd for the supervisor's poll loop (cgroup events and the budget

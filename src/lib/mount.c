@@ -9,13 +9,16 @@
  * to the new root with RESOLVE_NO_SYMLINKS, one component at a time: a
  * symlink planted in a persistent bind by an earlier run cannot redirect a
  * mount onto the host (runc CVE-2021-30465). */
+#include "hostetc.h"
 #include "sandbox-internal.h"
 #include "syscalls.h"
+#include "hostpath.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 
 #define ROOTFS_STAGING "/tmp"
@@ -106,16 +109,91 @@ typedef struct host_src {
 	int fd;
 } host_src;
 
-#define MAX_HOST_SRCS (MOAT_MAX_BINDS + 32)
-static host_src host_srcs[MAX_HOST_SRCS];
+static host_src host_srcs[MOAT_MAX_HOST_SRCS];
 static size_t n_host_srcs;
 
-static void preopen_host(const char *path)
+static const char *const system_paths[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+					   "/etc/ld.so.cache", "/etc/ssl/certs", "/etc/alternatives",
+					   "/etc/ca-certificates", "/etc/mime.types", "/dev/null", "/dev/zero",
+					   "/dev/full", "/dev/random", "/dev/urandom"};
+
+static int resolve_one(const char *what, const char *path, moat_host_srcs *s, moat_error *err)
 {
-	if (n_host_srcs >= MAX_HOST_SRCS)
-		return;
-	int fd = open(path, O_PATH | O_CLOEXEC);
-	host_srcs[n_host_srcs++] = (host_src){.path = path, .fd = fd < 0 ? -errno : fd};
+	if (s->n >= MOAT_MAX_HOST_SRCS)
+		return moat_error_set(err, E2BIG, "more than %d host paths to bind", MOAT_MAX_HOST_SRCS);
+	moat_host_src *h = &s->v[s->n++];
+	*h = (moat_host_src){.path = path};
+	_cleanup_close_ int fd = moat__hostpath_open(what, path, O_PATH, 0, err);
+	if (fd < 0 && err->code == ENOENT) {
+		moat_error_clear(err);
+		return 0;
+	}
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return moat_error_set(err, errno, "%s %s", what ? what : "", path);
+	char proc[64], real[MOAT_MAX_PATH];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(proc, real, sizeof(real));
+	if (n <= 0 || (size_t)n >= sizeof(real) || real[0] != '/')
+		return moat_error_set(err, n < 0 ? errno : ENAMETOOLONG, "%s%s%s: find its real path",
+				      what ? what : "", what ? " " : "", path);
+	real[n] = '\0';
+	h->real = strdup(real);
+	if (!h->real)
+		return moat_error_set(err, ENOMEM, "%s", path);
+	h->dev = st.st_dev;
+	h->ino = st.st_ino;
+	return 0;
+}
+
+int moat__rootfs_resolve_sources(const moat_config *c, moat_host_srcs *ret, moat_error *err)
+{
+	ret->n = 0;
+	int r;
+	for (size_t i = 0; i < ELEMENTSOF(system_paths); i++)
+		if ((r = resolve_one(NULL, system_paths[i], ret, err)) < 0)
+			return r;
+	if (c->out_dir && (r = resolve_one("--out", c->out_dir, ret, err)) < 0)
+		return r;
+	for (size_t i = 0; i < c->n_binds; i++) {
+		const char *what = c->binds[i].flags & MOAT_BIND_RW ? "--rw" : "--ro";
+		if ((r = resolve_one(what, c->binds[i].src, ret, err)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+void moat__rootfs_sources_free(moat_host_srcs *s)
+{
+	for (size_t i = 0; s && i < s->n; i++) {
+		free(s->v[i].real);
+		s->v[i].real = NULL;
+	}
+	if (s)
+		s->n = 0;
+}
+
+/* In the init: opens what the supervisor resolved, without following any
+ * link at all, and only if it is still the inode the supervisor saw. */
+static int preopen_host(const moat_host_src *h, moat_error *err)
+{
+	int fd = -ENOENT;
+	if (h->real) {
+		fd = moat__openat2(AT_FDCWD, h->real, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0,
+				   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		if (fd < 0)
+			return moat_error_set(err, errno, "%s (as %s): changed while the sandbox was set up", h->path,
+					      h->real);
+		struct stat st;
+		if (fstat(fd, &st) < 0 || st.st_dev != h->dev || st.st_ino != h->ino) {
+			close(fd);
+			return moat_error_set(err, MOAT_EINPUT, "%s: changed while the sandbox was set up", h->path);
+		}
+	}
+	host_srcs[n_host_srcs++] = (host_src){.path = h->path, .fd = fd};
+	return 0;
 }
 
 /* Opens a detached recursive clone of the host path. */
@@ -132,9 +210,9 @@ static int clone_host(const char *src, struct stat *st)
 			return -1;
 		return open_tree(host_srcs[i].fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
 	}
-	if (stat(src, st) < 0)
-		return -1;
-	return open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	/* Only what the supervisor resolved is ever bound. */
+	errno = EINVAL;
+	return -1;
 }
 
 /* Binds a host path at path inside, with the given mount attributes. */
@@ -153,6 +231,35 @@ static int bind_host(int rootfd, const char *src, const char *dst, uint64_t attr
 	if (r < 0)
 		return moat_error_wrap(err, "bind %s to %s", src, dst);
 	return 0;
+}
+
+/* Binds a host path the supervisor did not resolve ahead (an entry of the
+ * host's /etc, the run's own cgroup folders), opened here the same careful
+ * way (hostpath.c): no link that root does not own is followed, and only
+ * the descriptor is bound. optional: a path that is not there (or not
+ * readable) is left out. */
+static int bind_host_open(int rootfd, const char *what, const char *src, const char *dst, uint64_t attrs,
+			  bool optional, moat_error *err)
+{
+	int fd = moat__hostpath_open(what, src, O_PATH, 0, err);
+	if (optional && (fd == -ENOENT || fd == -ENOTDIR || fd == -EACCES)) {
+		moat_error_clear(err);
+		return 0;
+	}
+	if (fd < 0)
+		return fd;
+	_cleanup_close_ int held = fd;
+	struct stat st;
+	if (fstat(held, &st) < 0)
+		return moat_error_set(err, errno, "stat %s", src);
+	_cleanup_close_ int tree =
+		open_tree(held, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	if (tree < 0)
+		return moat_error_set(err, errno, "bind %s", src);
+	if (attr_set(tree, attrs, true) < 0)
+		return moat_error_set(err, errno, "bind %s: set mount flags", src);
+	int r = attach_at(rootfd, tree, dst, S_ISDIR(st.st_mode), err);
+	return r < 0 ? moat_error_wrap(err, "bind %s to %s", src, dst) : 0;
 }
 
 static int new_fs(const char *type, const char *const *opts, uint64_t attrs, moat_error *err)
@@ -215,6 +322,121 @@ static int link_or_bind_toplevel(int rootfd, const char *name, moat_error *err)
 	return 0;
 }
 
+/* Copies a small regular file of the host's /etc into the generated one
+ * (read-only with the rest of the root). Returns 1 when done (or when there
+ * is nothing the sandbox could read), 0 when the entry is not a small
+ * regular file (the caller carries it otherwise). */
+static int copy_host_etc_file(int rootfd, const char *path, moat_error *err)
+{
+	_cleanup_close_ int src = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* Missing, or unreadable to the sandbox's user: absent to it. */
+	if (src < 0 && (errno == ENOENT || errno == EACCES || errno == ENOTDIR))
+		return 1;
+	if (src < 0)
+		return 0; /* ELOOP: a symlink, carried as one */
+	struct stat st;
+	if (fstat(src, &st) < 0)
+		return moat_error_set(err, errno, "stat %s", path);
+	if (!S_ISREG(st.st_mode) || st.st_size > MOAT_HOST_ETC_COPY_MAX)
+		return 0;
+	/* Its folder (/etc/ssl) may not exist yet. */
+	const char *slash = strrchr(path + 5, '/');
+	if (slash) {
+		char dir[64];
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path - 1), path + 1);
+		if (mkdirat(rootfd, dir, 0755) < 0 && errno != EEXIST)
+			return moat_error_set(err, errno, "mkdir /%s", dir);
+	}
+	_cleanup_close_ int dst = openat(rootfd, path + 1, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (dst < 0)
+		return moat_error_set(err, errno, "create %s", path);
+	for (off_t left = st.st_size; left > 0;) {
+		ssize_t n = sendfile(dst, src, NULL, (size_t)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return moat_error_set(err, errno, "copy %s", path);
+		if (n == 0)
+			break; /* it shrank meanwhile: what was there is copied */
+		left -= n;
+	}
+	return 1;
+}
+
+/* Carries one entry of the host's /etc (hostetc.c), read-only: a small
+ * file as a copy, a symlink as the same link (it resolves inside the
+ * sandbox, e.g. os-release to /usr/lib/os-release), anything else as a
+ * bind. */
+static int carry_host_etc_entry(int rootfd, const char *path, bool copy, moat_error *err)
+{
+	if (moat__host_etc_secret(path))
+		return 0;
+	if (copy) {
+		int r = copy_host_etc_file(rootfd, path, err);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == EACCES ? 0 : moat_error_set(err, errno, "stat %s", path);
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			return moat_error_set(err, errno, "readlink %s", path);
+		target[n] = '\0';
+		/* Only links directly in /etc: a deeper one would need its
+		 * parents made first, and none of the list is one. */
+		if (strchr(path + 5, '/'))
+			return 0;
+		if (symlinkat(target, rootfd, path + 1) < 0)
+			return moat_error_set(err, errno, "symlink %s", path);
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+		return 0;
+	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	return bind_host_open(rootfd, "host /etc entry", path, path + 1, ro, true, err);
+}
+
+static void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
+/* What programs need from the host's /etc, never its secrets: the reviewed
+ * list and families of hostetc.c. */
+static int carry_host_etc(int rootfd, moat_error *err)
+{
+	for (size_t i = 0; i < moat__host_etc_n_paths; i++) {
+		int r = carry_host_etc_entry(rootfd, moat__host_etc_paths[i], false, err);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < moat__host_etc_n_copied; i++) {
+		int r = carry_host_etc_entry(rootfd, moat__host_etc_copied[i], true, err);
+		if (r < 0)
+			return r;
+	}
+	_cleanup_(closedirp) DIR *d = opendir("/etc");
+	if (!d)
+		return 0;
+	struct dirent *e;
+	size_t n = 0;
+	while ((e = readdir(d)) && n < 32) {
+		if (!moat__host_etc_family(e->d_name))
+			continue;
+		char path[300];
+		snprintf(path, sizeof(path), "/etc/%s", e->d_name);
+		int r = carry_host_etc_entry(rootfd, path, false, err);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	return 0;
+}
+
 static int setup_etc(int rootfd, const moat_init_args *a, moat_error *err)
 {
 	if (mkdirat(rootfd, "etc", 0755) < 0)
@@ -254,17 +476,9 @@ static int setup_etc(int rootfd, const moat_init_args *a, moat_error *err)
 		if (r < 0)
 			return moat_error_set(err, r, "write /etc/%s", files[i].name);
 	}
-	/* What programs need from the host's /etc to start, never its secrets:
-	 * the loader cache, CA certificates, Debian's alternatives links and
-	 * the time zone. No shadow, no ssh keys, no ssl/private. */
-	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-	static const char *const host_etc[] = {"/etc/ld.so.cache", "/etc/ssl/certs", "/etc/alternatives",
-					       "/etc/ca-certificates", "/etc/mime.types"};
-	for (size_t i = 0; i < ELEMENTSOF(host_etc); i++) {
-		int r = bind_host(rootfd, host_etc[i], host_etc[i], ro, true, err);
-		if (r < 0)
-			return r;
-	}
+	int cr = carry_host_etc(rootfd, err);
+	if (cr < 0)
+		return cr;
 	/* The policy this sandbox runs under, for nested runs to narrow. */
 	if (a->config->policy_yaml) {
 		if (mkdirat(etcw, "moat", 0755) < 0)
@@ -306,7 +520,11 @@ static int setup_proc(int rootfd, moat_isolation *iso, moat_error *err)
 	static const char *const mask_files[] = {"kcore", "kallsyms", "keys", "key-users", "latency_stats",
 						 "timer_list", "timer_stats", "sched_debug", "kmsg", "kpagecount",
 						 "kpageflags", "kpagecgroup", "config.gz", "vmallocinfo", "slabinfo",
-						 "pagetypeinfo", "sysrq-trigger"};
+						 "pagetypeinfo", "sysrq-trigger",
+						 /* The host's kernel command line and boot
+						  * id tell which machine, and which boot of
+						  * it, the sandbox runs on. */
+						 "cmdline", "sys/kernel/random/boot_id"};
 	static const char *const mask_dirs[] = {"acpi", "scsi", "asound", "firmware", "driver", "tty/driver"};
 	static const char *const ro_dirs[] = {"sys", "irq", "bus", "fs"};
 	char path[64];
@@ -356,7 +574,33 @@ static int setup_proc(int rootfd, moat_isolation *iso, moat_error *err)
 	return 0;
 }
 
-static int setup_dev(int rootfd, const moat_init_args *a, moat_error *err)
+/* Every sandbox gets a devpts instance of its own, with or without -t:
+ * programs open pseudo-terminals for themselves (os.openpty, pty.spawn,
+ * script, expect, terminal emulators in test suites). A new instance holds
+ * only the sandbox's own terminals, so nothing in it is the caller's or
+ * another sandbox's; with -t the command's terminal comes from it too. */
+static int setup_devpts(int rootfd, int dev, moat_error *err)
+{
+	_cleanup_close_ int fs = fsopen("devpts", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return moat_error_set(err, errno, "new devpts");
+	if (fsconfig(fs, FSCONFIG_SET_FLAG, "newinstance", NULL, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return moat_error_set(err, errno, "configure devpts");
+	_cleanup_close_ int m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	if (m < 0)
+		return moat_error_set(err, errno, "mount devpts");
+	int r = attach_at(rootfd, m, "dev/pts", true, err);
+	if (r < 0)
+		return r;
+	if (symlinkat("pts/ptmx", dev, "ptmx") < 0)
+		return moat_error_set(err, errno, "symlink /dev/ptmx");
+	return 0;
+}
+
+static int setup_dev(int rootfd, moat_error *err)
 {
 	int r = mount_tmpfs(rootfd, "dev", "64k", "64", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
 	if (r < 0)
@@ -380,30 +624,50 @@ static int setup_dev(int rootfd, const moat_init_args *a, moat_error *err)
 	for (size_t i = 0; i < ELEMENTSOF(links); i++)
 		if (symlinkat(links[i][1], dev, links[i][0]) < 0)
 			return moat_error_set(err, errno, "symlink /dev/%s", links[i][0]);
-	if (a->tty) {
-		/* A private devpts instance: the pseudo-terminal the command gets
-		 * belongs to the sandbox, never to the caller. */
-		static const char *const opts[] = {"newinstance", "", "ptmxmode", "0666", "mode", "0620", NULL};
-		_cleanup_close_ int fs = fsopen("devpts", FSOPEN_CLOEXEC);
-		if (fs < 0)
-			return moat_error_set(err, errno, "new devpts");
-		if (fsconfig(fs, FSCONFIG_SET_FLAG, "newinstance", NULL, 0) < 0 ||
-		    fsconfig(fs, FSCONFIG_SET_STRING, opts[2], opts[3], 0) < 0 ||
-		    fsconfig(fs, FSCONFIG_SET_STRING, opts[4], opts[5], 0) < 0 ||
-		    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-			return moat_error_set(err, errno, "configure devpts");
-		_cleanup_close_ int m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
-		if (m < 0)
-			return moat_error_set(err, errno, "mount devpts");
-		r = attach_at(rootfd, m, "dev/pts", true, err);
-		if (r < 0)
-			return r;
-		if (symlinkat("pts/ptmx", dev, "ptmx") < 0)
-			return moat_error_set(err, errno, "symlink /dev/ptmx");
-	}
+	r = setup_devpts(rootfd, dev, err);
+	if (r < 0)
+		return r;
 	/* Nothing may be added to /dev once it is built. */
 	if (attr_set(dev, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false) < 0)
 		return moat_error_set(err, errno, "make /dev read-only");
+	return 0;
+}
+
+/* The run's own cgroup, read-only, where runtimes look for their limits:
+ * the JVM sizes its heap from memory.max (or memory.limit_in_bytes), Go
+ * and Node read their CPU and memory limits there. Only the run's own
+ * directories are bound, never a hierarchy's root: nothing above the run's
+ * subtree (the host's cgroups, other sandboxes') is visible, and nothing is
+ * writable (a read-only bind: limits cannot be raised, no process moved).
+ * With the cgroup namespace, /proc/self/cgroup and mountinfo name these
+ * directories relative to the namespace's root, which is how runtimes match
+ * a mount to their own cgroup. */
+static int setup_cgroup(int rootfd, const moat_init_args *a, moat_error *err)
+{
+	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	for (size_t i = 0; i < a->n_cgroup_mounts; i++) {
+		const moat_cgroup_mount *m = &a->cgroup_mounts[i];
+		char dst[64];
+		if (m->version == 2)
+			snprintf(dst, sizeof(dst), "sys/fs/cgroup");
+		else
+			snprintf(dst, sizeof(dst), "sys/fs/cgroup/%s", m->name);
+		int r = bind_host_open(rootfd, "the run's cgroup", m->dir, dst, ro, false, err);
+		if (r < 0)
+			return moat_error_wrap(err, "the run's cgroup");
+		/* "cpu,cpuacct" is also found as cpu and cpuacct. */
+		if (m->version == 2 || !strchr(m->name, ','))
+			continue;
+		_cleanup_close_ int dir = openat(rootfd, "sys/fs/cgroup", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dir < 0)
+			return moat_error_set(err, errno, "open /sys/fs/cgroup");
+		char names[sizeof(m->name)];
+		snprintf(names, sizeof(names), "%s", m->name);
+		char *save = NULL;
+		for (char *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save))
+			if (symlinkat(m->name, dir, n) < 0 && errno != EEXIST)
+				return moat_error_set(err, errno, "symlink /sys/fs/cgroup/%s", n);
+	}
 	return 0;
 }
 
@@ -456,16 +720,11 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return moat_error_set(err, errno, "make mounts private");
 
-	static const char *const host_paths[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-						 "/etc/ld.so.cache", "/etc/ssl/certs", "/etc/alternatives",
-						 "/etc/ca-certificates", "/etc/mime.types", "/dev/null", "/dev/zero",
-						 "/dev/full", "/dev/random", "/dev/urandom"};
-	for (size_t i = 0; i < ELEMENTSOF(host_paths); i++)
-		preopen_host(host_paths[i]);
-	if (c->out_dir)
-		preopen_host(c->out_dir);
-	for (size_t i = 0; i < c->n_binds; i++)
-		preopen_host(c->binds[i].src);
+	for (size_t i = 0; a->host_srcs && i < a->host_srcs->n; i++) {
+		r = preopen_host(&a->host_srcs->v[i], err);
+		if (r < 0)
+			return r;
+	}
 
 	static const char *const root_opts[] = {"mode", "0755", "size", "4m", "nr_inodes", "4096", NULL};
 	_cleanup_close_ int rootm = new_fs("tmpfs", root_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
@@ -493,7 +752,10 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 	r = setup_proc(rootfd, iso, err);
 	if (r < 0)
 		return r;
-	r = setup_dev(rootfd, a, err);
+	r = setup_dev(rootfd, err);
+	if (r < 0)
+		return r;
+	r = setup_cgroup(rootfd, a, err);
 	if (r < 0)
 		return r;
 

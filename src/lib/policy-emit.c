@@ -65,6 +65,8 @@ static int write_handler(void *data, unsigned char *buffer, size_t size)
 typedef struct emitter {
 	yaml_emitter_t e;
 	bool failed;
+	/* The sandbox's own view: no host path, only what is seen inside. */
+	bool inside;
 } emitter;
 
 static void emit(emitter *em, yaml_event_t *ev, int ok)
@@ -147,7 +149,11 @@ static void binds(emitter *em, const moat_policy *p, const char *key, bool rw)
 		const moat_bind *b = &p->binds[i];
 		if (!!(b->flags & MOAT_BIND_RW) != rw)
 			continue;
-		if (b->flags & MOAT_BIND_OPTIONAL) {
+		if (em->inside) {
+			/* Where it is inside; the host folder behind it is
+			 * none of the sandbox's business. */
+			str(em, b->dst);
+		} else if (b->flags & MOAT_BIND_OPTIONAL) {
 			map_start(em, true);
 			kv(em, "host", b->src);
 			kv(em, "path", b->dst);
@@ -203,16 +209,19 @@ static void emit_policy(emitter *em, const moat_policy *p)
 	binds(em, p, "read_only", false);
 	binds(em, p, "read_write", true);
 	if (p->out_dir)
-		kv(em, "out", p->out_dir);
+		kv(em, "out", em->inside ? "/out" : p->out_dir);
 	kv(em, "workspace", moat_workspace_to_string(p->workspace));
 	if (p->cwd)
 		kv(em, "cwd", p->cwd);
 	map_end(em);
 
-	if (p->exec_allow) {
+	if (p->exec_allow || p->exec_workspace) {
 		plain(em, "exec");
 		map_start(em, false);
-		strv(em, "allow", p->exec_allow);
+		if (p->exec_allow)
+			strv(em, "allow", p->exec_allow);
+		if (p->exec_workspace)
+			kv(em, "workspace", "true");
 		map_end(em);
 	}
 
@@ -262,7 +271,10 @@ static void emit_policy(emitter *em, const moat_policy *p)
 		for (size_t i = 0; i < p->n_secrets; i++) {
 			plain(em, p->secrets[i].name);
 			map_start(em, true);
-			kv(em, "from", p->secrets[i].from);
+			/* Inside, a secret is a name and its hosts: where the
+			 * host keeps it stays on the host. */
+			kv(em, "from",
+			   em->inside && moat__startswith(p->secrets[i].from, "file:") ? "file:/hidden" : p->secrets[i].from);
 			strv(em, "hosts", p->secrets[i].hosts);
 			map_end(em);
 		}
@@ -290,10 +302,10 @@ static void emit_policy(emitter *em, const moat_policy *p)
 
 	plain(em, "audit");
 	map_start(em, false);
-	if (p->audit_log)
+	if (p->audit_log && !em->inside)
 		kv(em, "log", p->audit_log);
 	kbool(em, "files", p->audit_files);
-	if (p->record_path)
+	if (p->record_path && !em->inside)
 		kv(em, "record", p->record_path);
 	else
 		kbool(em, "record", p->record);
@@ -312,18 +324,18 @@ static void emit_policy(emitter *em, const moat_policy *p)
 	seq_end(em);
 
 	kbool(em, "tty", p->tty);
-	if (p->stdin_path)
+	if (p->stdin_path && !em->inside)
 		kv(em, "stdin", p->stdin_path);
-	if (p->result_path)
+	if (p->result_path && !em->inside)
 		kv(em, "result", p->result_path);
 	if (p->hostname)
 		kv(em, "hostname", p->hostname);
 }
 
-char *moat_policy_to_yaml(const moat_policy *p)
+static char *to_yaml(const moat_policy *p, bool inside)
 {
 	outbuf o = {0};
-	emitter em = {0};
+	emitter em = {.inside = inside};
 	if (!yaml_emitter_initialize(&em.e))
 		return NULL;
 	yaml_emitter_set_output(&em.e, write_handler, &o);
@@ -465,13 +477,18 @@ char *moat_policy_explain(const moat_policy *p)
 		add(&t, "  cwd:        %s\n", p->cwd);
 
 	add(&t, "\nprograms:\n");
-	if (!p->exec_allow)
-		add(&t, "  any program visible in the sandbox may run\n");
-	else if (!p->exec_allow[0])
+	if (!p->exec_allow) {
+		add(&t, "  the base system, read-only binds and /tmp may hold programs that run\n");
+		if (p->exec_workspace)
+			add(&t, "  the workspace too: programs written to /out and read-write binds may run (exec.workspace)\n");
+		else
+			add(&t, "  nothing written to /out or a read-write bind may run (exec.workspace: false)\n");
+	} else if (!p->exec_allow[0]) {
 		add(&t, "  no program may be started\n");
-	else
+	} else {
 		for (char **e = p->exec_allow; *e; e++)
 			add(&t, "  may run:   %s\n", *e);
+	}
 
 	add(&t, "\nnetwork:\n");
 	if (p->net == MOAT_NET_NONE) {
@@ -561,4 +578,14 @@ char *moat_policy_explain(const moat_policy *p)
 		return NULL;
 	}
 	return t.data;
+}
+
+char *moat_policy_to_yaml(const moat_policy *p)
+{
+	return to_yaml(p, false);
+}
+
+char *moat_policy_to_yaml_inside(const moat_policy *p)
+{
+	return to_yaml(p, true);
 }

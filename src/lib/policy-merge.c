@@ -108,6 +108,7 @@ int moat_policy_apply(const moat_policy *p, moat_config *c, moat_error *err)
 		if (!c->exec_allow)
 			return moat_error_set(err, ENOMEM, "policy");
 	}
+	c->exec_workspace = p->exec_workspace;
 	c->audit_files = p->audit_files;
 	c->audit_max_size = p->audit_max_size ? p->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE;
 	return 0;
@@ -561,6 +562,9 @@ int moat_policy_intersect(const moat_policy *parent, const moat_policy *child, m
 			if (!strv_has(parent->exec_allow, *x))
 				return moat_error_set(err, MOAT_EINPUT, "exec.allow: %s is not allowed by the parent", *x);
 	}
+	/* A nested run may run programs from its workspace only where its
+	 * parent may. */
+	r->exec_workspace = child->exec_workspace && parent->exec_workspace;
 	r->audit_files = child->audit_files || parent->audit_files;
 	/* A nested run's events land in its parent's log: its cap is no
 	 * larger than the parent's. */

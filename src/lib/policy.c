@@ -7,6 +7,7 @@
 
 #include "hostglob.h"
 #include "units.h"
+#include "hostpath.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -680,7 +681,13 @@ static int k_exec_allow(const ctx *x, const node *k, const node *v, const char *
 	return 0;
 }
 
-static const key_handler exec_keys[] = {{"allow", k_exec_allow}};
+static int k_exec_workspace(const ctx *x, const node *k, const node *v, const char *path)
+{
+	(void)k;
+	return get_bool(x, v, path, &x->p->exec_workspace);
+}
+
+static const key_handler exec_keys[] = {{"allow", k_exec_allow}, {"workspace", k_exec_workspace}};
 
 static int k_exec(const ctx *x, const node *k, const node *v, const char *path)
 {
@@ -1264,6 +1271,9 @@ static int k_limits(const ctx *x, const node *k, const node *v, const char *path
 		if (val == 0 && (d->bit & (MOAT_LIMIT_WALL | MOAT_LIMIT_PIDS | MOAT_LIMIT_MEMORY | MOAT_LIMIT_CPU_TIME)))
 			return fail(x, vn, "%s: 0 would stop anything from running (expected a positive value or "
 					   "unlimited)", full);
+		/* The same range as the flag's (config.c), with its message. */
+		if (moat_limit_check(d->offset, val, &inner) < 0)
+			return fail(x, vn, "%s", inner.msg);
 		*moat__limit_field(&x->p->limits, d) = val;
 		x->p->limits_set |= d->bit;
 	}
@@ -1533,6 +1543,7 @@ moat_policy *moat_policy_copy(const moat_policy *s)
 	p->record = s->record;
 	p->require = s->require;
 	p->tty = s->tty;
+	p->exec_workspace = s->exec_workspace;
 	if (!dup_str(&p->source, s->source) || !dup_str(&p->dir, s->dir) || !dup_str(&p->name, s->name) ||
 	    !dup_str(&p->out_dir, s->out_dir) || !dup_str(&p->cwd, s->cwd) || !dup_strv(&p->exec_allow, s->exec_allow) ||
 	    !dup_strv(&p->allow_private, s->allow_private) || !dup_str(&p->resolver, s->resolver) ||
@@ -1624,9 +1635,9 @@ int moat_policy_parse(const char *buf, size_t len, const char *source, const cha
 
 int moat__policy_load_file_ex(const char *path, bool check_paths, moat_policy **ret, moat_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int fd = moat__hostpath_open("policy", path, O_RDONLY, 0, err);
 	if (fd < 0)
-		return moat_error_set(err, errno, "policy %s", path);
+		return fd;
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return moat_error_set(err, errno, "policy %s", path);

@@ -122,6 +122,10 @@ typedef struct moat_policy {
 
 	/* exec: NULL means no allowlist (anything visible may run). */
 	char **exec_allow;
+	/* exec.workspace: programs written to /out and read_write binds may
+	 * run (the agent profile); off, only the base system, read-only binds
+	 * and /tmp hold programs. */
+	bool exec_workspace;
 
 	/* network */
 	moat_net_mode net;
@@ -213,6 +217,10 @@ int moat_policy_intersect(const moat_policy *parent, const moat_policy *child, m
 /* The effective policy as YAML (every field, defaults included). Parsing
  * the result gives the same policy. NULL on allocation failure. */
 char *moat_policy_to_yaml(const moat_policy *p);
+/* The same policy as the sandbox sees it (its copy at /etc/moat/policy.yaml):
+ * binds by their path inside, /out as /out, no host path of a secret file,
+ * of stdin, of the result, the audit log or the recording. */
+char *moat_policy_to_yaml_inside(const moat_policy *p);
 /* A short human summary for reviewers: files, exec, network, secrets (by
  * name only), limits, approvals. */
 char *moat_policy_explain(const moat_policy *p);

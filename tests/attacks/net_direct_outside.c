@@ -1,4 +1,4 @@
-/* ATTACK: connect to an address outside the sandbox (the test's network namespace or any route) | LAYER: network namespace without routes, Landlock TCP connect rules | REF: - */
+/* ATTACK: connect to an address outside the sandbox (the test's network namespace or any route) | LAYER: network namespace without routes | REF: - */
 #include "netattack.h"
 
 int main(void)

@@ -1,4 +1,4 @@
-/* ATTACK: connect to the host's loopback over IPv6 and IPv4-mapped addresses | LAYER: network namespace, Landlock TCP connect | REF: - */
+/* ATTACK: connect to the host's loopback over IPv6 and IPv4-mapped addresses | LAYER: network namespace (a loopback of its own) | REF: - */
 #include "attack.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,4 +1,4 @@
-/* ATTACK: connect to addresses outside the machine (gateway, public DNS, metadata) | LAYER: network namespace (no route), Landlock TCP connect | REF: - */
+/* ATTACK: connect to addresses outside the machine (gateway, public DNS, metadata) | LAYER: network namespace (no route) | REF: - */
 #include "attack.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>

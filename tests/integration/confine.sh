@@ -25,6 +25,10 @@ if [ "$abi" -gt 0 ]; then
 	mkdir -p out
 	mrun run --out "$MOAT_TDIR/out" -- /bin/sh -c 'cp /bin/true /out/prog; /out/prog; echo $?'
 	t_eq "a program written to /out does not run" 126 "$OUT"
+	# The agent profile's workspace is where it builds and runs things.
+	mkdir -p rw && chmod 777 rw
+	mrun run --profile agent --net none --out "$MOAT_TDIR/out" --rw "$MOAT_TDIR/rw:/w" -- /bin/sh -c 'cp /bin/true /out/prog2 && /out/prog2 && cp /bin/true /w/p && /w/p && echo ran'
+	t_eq "agent profile (exec.workspace): programs written to /out and --rw run" ran "$OUT"
 
 	# exec.allow in a policy: only the listed programs (and the loader) run.
 	cat >exec.yaml <<'YAML'
@@ -35,7 +39,7 @@ exec:
 YAML
 	mrun run --policy exec.yaml --result e.json -- /bin/sh -c 'python3 -c "print(6*7)"; /usr/bin/id; echo "id: $?"; python3 -c "import shutil; shutil.copy(\"/bin/sh\", \"/tmp/sh2\")"; /tmp/sh2 -c true; echo "tmp: $?"'
 	t_eq "allowed programs run, others do not, /tmp neither" "$(printf '42\nid: 126\ntmp: 126')" "$OUT"
-	t_eq "the result says an allowlist is in force" "fs(exec-allowlist),net,scope" \
+	t_eq "the result says an allowlist is in force" "fs(exec-allowlist),scope" \
 		"$(json e.json 'j["isolation"]["landlock_rules"]')"
 else
 	t_skip "Landlock exec rules" "no Landlock on this kernel"

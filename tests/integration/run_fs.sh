@@ -4,15 +4,28 @@
 cd "$MOAT_TDIR"
 
 mrun run -- /bin/sh -c 'ls -A /'
-t_eq "the root holds only what moat built" "bin dev etc lib lib32 lib64 proc sbin tmp usr" "$(echo $OUT | tr '\n' ' ' | sed 's/libx32 //;s/ $//')"
-for d in /home /root /run /var /srv /mnt /boot /sys "$MOAT_TDIR"; do
+# /sys appears only to hold the run's own cgroup, when the run has one.
+t_eq "the root holds only what moat built" "bin dev etc lib lib32 lib64 proc sbin tmp usr" "$(echo $OUT | tr '\n' ' ' | sed 's/libx32 //;s/sys //;s/ $//')"
+mrun run -- /bin/sh -c 'cd /sys 2>/dev/null && find . -maxdepth 2 | sort | tr "\n" " "'
+case "$OUT" in "" | ". ./fs ./fs/cgroup ") t_ok "/sys holds nothing but fs/cgroup" ;;
+*) t_fail "/sys holds nothing but fs/cgroup" "actual: $OUT" ;; esac
+for d in /home /root /run /var /srv /mnt /boot /sys/class /sys/kernel /sys/devices "$MOAT_TDIR"; do
 	mrun run -- /bin/sh -c "ls -d $d"
 	t_eq "$d is not visible" 2 "$RC"
 done
 mrun run -- /bin/cat /etc/shadow
 t_eq "/etc/shadow does not exist" 1 "$RC"
-mrun run -- /bin/sh -c 'ls /etc/ssl'
-t_eq "/etc/ssl holds only certs" "certs" "$OUT"
+mrun run -- /bin/sh -c 'ls /etc/ssl | tr "\n" " "'
+t_eq "/etc/ssl holds only certs and openssl.cnf" "certs openssl.cnf " "$OUT"
+mrun run -- python3 -c 'import socket; print(socket.getservbyname("https"), socket.getprotobyname("tcp"))'
+t_eq "/etc/services and /etc/protocols are carried" "443 6" "$OUT"
+if ls -d /etc/java-* >/dev/null 2>&1; then
+	j=$(basename "$(ls -d /etc/java-* | head -1)")
+	mrun run -- /bin/sh -c "test -r /etc/$j/security/java.security && echo readable; touch /etc/$j/x 2>/dev/null || echo read-only"
+	t_eq "/etc/$j is carried, read-only" "$(printf 'readable\nread-only')" "$OUT"
+else
+	t_na "/etc/java-* is carried" "no Java runtime on this host"
+fi
 mrun run -- /bin/sh -c 'getent passwd sandbox'
 t_match "passwd names the sandbox user" '^sandbox:x:1000:1000' "$OUT"
 
@@ -25,7 +38,7 @@ t_eq "/tmp is writable" x "$OUT"
 mrun run --tmp-size 1M -- /bin/sh -c 'dd if=/dev/zero of=/tmp/big bs=1M count=4 2>&1; ls -l /tmp/big | awk "{print \$5}"'
 t_eq "/tmp is size-limited" 1048576 "$(printf '%s\n' "$OUT" | tail -1)"
 mrun run -- /bin/sh -c 'ls /dev | tr "\n" " "'
-t_eq "/dev is minimal" "core fd full null random shm stderr stdin stdout urandom zero " "$OUT"
+t_eq "/dev is minimal (and a devpts of its own)" "core fd full null ptmx pts random shm stderr stdin stdout urandom zero " "$OUT"
 mrun run -- /bin/sh -c 'head -c 4 /dev/urandom | wc -c; echo x > /dev/null && echo nullok'
 t_eq "/dev nodes work" "4 nullok" "$(echo $OUT)"
 

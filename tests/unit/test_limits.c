@@ -46,6 +46,13 @@ static void test_verdict(void **state)
 	assert_int_equal(
 		moat__limits_verdict(MOAT_STATUS_SIGNALED, false, false, false, 0, 1000, SIGKILL, true, &lim),
 		MOAT_STATUS_SIGNALED);
+	/* SIGXCPU caught: the hard limit's SIGKILL, with the budget spent. */
+	assert_int_equal(
+		moat__limits_verdict(MOAT_STATUS_SIGNALED, false, false, false, 2000, 1000, SIGKILL, true, &lim),
+		MOAT_STATUS_CPU_LIMIT);
+	assert_int_equal(
+		moat__limits_verdict(MOAT_STATUS_SIGNALED, false, false, false, 999, 1000, SIGKILL, true, &lim),
+		MOAT_STATUS_SIGNALED);
 	assert_int_equal(
 		moat__limits_verdict(MOAT_STATUS_SIGNALED, false, false, false, 0, 1000, SIGXCPU, false, &lim),
 		MOAT_STATUS_SIGNALED);
@@ -66,7 +73,7 @@ static void test_enforced_json(void **state)
 	moat_result_enforce(&r, MOAT_LIMIT_KIND_MEMORY, 1 << 20, MOAT_MECH_RLIMIT);
 	moat_result_enforce(&r, MOAT_LIMIT_KIND_CPUS, 500, MOAT_MECH_NONE);
 	moat_result_enforce(&r, _MOAT_LIMIT_KIND_MAX, 1, MOAT_MECH_CGROUP); /* ignored */
-	snprintf(r.limits_note, sizeof(r.limits_note), "memory: RLIMIT_AS per process");
+	snprintf(r.limits_note, sizeof(r.limits_note), "memory: RLIMIT_DATA per process");
 	_cleanup_free_ char *s = moat_result_to_json(&r);
 	assert_non_null(s);
 	json_error_t e;
@@ -79,7 +86,7 @@ static void test_enforced_json(void **state)
 	assert_string_equal(json_string_value(json_object_get(m, "by")), "rlimit");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(en, "cpus"), "by")), "none");
 	assert_null(json_object_get(en, "pids")); /* not asked for, not listed */
-	assert_string_equal(json_string_value(json_object_get(o, "limits_note")), "memory: RLIMIT_AS per process");
+	assert_string_equal(json_string_value(json_object_get(o, "limits_note")), "memory: RLIMIT_DATA per process");
 	json_decref(o);
 	assert_string_equal(moat_mechanism_to_string(MOAT_MECH_TMPFS), "tmpfs");
 	assert_string_equal(moat_mechanism_to_string(_MOAT_MECH_MAX), "invalid");

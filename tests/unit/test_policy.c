@@ -79,8 +79,36 @@ static void test_minimal_defaults(void **state)
 	assert_int_equal(p->net, MOAT_NET_NONE);
 	assert_int_equal(p->n_binds, 0);
 	assert_null(p->exec_allow);
+	assert_false(p->exec_workspace);
 	assert_int_equal(p->workspace, MOAT_WORKSPACE_EPHEMERAL);
 	assert_false(p->tty);
+}
+
+/* exec.workspace: a switch, off by default, on in the agent profile; a
+ * nested run has it only where its parent does. */
+static void test_exec_workspace(void **state)
+{
+	(void)state;
+	_cleanup_policy_ moat_policy *on = parse_ok("version: 1\nexec: {workspace: true}\n");
+	assert_true(on->exec_workspace);
+	_cleanup_policy_ moat_policy *off = parse_ok("version: 1\n");
+	moat_error err = {0};
+	_cleanup_policy_ moat_policy *agent = NULL;
+	assert_int_equal(moat_policy_load_profile("agent", &agent, &err), 0);
+	assert_true(agent->exec_workspace);
+	_cleanup_policy_ moat_policy *code = NULL;
+	assert_int_equal(moat_policy_load_profile("code", &code, &err), 0);
+	assert_false(code->exec_workspace);
+	_cleanup_policy_ moat_policy *r = NULL;
+	assert_int_equal(moat_policy_intersect(off, on, &r, &err), 0);
+	assert_false(r->exec_workspace);
+	moat_policy_free(r);
+	r = NULL;
+	assert_int_equal(moat_policy_intersect(on, on, &r, &err), 0);
+	assert_true(r->exec_workspace);
+	_cleanup_config_ moat_config *c = moat_config_new();
+	assert_int_equal(moat_policy_apply(on, c, &err), 0);
+	assert_true(c->exec_workspace);
 }
 
 static void test_full(void **state)
@@ -197,18 +225,21 @@ static void test_json(void **state)
 static void test_values(void **state)
 {
 	(void)state;
-	_cleanup_policy_ moat_policy *p = parse_ok("version: 1\nlimits: {wall: 1.5, memory: unlimited, files: 0, "
+	_cleanup_policy_ moat_policy *p = parse_ok("version: 1\nlimits: {wall: 1.5, memory: unlimited, files: 8, "
 						    "tmp: 4096, output: 2K}\naudit: {record: ./rec.cast}\n"
 						    "filesystem: {read_only: [{host: \"~/\", path: /home, optional: true}]}\n");
 	assert_int_equal(p->limits.wall_ms, 1500);
 	assert_int_equal(p->limits.memory_bytes, MOAT_UNLIMITED);
-	assert_int_equal(p->limits.files, 0);
+	assert_int_equal(p->limits.files, 8);
 	assert_int_equal(p->limits.tmp_bytes, 4096);
 	assert_int_equal(p->limits.output_bytes, 2048);
 	assert_true(p->record);
 	assert_non_null(strstr(p->record_path, "/rec.cast"));
 	assert_string_equal(p->binds[0].src, "/home/u");
 	moat_policy_free(TAKE_PTR(p));
+	/* The same ranges as the flags (config.c), with the same words. */
+	parse_fails("version: 1\nlimits: {files: 0}\n", 2, 17, "limits.files (--files): 0 is too small (at least 8");
+	parse_fails("version: 1\nlimits: {pids: 4194305}\n", 2, 16, "limits.pids (--pids): 4194305 is too large");
 	p = parse_ok("version: 1\nnetwork: {mode: proxy}\n");
 	assert_int_equal(p->net, MOAT_NET_PROXY);
 }
@@ -667,6 +698,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_minimal_defaults),
+		cmocka_unit_test(test_exec_workspace),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_values),
