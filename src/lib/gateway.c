@@ -997,11 +997,19 @@ static void upstream_connected(gw_conn *c)
 		relay_start(c, ST_RELAY);
 		return;
 	}
-	/* The ClientHello gets a deadline of its own, from the 200 on: the
-	 * client could not send it before, and a loaded client with many
-	 * tunnels opening at once may take a while to get to it. */
-	if (c->deadline)
-		evtimer_add(c->deadline, &c->gw->head_timeout);
+	/* The ClientHello gets a deadline of its own, from the 200 on and
+	 * twice as long: the client could not send it before, and a loaded
+	 * client opening many tunnels at once may take a while to get to it. */
+	if (c->deadline) {
+		struct timeval twice = c->gw->head_timeout;
+		twice.tv_sec *= 2;
+		twice.tv_usec *= 2;
+		if (twice.tv_usec >= 1000000) {
+			twice.tv_sec += 1;
+			twice.tv_usec -= 1000000;
+		}
+		evtimer_add(c->deadline, &twice);
+	}
 	c->state = ST_TLS_PEEK;
 	tunnel_peek(c);
 }
