@@ -63,3 +63,37 @@ json() {
 }
 
 is_root() { [ "$MOAT_MODE" = root ]; }
+
+# Wall-time bounds: a check on how long something took compares it with
+# what this machine, at its present load, takes for a plain run measured
+# just before, never with a fixed figure alone (the suite runs on loaded
+# machines, two scripts at a time).
+# ms_of CMD...: runs CMD (output discarded) and prints its wall time in ms.
+ms_of() {
+	local t0
+	t0=$(date +%s%N)
+	"$@" >/dev/null 2>&1
+	echo $((($(date +%s%N) - t0) / 1000000))
+}
+# baseline_ms CMD...: the slowest of three runs of CMD, in ms.
+baseline_ms() {
+	local m=0 t
+	for _ in 1 2 3; do
+		t=$(ms_of "$@")
+		[ "$t" -gt "$m" ] && m=$t
+	done
+	echo "$m"
+}
+
+# in_other_mode N: true when the Nth attack is left to the other mode. In a
+# sanitizer build run as root, where both modes run, each attack runs in one
+# of them, alternating (odd ones as root, even ones rootless): that pass is
+# there for moat's memory errors, which an attack finds in either mode, and
+# the plain pass runs every attack in both. MOAT_SOAK=1 runs all in both.
+in_other_mode() {
+	[ -n "${MOAT_SANITIZED:-}" ] && [ -z "${MOAT_SOAK:-}" ] || return 1
+	case " ${MOAT_MODES:-} " in *" root "*" rootless "* | *" rootless "*" root "*) ;; *) return 1 ;; esac
+	if is_root; then [ $(($1 % 2)) -eq 0 ]; else [ $(($1 % 2)) -eq 1 ]; fi
+}
+# other_mode: the mode in_other_mode leaves an attack to.
+other_mode() { if is_root; then echo rootless; else echo root; fi; }

@@ -195,9 +195,11 @@ int moat_cli_audit_walk(const char *path, const moat_cli_walk *w)
 			last_us = us;
 			first = false;
 		}
-		if (w->json)
-			printf("%.*s\n", (int)len, p - len - 1);
-		else {
+		if (w->json) {
+			char *s = moat_audit_format_json_line(p - len - 1, len);
+			printf("%s\n", s ? s : "?");
+			free(s);
+		} else {
 			char *s = moat_audit_format_readable(j);
 			printf("%s\n", s ? s : "?");
 			free(s);

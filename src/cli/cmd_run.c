@@ -16,11 +16,13 @@
 int moat_cli_fail(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("moat: ", stderr);
+	_cleanup_free_ char *raw = NULL, *shown = NULL;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	int n = vasprintf(&raw, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* One line whatever the values echoed in it hold (moat__escape_controls). */
+	shown = n >= 0 ? moat__escape_controls_dup(raw) : NULL;
+	fprintf(stderr, "moat: %s\n", shown ? shown : "out of memory formatting an error");
 	return MOAT_EXIT_ERROR;
 }
 
@@ -81,6 +83,8 @@ static void run_usage(FILE *f)
 		"  --audit-files        also record which files the command opened, wrote,\n"
 		"                       removed, and which programs it ran (with --audit;\n"
 		"                       alone, as in the agent profile, it does nothing)\n"
+		"  --audit-max-size BYTES  the most the run adds to the audit log; past it,\n"
+		"                       one audit.overflow event and the rest is counted [4M]\n"
 		"  --record FILE.cast   record the terminal output (asciicast v2)\n"
 		"\n"
 		"exit status: the command's own; 128+N when signal N ended it (a limit kills\n"
@@ -113,6 +117,7 @@ enum {
 	OPT_RESULT,
 	OPT_AUDIT,
 	OPT_AUDIT_FILES,
+	OPT_AUDIT_MAX_SIZE,
 	OPT_RECORD,
 	OPT_PROFILE,
 	OPT_POLICY,
@@ -145,6 +150,7 @@ static const struct option run_options[] = {
 	{"result", required_argument, NULL, OPT_RESULT},
 	{"audit", required_argument, NULL, OPT_AUDIT},
 	{"audit-files", no_argument, NULL, OPT_AUDIT_FILES},
+	{"audit-max-size", required_argument, NULL, OPT_AUDIT_MAX_SIZE},
 	{"record", required_argument, NULL, OPT_RECORD},
 	{"profile", required_argument, NULL, OPT_PROFILE},
 	{"policy", required_argument, NULL, OPT_POLICY},
@@ -285,6 +291,11 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 		case OPT_AUDIT_FILES:
 			c->audit_files = true;
 			break;
+		case OPT_AUDIT_MAX_SIZE:
+			r = moat_parse_size(optarg, &c->audit_max_size, &err);
+			if (r >= 0 && (c->audit_max_size < MOAT_AUDIT_MIN_MAX_SIZE || c->audit_max_size > MOAT_AUDIT_MAX_MAX_SIZE))
+				r = moat_error_set(&err, MOAT_EINPUT, "'%s' is out of range (expected 64K to 1T)", optarg);
+			break;
 		case OPT_RECORD:
 			r = set_str(&c->record_path, optarg);
 			break;
@@ -374,6 +385,9 @@ int moat_cmd_run(int argc, char **argv)
 	char buf[MOAT_ERROR_MAX + 64];
 	_cleanup_audit_ moat_audit *audit = NULL;
 	if (c->audit_path && moat_audit_open(c->audit_path, NULL, &audit, &err) < 0)
+		return moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
+	if (audit && moat_audit_set_max_size(audit, c->audit_max_size ? c->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE,
+					     &err) < 0)
 		return moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
 	_cleanup_record_ moat_record *rec = NULL;
 	if (c->record_path) {

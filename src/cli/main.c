@@ -47,6 +47,5 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "moat: unknown command '%s' (see 'moat --help')\n", argv[1]);
-	return MOAT_EXIT_ERROR;
+	return moat_cli_fail("unknown command '%s' (see 'moat --help')", argv[1]);
 }

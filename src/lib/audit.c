@@ -27,6 +27,10 @@ struct moat_audit {
 	bool broken;                /* a write failed: the file may end mid-line */
 	bool failed;                /* some event was not written */
 	bool dirty;                 /* written since the last fsync */
+	uint64_t max_size;          /* cap on bytes this writer appends */
+	uint64_t written;           /* bytes this writer appended */
+	uint64_t dropped;           /* events dropped at the cap */
+	bool overflowed;            /* audit.overflow is written */
 };
 
 static const char *const problem_names[_MOAT_AUDIT_PROBLEM_MAX] = {
@@ -208,16 +212,6 @@ static bool is_hex64(const char *s)
 	return true;
 }
 
-/* Reads seq out of a line without judging the rest; -1 when unreadable. */
-static int64_t peek_seq(const line *l)
-{
-	json_t *j = json_loadb(l->p, l->len, 0, NULL);
-	json_t *s = json_object_get(j, "seq");
-	int64_t v = json_is_integer(s) ? (int64_t)json_integer_value(s) : -1;
-	json_decref(j);
-	return v;
-}
-
 static int verdict(moat_audit_verdict *v, moat_audit_problem p, size_t lineno, const char *fmt, ...)
 	_printf_(4, 5);
 static int verdict(moat_audit_verdict *v, moat_audit_problem p, size_t lineno, const char *fmt, ...)
@@ -239,6 +233,52 @@ static int track_session(json_t *open, const char *type, const char *session)
 	if (strcmp(type, "session.stop") == 0)
 		json_object_del(open, session);
 	return 0;
+}
+
+/* What verify knows of each line before judging any: its seq, its prev and
+ * its own hash, so that a break in the chain can be blamed on the line that
+ * explains it, which needs the next line too. */
+typedef struct link_info {
+	int64_t seq;                    /* -1 when unreadable */
+	bool has_prev;
+	char prev[MOAT_AUDIT_HASH_HEX];
+	char hash[MOAT_AUDIT_HASH_HEX];
+} link_info;
+
+static void read_link_info(const line *l, link_info *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->seq = -1;
+	moat_audit_hash(l->p, l->len, ret->hash);
+	json_t *j = json_loadb(l->p, l->len, JSON_REJECT_DUPLICATES, NULL);
+	json_t *s = json_object_get(j, "seq");
+	const char *prev = json_string_value(json_object_get(j, "prev"));
+	if (json_is_integer(s) && json_integer_value(s) >= 0)
+		ret->seq = (int64_t)json_integer_value(s);
+	if (is_hex64(prev)) {
+		memcpy(ret->prev, prev, sizeof(ret->prev));
+		ret->has_prev = true;
+	}
+	json_decref(j);
+}
+
+/* 1 when line i's prev is the hash of line i-1, 0 when it is not, -1 when
+ * line i cannot tell (unreadable, or past the end). */
+static int linked(const link_info *info, size_t n, size_t i)
+{
+	if (i == 0 || i >= n || !info[i].has_prev)
+		return -1;
+	return strcmp(info[i].prev, info[i - 1].hash) == 0;
+}
+
+/* Hex characters in which two hashes differ: an edited prev differs from
+ * the hash it was in a few, an unrelated hash in about 60 of 64. */
+static int hex_distance(const char *a, const char *b)
+{
+	int d = 0;
+	for (int k = 0; k < 64; k++)
+		d += a[k] != b[k];
+	return d;
 }
 
 int moat_audit_verify_buffer(const char *buf, size_t len, unsigned flags, moat_audit_verdict *ret)
@@ -268,10 +308,15 @@ int moat_audit_verify_buffer(const char *buf, size_t len, unsigned flags, moat_a
 	if (n == 0 && partial_len == 0)
 		return verdict(v, MOAT_AUDIT_MALFORMED, 1, "empty log: no log.start header");
 
+	_cleanup_free_ link_info *info = n ? calloc(n, sizeof(*info)) : NULL;
+	if (n && !info)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		read_link_info(&lines[i], &info[i]);
+
 	json_t *open = json_object();
 	if (!open)
 		return -ENOMEM;
-	char hash[MOAT_AUDIT_HASH_HEX] = "";
 	int64_t prev_seq = -1;
 	int r = 0;
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -297,7 +342,32 @@ int moat_audit_verify_buffer(const char *buf, size_t len, unsigned flags, moat_a
 			break;
 		}
 		int64_t seq = (int64_t)json_integer_value(js);
-		if (i == 0 && !(flags & MOAT_AUDIT_VERIFY_TAIL)) {
+		bool header = i == 0 && !(flags & MOAT_AUDIT_VERIFY_TAIL);
+		int self = header ? -1 : linked(info, n, i); /* this line to the one before */
+		int next = linked(info, n, i + 1);            /* the next line to this one */
+		int64_t next_seq = i + 1 < n ? info[i + 1].seq : -1;
+		int64_t want_next = i == 0 ? seq + 1 : prev_seq + 2;
+		/* This line's bytes changed after the next line was chained to
+		 * them: it is linked to its predecessor (or starts the buffer),
+		 * the next line is not linked to it, and the next line's seq is
+		 * the one that follows this line's place (so nothing was removed
+		 * in between; this line's own seq may be the edited field). When
+		 * the next line is the last, a line appended by something else
+		 * reads the same: the last line's check below names both. And
+		 * when the line after the next does not link to the next either,
+		 * it is the next line that was changed (its prev, or all of it). */
+		bool self_ok = i == 0 || self == 1;
+		if (self_ok && next == 0 && linked(info, n, i + 2) == 1 && next_seq == want_next) {
+			bool seq_edited = seq != prev_seq + 1;
+			r = verdict(v, MOAT_AUDIT_EDITED, lineno,
+				    "line %zu does not link to this line (its prev is not this line's hash), while "
+				    "this line links to %s: this line was changed after it was written%s",
+				    lineno + 1, header ? "its nonce" : "the line before it",
+				    seq_edited ? " (its seq among others)" : "");
+			json_decref(j);
+			break;
+		}
+		if (header) {
 			const char *nonce = json_string_value(json_object_get(j, "nonce"));
 			char want[MOAT_AUDIT_HASH_HEX];
 			if (strcmp(type, "log.start") != 0 || !is_hex64(nonce))
@@ -307,15 +377,21 @@ int moat_audit_verify_buffer(const char *buf, size_t len, unsigned flags, moat_a
 			else if (moat_audit_hash(nonce, 64, want), strcmp(want, prev) != 0)
 				r = verdict(v, MOAT_AUDIT_FORGED, lineno, "header is not chained to its nonce");
 		} else if (i > 0) {
-			char want[MOAT_AUDIT_HASH_HEX];
-			moat_audit_hash(lines[i - 1].p, lines[i - 1].len, want);
-			if (seq <= prev_seq) {
+			if (self == 1 && seq != prev_seq + 1) {
+				/* Chained by the writer, yet out of place: its seq
+				 * was changed (and, being last, nothing after it
+				 * shows the change in the chain). */
+				r = verdict(v, MOAT_AUDIT_EDITED, lineno,
+					    "seq %" PRId64 " where %" PRId64 " was due, on a line that links to line %zu: "
+					    "its seq was changed after it was written",
+					    seq, prev_seq + 1, lineno - 1);
+			} else if (seq <= prev_seq) {
 				r = verdict(v, MOAT_AUDIT_REORDERED, lineno, "seq %" PRId64 " comes after seq %" PRId64,
 					    seq, prev_seq);
 			} else if (seq != prev_seq + 1) {
 				size_t found = 0;
 				for (size_t k = i + 1; k < n && !found; k++)
-					if (peek_seq(&lines[k]) == prev_seq + 1)
+					if (info[k].seq == prev_seq + 1)
 						found = k + 1;
 				if (found)
 					r = verdict(v, MOAT_AUDIT_REORDERED, lineno,
@@ -327,19 +403,36 @@ int moat_audit_verify_buffer(const char *buf, size_t len, unsigned flags, moat_a
 						    "seq jumps from %" PRId64 " to %" PRId64 ": %" PRId64
 						    " event(s) removed before this line",
 						    prev_seq, seq, seq - prev_seq - 1);
-			} else if (strcmp(want, prev) != 0) {
-				/* The chain breaks between line i and line i+1. When
-				 * line i+1 is the last line, the likeliest story is
-				 * a line appended by someone else; otherwise line i
-				 * was changed after line i+1 was chained to it. */
-				if (i + 1 == n)
+			} else if (self == 0) {
+				/* This line does not link to the one before, whose
+				 * own link to it was fine (else the check above
+				 * would have named it). When the next line does not
+				 * link to this one either, this line itself was
+				 * changed (its prev, or all of it). As the last
+				 * line nothing follows to tell: a prev a few
+				 * characters from the right hash was edited, an
+				 * unrelated one was written by something else. */
+				if (next == 0)
+					r = verdict(v, MOAT_AUDIT_EDITED, lineno,
+						    "this line does not link to line %zu (its prev is not that line's "
+						    "hash), and line %zu does not link to it: this line was changed",
+						    lineno - 1, lineno + 1);
+				else if (i + 1 == n && hex_distance(prev, info[i - 1].hash) <= 8)
+					r = verdict(v, MOAT_AUDIT_EDITED, lineno,
+						    "this line does not link to line %zu: its prev differs from that "
+						    "line's hash in %d hex digit(s), so its prev was changed",
+						    lineno - 1, hex_distance(prev, info[i - 1].hash));
+				else if (i + 1 == n)
 					r = verdict(v, MOAT_AUDIT_FORGED, lineno,
-						    "prev does not match the hash of line %zu: appended by "
-						    "something other than the writer (or line %zu edited)",
+						    "this line does not link to line %zu (its prev is not that line's "
+						    "hash): appended by something other than the writer, or line %zu "
+						    "was changed after it was written",
 						    lineno - 1, lineno - 1);
 				else
 					r = verdict(v, MOAT_AUDIT_EDITED, lineno - 1,
-						    "its hash does not match the prev recorded in line %zu", lineno);
+						    "line %zu does not link to this line (its prev is not this line's "
+						    "hash): this line was changed after it was written",
+						    lineno);
 			} else if (strcmp(type, "log.start") == 0) {
 				r = verdict(v, MOAT_AUDIT_FORGED, lineno, "a second log.start header");
 			}
@@ -350,11 +443,10 @@ int moat_audit_verify_buffer(const char *buf, size_t len, unsigned flags, moat_a
 				json_decref(open);
 				return -ENOMEM;
 			}
-			moat_audit_hash(lines[i].p, lines[i].len, hash);
 			prev_seq = seq;
 			v->events++;
 			v->last_seq = (uint64_t)seq;
-			memcpy(v->head, hash, sizeof(hash));
+			memcpy(v->head, info[i].hash, sizeof(v->head));
 		}
 		json_decref(j);
 	}
@@ -405,7 +497,40 @@ char *moat_audit_format_readable(const json_t *ev)
 		free(buf);
 		return NULL;
 	}
-	return buf;
+	/* Values come from the sandbox (file names, argv): an escape sequence
+	 * in one must reach the reader's terminal as text, not as a command
+	 * that rewrites the screen. */
+	char *shown = moat__escape_controls_dup(buf);
+	free(buf);
+	return shown;
+}
+
+char *moat_audit_format_json_line(const char *text, size_t len)
+{
+	if (!moat__has_controls(text, len))
+		return strndup(text, len);
+	json_t *j = json_loadb(text, len, 0, NULL);
+	if (!j)
+		return NULL;
+	/* ASCII only: \u escapes for every control, C1 ones included. */
+	char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	json_decref(j);
+	if (!s || !strchr(s, 0x7f))
+		return s;
+	/* DEL is ASCII, so jansson leaves it; it can only be inside a string. */
+	size_t n = strlen(s), k = 0;
+	char *out = malloc(6 * n + 1);
+	if (out)
+		for (size_t i = 0; i <= n; i++) {
+			if (s[i] == 0x7f) {
+				memcpy(out + k, "\\u007f", 6);
+				k += 6;
+			} else {
+				out[k++] = s[i];
+			}
+		}
+	free(s);
+	return out;
 }
 
 /* ---- the writer ---- */
@@ -420,6 +545,12 @@ static uint64_t realtime_us(void)
 /* Writes one line (plus its newline) in a single write(). Called locked. */
 static int append_line(moat_audit *a, const char *type, json_t *fields, unsigned flags, moat_error *err)
 {
+	/* Past the cap, an event is only counted: not even formatted, so a
+	 * flood costs the supervisor as little as it can. */
+	if (a->overflowed && !(flags & MOAT_AUDIT_ALWAYS)) {
+		a->dropped++;
+		return 0;
+	}
 	char time[40];
 	moat_audit_format_time(realtime_us(), time, sizeof(time));
 	_cleanup_free_ char *s = NULL;
@@ -436,6 +567,25 @@ static int append_line(moat_audit *a, const char *type, json_t *fields, unsigned
 			return rc;
 		n = strlen(s);
 	}
+	/* The cap: the first event past it becomes one audit.overflow
+	 * event, later ones are only counted. The overflow line is small and
+	 * written even though it passes the cap, as are the ALWAYS events. */
+	if (!(flags & MOAT_AUDIT_ALWAYS) && a->written + n + 1 > a->max_size) {
+		a->dropped++;
+		if (a->overflowed)
+			return 0;
+		a->overflowed = true;
+		json_t *o = json_pack("{sIsIss}", "max_size", (json_int_t)a->max_size, "written",
+				      (json_int_t)a->written, "first_dropped", type);
+		free(TAKE_PTR(s));
+		rc = o ? moat_audit_format_line(a->seq, time, a->session, "audit.overflow", o, a->prev, a->red, &s, err)
+		       : moat_error_set(err, ENOMEM, "audit.overflow");
+		json_decref(o);
+		if (rc < 0)
+			return rc;
+		n = strlen(s);
+		flags |= MOAT_AUDIT_SYNC;
+	}
 	char hash[MOAT_AUDIT_HASH_HEX];
 	moat_audit_hash(s, n, hash);
 	s[n] = '\n'; /* the NUL is not written; the hash covers the line only */
@@ -451,6 +601,7 @@ static int append_line(moat_audit *a, const char *type, json_t *fields, unsigned
 	}
 	memcpy(a->prev, hash, sizeof(hash));
 	a->seq++;
+	a->written += n + 1;
 	a->dirty = true;
 	if (flags & MOAT_AUDIT_SYNC) {
 		if (fsync(a->fd) < 0)
@@ -539,6 +690,7 @@ int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, 
 		return moat_error_set(err, ENOMEM, "audit log %s", path);
 	pthread_mutex_init(&a->lock, NULL);
 	a->fd = -1;
+	a->max_size = MOAT_AUDIT_DEFAULT_MAX_SIZE;
 	_cleanup_audit_ moat_audit *guard = a;
 	a->path = strdup(path);
 	a->red = moat_redactor_new();
@@ -592,6 +744,25 @@ int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, 
 		return rc;
 	*ret = TAKE_PTR(guard);
 	return 0;
+}
+
+int moat_audit_set_max_size(moat_audit *a, uint64_t max_size, moat_error *err)
+{
+	if (max_size < MOAT_AUDIT_MIN_MAX_SIZE || max_size > MOAT_AUDIT_MAX_MAX_SIZE)
+		return moat_error_set(err, MOAT_EINPUT,
+				      "audit.max_size: %" PRIu64 " bytes is out of range (64K to 1T)", max_size);
+	pthread_mutex_lock(&a->lock);
+	a->max_size = max_size;
+	pthread_mutex_unlock(&a->lock);
+	return 0;
+}
+
+uint64_t moat_audit_dropped(moat_audit *a)
+{
+	pthread_mutex_lock(&a->lock);
+	uint64_t d = a->dropped;
+	pthread_mutex_unlock(&a->lock);
+	return d;
 }
 
 int moat_audit_add_secret(moat_audit *a, const char *name, const char *value, moat_error *err)

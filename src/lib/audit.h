@@ -23,6 +23,7 @@
  * log at the same time is refused with an exclusive lock. */
 #pragma once
 
+#include "config.h"
 #include "error.h"
 #include "redact.h"
 
@@ -32,6 +33,11 @@
 
 /* fsync the log before returning. */
 #define MOAT_AUDIT_SYNC (1u << 0)
+
+/* Events a sandbox can cause are never exempt from the log's size cap;
+ * these few (session.start, session.stop) are, so that a capped log still
+ * says how the session ended. */
+#define MOAT_AUDIT_ALWAYS (1u << 1)
 
 /* One line may not be longer than this. An event that would be is written
  * with its fields replaced by {"oversize": BYTES}, so the fact that it
@@ -56,6 +62,15 @@ int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, 
  * fields are redacted first. After a failed write the writer refuses more
  * events: the file may end in a partial line, and verify will say so. */
 int moat_audit_event(moat_audit *a, const char *type, json_t *fields, unsigned flags, moat_error *err);
+/* Caps the bytes this writer appends (its header included) at max_size,
+ * within [MOAT_AUDIT_MIN_MAX_SIZE, MOAT_AUDIT_MAX_MAX_SIZE]. The first event
+ * that would pass it is replaced by one "audit.overflow" event
+ * ({"max_size", "written"}); from then on every event is dropped and counted
+ * but those written with MOAT_AUDIT_ALWAYS, which still go past the cap.
+ * The default is MOAT_AUDIT_DEFAULT_MAX_SIZE. */
+int moat_audit_set_max_size(moat_audit *a, uint64_t max_size, moat_error *err);
+/* Events dropped since the cap was reached. */
+uint64_t moat_audit_dropped(moat_audit *a);
 /* Registers a secret value: from now on every occurrence in any string of
  * any event reads [REDACTED:NAME]. */
 int moat_audit_add_secret(moat_audit *a, const char *name, const char *value, moat_error *err);
@@ -120,8 +135,13 @@ typedef struct moat_audit_verdict {
  * problem was found (described in *ret), -ENOMEM. */
 int moat_audit_verify_buffer(const char *buf, size_t len, unsigned flags, moat_audit_verdict *ret);
 
-/* One readable line for an event object: "TIME TYPE key=value ...". */
+/* One readable line for an event object: "TIME TYPE key=value ...", with
+ * control characters escaped (moat__escape_controls). */
 char *moat_audit_format_readable(const json_t *event);
+/* A log line as JSON for a terminal: the line itself when it holds no
+ * control character, else the same object re-encoded in ASCII with every
+ * control as a \u escape. NULL when it is not JSON (or out of memory). */
+char *moat_audit_format_json_line(const char *line, size_t len);
 
 /* ---- Run events: the types documented in docs/audit.md. ---- */
 

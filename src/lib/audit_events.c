@@ -51,7 +51,7 @@ int moat_audit_session_start(moat_audit *a, const char *policy_name, const char 
 	json_object_set_new(f, "host", json_string(host));
 	json_object_set_new(f, "argv", strv_json(argv));
 	json_object_set_new(f, "isolation", iso ? isolation_json(iso) : json_null());
-	return moat_audit_event(a, "session.start", f, MOAT_AUDIT_SYNC, err);
+	return moat_audit_event(a, "session.start", f, MOAT_AUDIT_SYNC | MOAT_AUDIT_ALWAYS, err);
 }
 
 int moat_audit_exec(moat_audit *a, const char *path, char *const *argv, pid_t pid, pid_t parent,
@@ -130,7 +130,8 @@ int moat_audit_limit_hit(moat_audit *a, const char *limit, uint64_t value, const
 	json_object_set_new(f, "limit", json_string(limit));
 	json_object_set_new(f, "value", value == UINT64_MAX ? json_null() : json_integer((json_int_t)value));
 	json_object_set_new(f, "unit", unit ? json_string(unit) : json_null());
-	return moat_audit_event(a, "limit.hit", f, MOAT_AUDIT_SYNC, err);
+	/* At most one a run, and the reason it ended: past the cap too. */
+	return moat_audit_event(a, "limit.hit", f, MOAT_AUDIT_SYNC | MOAT_AUDIT_ALWAYS, err);
 }
 
 int moat_audit_denied(moat_audit *a, const char *layer, const char *what, const char *detail, moat_error *err)
@@ -155,7 +156,7 @@ int moat_audit_session_stop(moat_audit *a, const moat_result *r, json_t *extra, 
 	if (extra)
 		json_object_update(f, extra);
 	json_decref(extra);
-	return moat_audit_event(a, "session.stop", f, MOAT_AUDIT_SYNC, err);
+	return moat_audit_event(a, "session.stop", f, MOAT_AUDIT_SYNC | MOAT_AUDIT_ALWAYS, err);
 }
 
 void moat__audit_run_started(moat_audit *a, const moat_config *c, const moat_isolation *iso, pid_t cmd_pid,
@@ -218,8 +219,21 @@ void moat__audit_run_finished(moat_audit *a, const moat_config *c, const moat_re
 		moat_audit_limit_hit(a, name, v, unit, NULL);
 	json_t *extra = NULL;
 	if (trail && trail->notifications) {
-		extra = json_pack("{s{sIsIsI}}", "trail", "notifications", (json_int_t)trail->notifications,
-				  "events", (json_int_t)trail->events, "unreadable", (json_int_t)trail->unreadable);
+		extra = json_pack("{s{sIsIsIsIs[ss*]}}", "trail", "notifications", (json_int_t)trail->notifications,
+				  "events", (json_int_t)trail->events, "unreadable", (json_int_t)trail->unreadable,
+				  "racy", (json_int_t)trail->racy, "sources", "seccomp",
+				  trail->fanotify ? "fanotify" : NULL);
+		if (extra && trail->fanotify) {
+			json_t *tr = json_object_get(extra, "trail");
+			json_object_set_new(tr, "fanotify_events", json_integer((json_int_t)trail->fanotify_events));
+			json_object_set_new(tr, "fanotify_lost", json_integer((json_int_t)trail->fanotify_lost));
+		}
+	}
+	uint64_t dropped = moat_audit_dropped(a);
+	if (dropped) {
+		if (!extra)
+			extra = json_object();
+		json_object_set_new(extra, "audit_dropped", json_integer((json_int_t)dropped));
 	}
 	moat_audit_session_stop(a, r, extra, NULL);
 }

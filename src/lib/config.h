@@ -74,6 +74,7 @@ typedef struct moat_config {
 	char *audit_path;     /* --audit FILE */
 	char *record_path;    /* --record FILE.cast */
 	bool audit_files;     /* audit.files: the file and exec trail */
+	uint64_t audit_max_size; /* audit.max_size: cap on what the run adds to the log */
 	char *profile;        /* built-in policy name: "code" or "agent" */
 	char *policy_path;    /* --policy FILE */
 	char *hostname;       /* inside the uts namespace; default "moat" */
@@ -89,6 +90,14 @@ typedef struct moat_config {
 	unsigned exec_deny_tmp : 1; /* no execution from /tmp even without an allowlist */
 	unsigned exec_workspace : 1; /* /out and --rw binds may hold programs (policy exec.workspace) */
 } moat_config;
+
+/* The cap on what one audit writer (one run, one session) adds to its log
+ * unless the policy's audit.max_size says otherwise, and the range that may
+ * take. A sandbox causes events (each file it opens, each request), so
+ * without a cap it could fill the host's disk through the log. */
+#define MOAT_AUDIT_DEFAULT_MAX_SIZE (UINT64_C(4) << 20)
+#define MOAT_AUDIT_MIN_MAX_SIZE (UINT64_C(64) << 10)
+#define MOAT_AUDIT_MAX_MAX_SIZE (UINT64_C(1) << 40)
 
 /* The code profile's limits when nothing else sets them. */
 void moat_limits_default_code(moat_limits *l);

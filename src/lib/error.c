@@ -10,10 +10,15 @@ int moat_error_set(moat_error *err, int code, const char *fmt, ...)
 	if (code == 0)
 		code = EIO;
 	if (err) {
+		char raw[MOAT_ERROR_MAX];
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		vsnprintf(raw, sizeof(raw), fmt, ap);
 		va_end(ap);
+		/* Messages echo values from outside (a flag, a policy field, a
+		 * path): a newline or a terminal escape in one must not make
+		 * the one-line error two lines, or rewrite the screen. */
+		moat__escape_controls(raw, err->msg, sizeof(err->msg));
 		err->code = code;
 	}
 	return -code;
@@ -23,11 +28,12 @@ int moat_error_wrap(moat_error *err, const char *fmt, ...)
 {
 	if (!err)
 		return -EIO;
-	char prefix[MOAT_ERROR_MAX];
+	char raw[MOAT_ERROR_MAX], prefix[MOAT_ERROR_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	moat__escape_controls(raw, prefix, sizeof(prefix));
 	char old[MOAT_ERROR_MAX];
 	memcpy(old, err->msg, sizeof(old));
 	if (old[0])

@@ -1,8 +1,13 @@
 #include "filetrail.h"
 
+#include "fanwatch.h"
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
+/* SHA-256 without EVP, as in audit.c (moat_audit_hash says why). */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 #include <poll.h>
 #include <pthread.h>
 #include <seccomp.h>
@@ -10,12 +15,15 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <time.h>
 
-/* Caps on what is read from the sandboxed process per call. */
+/* Caps on what is read from the sandboxed process per call. A path longer
+ * than PATH_MAX the kernel refuses anyway. The kernel copies at most 6 MiB
+ * of argv and environment (3/4 of _STK_LIM) and refuses a longer one with
+ * E2BIG, so reading stops a little past that. */
 #define TRAIL_PATH_MAX 4096
-#define TRAIL_ARGV_MAX 256
-#define TRAIL_ARG_MAX 4096
+#define TRAIL_ARGV_READ_MAX (UINT64_C(8) << 20)
 /* Exec attempts held back before session.start (a PATH search makes one
  * per directory). */
 #define TRAIL_PENDING_MAX 32
@@ -35,6 +43,16 @@ typedef enum call_kind {
 	K_RENAME,
 	K_RENAMEAT,
 	K_RENAMEAT2,
+	K_TRUNCATE,
+	K_LINK,
+	K_LINKAT,
+	K_SYMLINK,
+	K_SYMLINKAT,
+	K_MKDIR,
+	K_MKDIRAT,
+	K_CHMOD,
+	K_FCHMODAT,
+	K_FCHMODAT2,
 	_K_MAX,
 } call_kind;
 
@@ -43,6 +61,10 @@ static const char *const call_names[_K_MAX] = {
 	[K_OPENAT] = "openat",     [K_OPENAT2] = "openat2",   [K_CREAT] = "creat",
 	[K_UNLINK] = "unlink",     [K_UNLINKAT] = "unlinkat", [K_RMDIR] = "rmdir",
 	[K_RENAME] = "rename",     [K_RENAMEAT] = "renameat", [K_RENAMEAT2] = "renameat2",
+	[K_TRUNCATE] = "truncate", [K_LINK] = "link",         [K_LINKAT] = "linkat",
+	[K_SYMLINK] = "symlink",   [K_SYMLINKAT] = "symlinkat", [K_MKDIR] = "mkdir",
+	[K_MKDIRAT] = "mkdirat",   [K_CHMOD] = "chmod",       [K_FCHMODAT] = "fchmodat",
+	[K_FCHMODAT2] = "fchmodat2",
 };
 
 /* Architectures watched besides the native one: a 64-bit program can make
@@ -75,7 +97,114 @@ const char *moat__filetrail_event_type(const char *syscall, int flags)
 		return "file.unlink";
 	if (strncmp(syscall, "rename", 6) == 0)
 		return "file.rename";
+	if (strcmp(syscall, "truncate") == 0)
+		return "file.truncate";
+	if (strcmp(syscall, "link") == 0 || strcmp(syscall, "linkat") == 0)
+		return "file.link";
+	if (strcmp(syscall, "symlink") == 0 || strcmp(syscall, "symlinkat") == 0)
+		return "file.symlink";
+	if (strcmp(syscall, "mkdir") == 0 || strcmp(syscall, "mkdirat") == 0)
+		return "file.mkdir";
+	if (strcmp(syscall, "chmod") == 0 || strcmp(syscall, "fchmodat") == 0 || strcmp(syscall, "fchmodat2") == 0)
+		return "file.chmod";
 	return NULL;
+}
+
+json_t *moat__filetrail_mode_json(unsigned mode)
+{
+	char s[16];
+	snprintf(s, sizeof(s), "0%o", mode & 07777);
+	return json_string(s);
+}
+
+struct moat_trail_argv {
+	SHA256_CTX sha;
+	uint64_t bytes; /* all strings with their NULs */
+	uint64_t count; /* strings ended */
+	size_t kept;    /* bytes of buf in use: the first MOAT_TRAIL_ARGV_WHOLE */
+	char buf[MOAT_TRAIL_ARGV_WHOLE];
+};
+
+moat_trail_argv *moat__trail_argv_new(void)
+{
+	moat_trail_argv *v = malloc(sizeof(*v));
+	if (!v)
+		return NULL;
+	v->bytes = v->count = 0;
+	v->kept = 0;
+	if (SHA256_Init(&v->sha) != 1) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+static void argv_keep(moat_trail_argv *v, const char *buf, size_t len)
+{
+	size_t room = sizeof(v->buf) - v->kept;
+	size_t n = len < room ? len : room;
+	memcpy(v->buf + v->kept, buf, n);
+	v->kept += n;
+}
+
+int moat__trail_argv_add(moat_trail_argv *v, const char *buf, size_t len)
+{
+	if (SHA256_Update(&v->sha, buf, len) != 1)
+		return -EIO;
+	v->bytes += len;
+	argv_keep(v, buf, len);
+	return 0;
+}
+
+int moat__trail_argv_end(moat_trail_argv *v)
+{
+	if (SHA256_Update(&v->sha, "", 1) != 1)
+		return -EIO;
+	v->bytes++;
+	v->count++;
+	argv_keep(v, "", 1);
+	return 0;
+}
+
+/* The strings in buf[0..len), NUL-separated; a last one without its NUL
+ * is included as it is (cut). */
+static json_t *split_strings(const char *buf, size_t len)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < len;) {
+		const char *z = memchr(buf + i, '\0', len - i);
+		size_t n = z ? (size_t)(z - (buf + i)) : len - i;
+		_cleanup_free_ char *s = strndup(buf + i, n);
+		if (s)
+			json_array_append_new(a, moat_audit_bytes_json(s));
+		i += n + 1;
+	}
+	return a;
+}
+
+void moat__trail_argv_finish(moat_trail_argv *v, bool complete, json_t *f)
+{
+	if (!v)
+		return;
+	if (complete && v->bytes <= MOAT_TRAIL_ARGV_WHOLE && v->count <= MOAT_TRAIL_ARGV_WHOLE_COUNT) {
+		json_object_set_new(f, "argv", split_strings(v->buf, v->kept));
+		free(v);
+		return;
+	}
+	size_t head = v->kept < MOAT_TRAIL_ARGV_HEAD ? v->kept : MOAT_TRAIL_ARGV_HEAD;
+	json_object_set_new(f, "argv", split_strings(v->buf, head));
+	json_object_set_new(f, "argv_truncated", json_true());
+	json_object_set_new(f, "argc", json_integer((json_int_t)v->count));
+	json_object_set_new(f, "argv_bytes", json_integer((json_int_t)v->bytes));
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	char hex[2 * SHA256_DIGEST_LENGTH + 1];
+	/* An argv that could not be read to its end has no hash to give: it
+	 * would be the hash of something the kernel was never asked to run. */
+	if (complete && SHA256_Final(md, &v->sha) == 1) {
+		moat__hex_encode(md, sizeof(md), hex);
+		json_object_set_new(f, "argv_sha256", json_string(hex));
+	}
+	free(v);
 }
 
 char *moat__filetrail_join(const char *dir, const char *path)
@@ -162,6 +291,16 @@ struct moat_filetrail {
 	size_t n_w;
 	pending pend[TRAIL_PENDING_MAX];
 	size_t n_pend;
+	/* The last exec held back before session.start: a descriptor on the
+	 * caller's memory as it was before that exec, an address that was
+	 * readable there, and the program it was running. */
+	int held_fd;
+	pid_t held_pid;
+	uint64_t held_addr;
+	dev_t held_dev;
+	ino_t held_ino;
+	int fan_fd;      /* fanotify on the sandbox's mounts, or -1 */
+	ino_t pidns;     /* the sandbox's pid namespace */
 	int mem_fd;      /* /proc/PID/mem of mem_pid, cached */
 	pid_t mem_pid;
 	pid_t mem_nspid; /* mem_pid as the sandbox sees it */
@@ -287,21 +426,31 @@ static char *base_dir(pid_t pid, int dirfd)
 	return strdup(target);
 }
 
+/* Reads a string argument from the caller's memory, retrying once with a
+ * fresh descriptor (the cached one may belong to a task that is gone).
+ * Returns its length or -errno. */
+static ssize_t read_arg(moat_filetrail *t, pid_t pid, uint64_t addr, char *buf, size_t cap, bool *trunc)
+{
+	int fd = mem_fd(t, pid);
+	ssize_t n = fd < 0 ? -EIO : read_string(fd, addr, buf, cap, trunc);
+	if (n < 0) {
+		forget_mem(t);
+		fd = mem_fd(t, pid);
+		n = fd < 0 ? -EIO : read_string(fd, addr, buf, cap, trunc);
+	}
+	return n;
+}
+
 /* Reads a path argument and records it as "key" (absolute when it could be
- * made so) and "key_asked" when that differs from what the program passed. */
+ * made so) and "key_asked" when that differs from what the program passed.
+ * A path that cannot be read is left out, never logged as null or guessed:
+ * the caller marks the event unreadable. */
 static bool add_path(moat_filetrail *t, json_t *f, const char *key, pid_t pid, int dirfd, uint64_t addr)
 {
 	char buf[TRAIL_PATH_MAX];
 	bool trunc;
-	int fd = mem_fd(t, pid);
-	if (fd < 0 || read_string(fd, addr, buf, sizeof(buf), &trunc) < 0) {
-		forget_mem(t);
-		fd = mem_fd(t, pid);
-		if (fd < 0 || read_string(fd, addr, buf, sizeof(buf), &trunc) < 0) {
-			json_object_set_new(f, key, json_null());
-			return false;
-		}
-	}
+	if (read_arg(t, pid, addr, buf, sizeof(buf), &trunc) < 0)
+		return false;
 	_cleanup_free_ char *dir = buf[0] == '/' ? NULL : base_dir(pid, dirfd);
 	_cleanup_free_ char *full = moat__filetrail_join(dir, buf);
 	json_object_set_new(f, key, moat_audit_bytes_json(full ? full : buf));
@@ -315,26 +464,86 @@ static bool add_path(moat_filetrail *t, json_t *f, const char *key, pid_t pid, i
 	return true;
 }
 
-static json_t *read_argv(moat_filetrail *t, pid_t pid, uint64_t addr, bool compat)
+/* A string argument recorded as the program passed it (a symlink's target
+ * is its content, not a path to resolve here). */
+static bool add_string(moat_filetrail *t, json_t *f, const char *key, pid_t pid, uint64_t addr)
 {
-	json_t *a = json_array();
-	int fd = mem_fd(t, pid);
+	char buf[TRAIL_PATH_MAX];
+	bool trunc;
+	if (read_arg(t, pid, addr, buf, sizeof(buf), &trunc) < 0)
+		return false;
+	json_object_set_new(f, key, moat_audit_bytes_json(buf));
+	if (trunc)
+		json_object_set_new(f, "truncated", json_true());
+	return true;
+}
+
+/* Streams the argv array at addr into v. Returns 0 when read to its NULL,
+ * -EFAULT when some of it could not be read, -E2BIG past what the kernel
+ * itself would copy (it refuses such an execve). */
+static int read_argv_into(int fd, uint64_t addr, bool compat, moat_trail_argv *v)
+{
 	size_t ptr = compat ? 4 : 8;
-	for (size_t i = 0; fd >= 0 && addr && i < TRAIL_ARGV_MAX; i++) {
+	uint64_t total = 0;
+	if (!addr)
+		return 0; /* Linux takes a NULL argv as an empty one */
+	for (uint64_t i = 0;; i++) {
 		uint64_t p = 0;
 		if (pread(fd, &p, ptr, (off_t)(addr + i * ptr)) != (ssize_t)ptr)
-			break;
+			return -EFAULT;
 		if (!p)
-			return a;
-		char buf[TRAIL_ARG_MAX];
-		bool trunc;
-		if (read_string(fd, p, buf, sizeof(buf), &trunc) < 0)
-			break;
-		json_array_append_new(a, moat_audit_bytes_json(buf));
+			return 0;
+		total += ptr;
+		for (;;) {
+			char chunk[4096];
+			size_t page = 4096 - (p & 4095);
+			ssize_t n = pread(fd, chunk, page, (off_t)p);
+			if (n <= 0)
+				return -EFAULT;
+			char *z = memchr(chunk, '\0', (size_t)n);
+			size_t take = z ? (size_t)(z - chunk) : (size_t)n;
+			if (moat__trail_argv_add(v, chunk, take) < 0)
+				return -EIO;
+			total += take;
+			if (total > TRAIL_ARGV_READ_MAX)
+				return -E2BIG;
+			if (z) {
+				if (moat__trail_argv_end(v) < 0)
+					return -EIO;
+				total++;
+				break;
+			}
+			p += (uint64_t)n;
+		}
 	}
-	if (addr && json_array_size(a) >= TRAIL_ARGV_MAX)
-		json_array_append_new(a, json_string("..."));
-	return a;
+}
+
+/* The argv fields of an exec event; false when it could not all be read. */
+static bool add_argv(moat_filetrail *t, json_t *f, pid_t pid, uint64_t addr, bool compat)
+{
+	moat_trail_argv *v = moat__trail_argv_new();
+	if (!v)
+		return false;
+	int fd = mem_fd(t, pid);
+	int r = fd < 0 ? -EIO : read_argv_into(fd, addr, compat, v);
+	moat__trail_argv_finish(v, r == 0, f);
+	if (r == -E2BIG)
+		json_object_set_new(f, "argv_incomplete", json_string("longer than the kernel accepts"));
+	else if (r < 0)
+		json_object_set_new(f, "argv_incomplete", json_string("unreadable"));
+	return r == 0 || r == -E2BIG;
+}
+
+/* Threads in the caller's process, from /proc/PID/status; 0 when unknown. */
+static long thread_count(pid_t pid)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+	_cleanup_free_ char *s = NULL;
+	if (moat__read_file_at(AT_FDCWD, p, 8192, &s) < 0)
+		return 0;
+	const char *l = strstr(s, "\nThreads:");
+	return l ? strtol(l + 9, NULL, 10) : 0;
 }
 
 /* The pid fields every event carries: the pid as the sandbox sees it (what
@@ -346,6 +555,28 @@ static void add_pids(moat_filetrail *t, json_t *f, pid_t pid)
 	json_object_set_new(f, "host_pid", json_integer(pid));
 }
 
+/* How far the path in an event can be trusted. Another thread of the
+ * caller's process can rewrite the path between the supervisor's read and
+ * the kernel's own, so an event from a multi-threaded caller (or one whose
+ * thread count could not be read) is "racy"; a path that could not be read
+ * at all is left out and the event is "unreadable". The count is taken
+ * before the path is read: the caller is stopped in the call, so no thread
+ * of its process can be created after that. Nothing is added when the
+ * caller was single-threaded (docs/audit.md says what that does not rule
+ * out). */
+static void add_reliability(moat_filetrail *t, json_t *f, bool ok, long threads)
+{
+	if (!ok) {
+		json_object_set_new(f, "reliability", json_string("unreadable"));
+		t->stats.unreadable++;
+	} else if (threads != 1) {
+		json_object_set_new(f, "reliability", json_string("racy"));
+		if (threads > 1)
+			json_object_set_new(f, "threads", json_integer(threads));
+		t->stats.racy++;
+	}
+}
+
 /* Builds the event for one notification; returns its type or NULL. */
 static const char *describe(moat_filetrail *t, const struct seccomp_notif *req, call_kind k, json_t *f)
 {
@@ -355,12 +586,13 @@ static const char *describe(moat_filetrail *t, const struct seccomp_notif *req, 
 	int flags = 0;
 	bool ok = true;
 	const char *name = call_names[k];
+	long threads = thread_count(pid);
 	switch (k) {
 	case K_EXECVE:
 	case K_EXECVEAT: {
 		int dirfd = k == K_EXECVEAT ? (int)a[0] : AT_FDCWD;
 		ok = add_path(t, f, "path", pid, dirfd, k == K_EXECVEAT ? a[1] : a[0]);
-		json_object_set_new(f, "argv", read_argv(t, pid, k == K_EXECVEAT ? a[2] : a[1], compat));
+		ok = add_argv(t, f, pid, k == K_EXECVEAT ? a[2] : a[1], compat) && ok;
 		add_pids(t, f, pid);
 		pid_t pp, ns_pp = 0, unused;
 		read_status(pid, &pp, &unused);
@@ -370,8 +602,7 @@ static const char *describe(moat_filetrail *t, const struct seccomp_notif *req, 
 		json_object_set_new(f, "source", json_string("seccomp"));
 		json_object_set_new(f, "syscall", json_string(name));
 		json_object_set_new(f, "result", json_null());
-		if (!ok)
-			t->stats.unreadable++;
+		add_reliability(t, f, ok, threads);
 		return "exec";
 	}
 	case K_OPEN:
@@ -405,13 +636,38 @@ static const char *describe(moat_filetrail *t, const struct seccomp_notif *req, 
 			json_object_set_new(f, "dir", json_true());
 		break;
 	case K_RENAME:
+	case K_LINK:
 		ok = add_path(t, f, "path", pid, AT_FDCWD, a[0]);
 		ok = add_path(t, f, "to", pid, AT_FDCWD, a[1]) && ok;
 		break;
 	case K_RENAMEAT:
 	case K_RENAMEAT2:
+	case K_LINKAT:
 		ok = add_path(t, f, "path", pid, (int)a[0], a[1]);
 		ok = add_path(t, f, "to", pid, (int)a[2], a[3]) && ok;
+		break;
+	case K_TRUNCATE:
+		ok = add_path(t, f, "path", pid, AT_FDCWD, a[0]);
+		json_object_set_new(f, "length", json_integer((json_int_t)a[1]));
+		break;
+	case K_SYMLINK:
+		ok = add_string(t, f, "target", pid, a[0]);
+		ok = add_path(t, f, "path", pid, AT_FDCWD, a[1]) && ok;
+		break;
+	case K_SYMLINKAT:
+		ok = add_string(t, f, "target", pid, a[0]);
+		ok = add_path(t, f, "path", pid, (int)a[1], a[2]) && ok;
+		break;
+	case K_MKDIR:
+	case K_CHMOD:
+		ok = add_path(t, f, "path", pid, AT_FDCWD, a[0]);
+		json_object_set_new(f, "mode", moat__filetrail_mode_json((unsigned)a[1]));
+		break;
+	case K_MKDIRAT:
+	case K_FCHMODAT:
+	case K_FCHMODAT2:
+		ok = add_path(t, f, "path", pid, (int)a[0], a[1]);
+		json_object_set_new(f, "mode", moat__filetrail_mode_json((unsigned)a[2]));
 		break;
 	default:
 		return NULL;
@@ -423,10 +679,10 @@ static const char *describe(moat_filetrail *t, const struct seccomp_notif *req, 
 	if (strcmp(type, "file.open") == 0 || strcmp(type, "file.write") == 0) {
 		json_object_set_new(f, "flags", moat_audit_open_flags_json(flags));
 	}
+	json_object_set_new(f, "source", json_string("seccomp"));
 	json_object_set_new(f, "result", json_null());
 	add_pids(t, f, pid);
-	if (!ok)
-		t->stats.unreadable++;
+	add_reliability(t, f, ok, threads);
 	return type;
 }
 
@@ -449,12 +705,13 @@ static void flush_pending(moat_filetrail *t)
 
 /* Holds an exec of the command before session.start. The init finds the
  * command on PATH by trying execve in each directory; a failed attempt
- * leaves the same process making the next. So an exec from the pid of the
- * previous held one means the previous failed: it is folded into "tried"
- * rather than logged as a program that ran. */
-static void hold_exec(moat_filetrail *t, json_t *f)
+ * leaves the same process making the next, and is folded into "tried"
+ * rather than logged as a program that ran. Whether the previous attempt
+ * failed is not guessed from the pid (a program may exec again at once):
+ * prev_ran says what previous_exec_ran() found. */
+static void hold_exec(moat_filetrail *t, json_t *f, bool prev_ran)
 {
-	if (t->n_pend > 0) {
+	if (t->n_pend > 0 && !prev_ran) {
 		pending *last = &t->pend[t->n_pend - 1];
 		json_t *lp = json_object_get(last->fields, "host_pid");
 		if (json_equal(lp, json_object_get(f, "host_pid"))) {
@@ -470,6 +727,58 @@ static void hold_exec(moat_filetrail *t, json_t *f)
 	}
 	t->pend[t->n_pend].type = strdup("exec");
 	t->pend[t->n_pend++].fields = f;
+}
+
+static void forget_held(moat_filetrail *t)
+{
+	if (t->held_fd >= 0)
+		close(t->held_fd);
+	t->held_fd = -1;
+	t->held_pid = 0;
+}
+
+static bool exe_of(pid_t pid, dev_t *ret_dev, ino_t *ret_ino)
+{
+	char p[64];
+	struct stat st;
+	snprintf(p, sizeof(p), "/proc/%d/exe", (int)pid);
+	if (stat(p, &st) < 0)
+		return false;
+	*ret_dev = st.st_dev;
+	*ret_ino = st.st_ino;
+	return true;
+}
+
+/* Called at an exec notification of pid, before it goes on: did pid's
+ * previous exec (held back) replace its program? A successful execve gives
+ * the process a new memory map, and a descriptor opened on /proc/PID/mem
+ * before it then reads nothing (the old map has no users left); a failed
+ * one leaves the map, and the program, as they were. Either sign of a
+ * change means it ran. Without a held exec of this pid, there is nothing
+ * to fold into: true. */
+static bool previous_exec_ran(moat_filetrail *t, pid_t pid)
+{
+	if (t->held_fd < 0 || t->held_pid != pid)
+		return true;
+	char c;
+	bool same_mm = pread(t->held_fd, &c, 1, (off_t)t->held_addr) == 1;
+	dev_t dev;
+	ino_t ino;
+	bool same_exe = exe_of(pid, &dev, &ino) && dev == t->held_dev && ino == t->held_ino;
+	return !(same_mm && same_exe);
+}
+
+/* Keeps what previous_exec_ran() needs of this exec: the descriptor on the
+ * memory the path was just read from (taken from the cache), its address,
+ * the program running now. */
+static void remember_exec(moat_filetrail *t, pid_t pid, uint64_t addr)
+{
+	forget_held(t);
+	if (t->mem_fd < 0 || t->mem_pid != pid || !exe_of(pid, &t->held_dev, &t->held_ino))
+		return;
+	t->held_fd = TAKE_FD(t->mem_fd);
+	t->held_pid = pid;
+	t->held_addr = addr;
 }
 
 static void wait_session_started(moat_filetrail *t)
@@ -506,26 +815,48 @@ static void handle(moat_filetrail *t)
 	int k = lookup(t, req.data.arch, req.data.nr);
 	json_t *f = NULL;
 	const char *type = NULL;
-	if (k == K_EXECVE || k == K_EXECVEAT)
+	bool is_exec = k == K_EXECVE || k == K_EXECVEAT;
+	bool holding = !session_started(t);
+	if (is_exec && !t->armed) {
+		/* The command's first execve: its process is stopped here with
+		 * the sandbox's mounts final. As root, they get fanotify marks
+		 * now; rootless the call fails and the seccomp source is all. */
+		char p[64];
+		struct stat st;
+		snprintf(p, sizeof(p), "/proc/%d/ns/pid", (int)req.pid);
+		t->pidns = stat(p, &st) == 0 ? st.st_ino : 0;
+		int fd = geteuid() == 0 ? moat__fanwatch_open((pid_t)req.pid) : -EPERM;
+		t->fan_fd = fd >= 0 ? fd : -1;
+		t->stats.fanotify = fd >= 0;
+	}
+	if (is_exec)
 		t->armed = true;
 	if (t->armed && k >= 0) {
 		f = json_object();
 		type = describe(t, &req, (call_kind)k, f);
 	}
+	/* Looked at while the caller is still stopped in this call, so that
+	 * its previous exec has settled and this one has not begun. */
+	bool prev_ran = is_exec && holding ? previous_exec_ran(t, (pid_t)req.pid) : true;
 	/* The memory read is only trusted if the task is still the one that
 	 * made the call: a recycled pid would have been another process. */
 	bool valid = ioctl(t->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) == 0;
 	struct seccomp_notif_resp resp = {.id = req.id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
 	ioctl(t->fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-	if (k == K_EXECVE || k == K_EXECVEAT)
+	if (is_exec) {
+		if (holding)
+			remember_exec(t, (pid_t)req.pid, k == K_EXECVEAT ? req.data.args[1] : req.data.args[0]);
+		else
+			forget_held(t);
 		forget_mem(t); /* the process is about to get a new mm */
+	}
 	if (!type || !valid) {
 		json_decref(f);
 		return;
 	}
 	if (!session_started(t)) {
 		if (strcmp(type, "exec") == 0 && t->n_pend < TRAIL_PENDING_MAX) {
-			hold_exec(t, f);
+			hold_exec(t, f, prev_ran);
 			return;
 		}
 		/* A call after the exec: the command runs, so session.start is
@@ -537,16 +868,39 @@ static void handle(moat_filetrail *t)
 	write_event(t, type, f);
 }
 
+static void fan_emit(void *ctx, const char *type, json_t *f)
+{
+	moat_filetrail *t = ctx;
+	pid_t host = (pid_t)json_integer_value(json_object_get(f, "host_pid"));
+	pid_t ppid, ns = 0;
+	read_status(host, &ppid, &ns);
+	json_object_set_new(f, "pid", ns > 0 ? json_integer(ns) : json_null());
+	t->stats.fanotify_events++;
+	write_event(t, type, f);
+}
+
+static void fan_drain(moat_filetrail *t)
+{
+	if (t->fan_fd >= 0)
+		t->stats.fanotify_lost += moat__fanwatch_drain(t->fan_fd, t->pidns, fan_emit, t);
+}
+
 static void *trail_main(void *arg)
 {
 	moat_filetrail *t = arg;
 	for (;;) {
-		struct pollfd p[2] = {{.fd = t->fd, .events = POLLIN}, {.fd = t->stopfd, .events = POLLIN}};
-		if (poll(p, 2, -1) < 0) {
+		/* fanotify's events wait until session.start is in the log, so
+		 * that the log reads in order. */
+		struct pollfd p[3] = {{.fd = t->fd, .events = POLLIN},
+				      {.fd = t->stopfd, .events = POLLIN},
+				      {.fd = session_started(t) ? t->fan_fd : -1, .events = POLLIN}};
+		if (poll(p, 3, t->fan_fd >= 0 && !session_started(t) ? 100 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
+		if (p[2].revents & POLLIN)
+			fan_drain(t);
 		if (p[0].revents & POLLIN)
 			handle(t);
 		else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
@@ -565,6 +919,8 @@ int moat__filetrail_start(int listener, moat_audit *a, moat_filetrail **ret, moa
 		return moat_error_set(err, ENOMEM, "file trail");
 	t->fd = TAKE_FD(fd);
 	t->mem_fd = -1;
+	t->held_fd = -1;
+	t->fan_fd = -1;
 	t->audit = a;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->cond, NULL);
@@ -609,9 +965,14 @@ void moat__filetrail_stop(moat_filetrail *t, moat_filetrail_stats *ret_stats)
 		pthread_join(t->thread, NULL);
 	}
 	flush_pending(t);
+	/* What the kernel queued for the last processes. */
+	fan_drain(t);
 	if (ret_stats)
 		*ret_stats = t->stats;
 	forget_mem(t);
+	forget_held(t);
+	if (t->fan_fd >= 0)
+		close(t->fan_fd);
 	if (t->fd >= 0)
 		close(t->fd);
 	if (t->stopfd >= 0)

@@ -16,7 +16,9 @@
  * program can rewrite the path between the supervisor's read and the
  * kernel's (the TOCTOU the kernel's seccomp.h warns about). The trail is an
  * account, not a boundary; mounts, Landlock and the confinement filter are
- * the boundary. See docs/audit.md. */
+ * the boundary. Events it cannot vouch for say so (reliability), and as
+ * root the same thread also reports what the kernel actually opened, from
+ * fanotify (fanwatch.h). See docs/audit.md. */
 #pragma once
 
 #include "audit.h"
@@ -28,6 +30,10 @@ typedef struct moat_filetrail_stats {
 	uint64_t notifications; /* calls the kernel stopped for us */
 	uint64_t events;        /* events written */
 	uint64_t unreadable;    /* calls whose arguments could not be read */
+	uint64_t racy;          /* calls from a multi-threaded process */
+	bool fanotify;          /* the fanotify source was in use (root) */
+	uint64_t fanotify_events; /* events from it */
+	uint64_t fanotify_lost;   /* overflows of its kernel queue */
 } moat_filetrail_stats;
 
 /* In the command's process, after the root filesystem exists and before
@@ -47,9 +53,36 @@ void moat__filetrail_session_started(moat_filetrail *t);
  * is gone), writes what was held back, frees. Accepts NULL. */
 void moat__filetrail_stop(moat_filetrail *t, moat_filetrail_stats *ret_stats);
 
+/* Pure: the "mode" field of file.mkdir and file.chmod, in octal ("0755"). */
+json_t *moat__filetrail_mode_json(unsigned mode);
 /* Pure: the event type for a watched call ("exec", "file.open",
- * "file.write", "file.unlink", "file.rename"), or NULL. flags are the open
+ * "file.write", "file.unlink", "file.rename", "file.truncate", "file.link",
+ * "file.symlink", "file.mkdir", "file.chmod"), or NULL. flags are the open
  * flags for the open family. */
 const char *moat__filetrail_event_type(const char *syscall, int flags);
 /* Pure: joins a relative path to the directory it is relative to. */
 char *moat__filetrail_join(const char *dir, const char *path);
+
+/* An argv is kept whole in the exec event up to this many bytes (its
+ * strings with their NULs) and this many strings, so that the event stays
+ * well under MOAT_AUDIT_MAX_LINE whatever escaping its bytes need. A larger
+ * one is kept as its first MOAT_TRAIL_ARGV_HEAD bytes plus the SHA-256 of
+ * all of it. */
+#define MOAT_TRAIL_ARGV_WHOLE (128u << 10)
+#define MOAT_TRAIL_ARGV_WHOLE_COUNT 4096u
+#define MOAT_TRAIL_ARGV_HEAD 4096u
+
+/* Pure: collects an argv as it is read, string by string and chunk by
+ * chunk. The SHA-256 covers the strings each with its terminating NUL, in
+ * order: exactly the bytes the kernel copies for execve. */
+typedef struct moat_trail_argv moat_trail_argv;
+moat_trail_argv *moat__trail_argv_new(void);
+/* Appends bytes of the current string (without its NUL). */
+int moat__trail_argv_add(moat_trail_argv *v, const char *buf, size_t len);
+/* Ends the current string. */
+int moat__trail_argv_end(moat_trail_argv *v);
+/* The fields of the exec event: "argv" (whole, or the strings of the
+ * first MOAT_TRAIL_ARGV_HEAD bytes, the last one cut) and, when cut,
+ * "argv_truncated", "argc", "argv_bytes" and "argv_sha256". Adds them to f
+ * and frees v. */
+void moat__trail_argv_finish(moat_trail_argv *v, bool complete, json_t *f);

@@ -279,6 +279,11 @@ static void emit_policy(emitter *em, const moat_policy *p)
 		kv(em, "record", p->record_path);
 	else
 		kbool(em, "record", p->record);
+	{
+		char sz[32];
+		moat_format_size(p->audit_max_size ? p->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE, sz, sizeof(sz));
+		kv(em, "max_size", sz);
+	}
 	map_end(em);
 
 	plain(em, "require");
@@ -504,6 +509,8 @@ char *moat_policy_explain(const moat_policy *p)
 	add(&t, "\naudit:\n");
 	add(&t, "  log:       %s\n", p->audit_log ? show_path(p, p->audit_log, buf, sizeof(buf)) : "not written");
 	add(&t, "  files:     %s\n", p->audit_files ? "file access is logged" : "file access is not logged");
+	moat_format_size(p->audit_max_size ? p->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE, num, sizeof(num));
+	add(&t, "  max size:  %s a run (then one audit.overflow event)\n", num);
 	if (p->record_path)
 		add(&t, "  terminal:  recorded to %s\n", show_path(p, p->record_path, buf, sizeof(buf)));
 	else

@@ -110,6 +110,7 @@ int moat_policy_apply(const moat_policy *p, moat_config *c, moat_error *err)
 	}
 	c->exec_workspace = p->exec_workspace;
 	c->audit_files = p->audit_files;
+	c->audit_max_size = p->audit_max_size ? p->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE;
 	return 0;
 }
 
@@ -196,6 +197,8 @@ int moat_policy_update_from_config(moat_policy *p, const moat_config *c, unsigne
 		p->record = true;
 	/* --audit-files only ever adds the trail, never removes it. */
 	p->audit_files |= c->audit_files;
+	if (c->audit_max_size)
+		p->audit_max_size = c->audit_max_size;
 	p->limits = c->limits;
 	p->limits_set |= flags_limits_set;
 	p->net = c->net;
@@ -527,6 +530,11 @@ int moat_policy_intersect(const moat_policy *parent, const moat_policy *child, m
 	 * parent may. */
 	r->exec_workspace = child->exec_workspace && parent->exec_workspace;
 	r->audit_files = child->audit_files || parent->audit_files;
+	/* A nested run's events land in its parent's log: its cap is no
+	 * larger than the parent's. */
+	uint64_t pm = parent->audit_max_size ? parent->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE;
+	uint64_t cm = child->audit_max_size ? child->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE;
+	r->audit_max_size = cm < pm ? cm : pm;
 	r->record = child->record || parent->record;
 	r->require = child->require | parent->require;
 	*ret = TAKE_PTR(r);

@@ -1257,8 +1257,24 @@ static int k_audit_record(const ctx *x, const node *k, const node *v, const char
 	return host_path_field(x, v, path, PATH_ANY, &x->p->record_path);
 }
 
+static int k_audit_max_size(const ctx *x, const node *k, const node *v, const char *path)
+{
+	(void)k;
+	int r = expect_kind(x, v, path, NODE_SCALAR, "a size");
+	if (r < 0)
+		return r;
+	uint64_t val = 0;
+	moat_error inner = {0};
+	if (moat_parse_size(v->value, &val, &inner) < 0)
+		return fail_wrap(x, v, path, &inner);
+	if (val < MOAT_AUDIT_MIN_MAX_SIZE || val > MOAT_AUDIT_MAX_MAX_SIZE)
+		return fail(x, v, "%s: '%s' is out of range (expected 64K to 1T)", path, v->value);
+	x->p->audit_max_size = val;
+	return 0;
+}
+
 static const key_handler audit_keys[] = {
-	{"log", k_audit_log}, {"files", k_audit_files}, {"record", k_audit_record}};
+	{"log", k_audit_log}, {"files", k_audit_files}, {"record", k_audit_record}, {"max_size", k_audit_max_size}};
 
 static int k_audit(const ctx *x, const node *k, const node *v, const char *path)
 {
@@ -1475,6 +1491,7 @@ moat_policy *moat_policy_copy(const moat_policy *s)
 	p->limits = s->limits;
 	p->limits_set = s->limits_set;
 	p->audit_files = s->audit_files;
+	p->audit_max_size = s->audit_max_size;
 	p->record = s->record;
 	p->require = s->require;
 	p->tty = s->tty;

@@ -134,6 +134,7 @@ typedef struct moat_policy {
 	/* audit */
 	char *audit_log;
 	bool audit_files;
+	uint64_t audit_max_size; /* audit.max_size; 0: MOAT_AUDIT_DEFAULT_MAX_SIZE */
 	bool record;
 	char *record_path;
 

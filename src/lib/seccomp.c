@@ -47,6 +47,10 @@ static const char *const deny_eperm[] = {
 	/* Large, often exploited kernel interfaces. */
 	"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
 	"fanotify_init", "lookup_dcookie", "move_pages", "migrate_pages",
+	/* Memory that even the kernel's own /proc/PID/mem refuses to read:
+	 * the file trail reads paths from the caller's memory, and a path kept
+	 * there would go unrecorded. Nothing a sandboxed program does needs it. */
+	"memfd_secret",
 	/* The kernel itself. */
 	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "create_module",
 	"reboot", "swapon", "swapoff", "syslog", "acct", "quotactl", "quotactl_fd", "iopl", "ioperm",

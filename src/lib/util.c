@@ -184,3 +184,104 @@ int moat__random_hex(size_t n, char *out)
 	moat__hex_encode(b, n, out);
 	return 0;
 }
+
+/* Length of the well-formed UTF-8 sequence at s (at most n bytes) and its
+ * code point, or 0 when the bytes there are not one. */
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *ret_cp)
+{
+	size_t len;
+	uint32_t cp, min;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f, min = 0x80;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f, min = 0x800;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07, min = 0x10000;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	*ret_cp = cp;
+	return len;
+}
+
+/* How many bytes of s[0..n) escape_one copies as they are (0 when the byte
+ * at s must be escaped). */
+static size_t plain_len(const unsigned char *s, size_t n)
+{
+	if (s[0] >= 0x20 && s[0] < 0x7f)
+		return 1;
+	uint32_t cp;
+	size_t len = s[0] >= 0x80 ? utf8_seq(s, n, &cp) : 0;
+	/* C1 controls (U+0080..U+009F): some terminals obey U+009B as CSI. */
+	if (len && cp >= 0x80 && cp <= 0x9f)
+		return 0;
+	return len;
+}
+
+bool moat__has_controls(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		size_t k = plain_len(u + i, n - i);
+		if (!k)
+			return true;
+		i += k;
+	}
+	return false;
+}
+
+size_t moat__escape_controls(const char *s, char *out, size_t cap)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n = strlen(s), o = 0;
+	if (cap == 0)
+		return 0;
+	for (size_t i = 0; i < n;) {
+		size_t k = plain_len(u + i, n - i);
+		char esc[5];
+		const char *piece;
+		size_t plen;
+		if (k) {
+			piece = s + i;
+			plen = k;
+		} else {
+			if (u[i] == '\n')
+				memcpy(esc, "\\n", 3);
+			else if (u[i] == '\t')
+				memcpy(esc, "\\t", 3);
+			else if (u[i] == '\r')
+				memcpy(esc, "\\r", 3);
+			else
+				snprintf(esc, sizeof(esc), "\\x%02x", u[i]);
+			piece = esc;
+			plen = strlen(esc);
+			k = 1;
+		}
+		/* Never cut an escape or a character in two. */
+		if (o + plen >= cap)
+			break;
+		memcpy(out + o, piece, plen);
+		o += plen;
+		i += k;
+	}
+	out[o] = '\0';
+	return o;
+}
+
+char *moat__escape_controls_dup(const char *s)
+{
+	/* The worst case is four bytes out for every byte in. */
+	size_t cap = 4 * strlen(s) + 1;
+	char *out = malloc(cap);
+	if (out)
+		moat__escape_controls(s, out, cap);
+	return out;
+}

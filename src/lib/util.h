@@ -87,5 +87,18 @@ int moat__random_hex(size_t n, char *out);
 /* Milliseconds/nanoseconds on CLOCK_MONOTONIC. */
 uint64_t moat__now_ns(void);
 
+/* Text from outside (a value echoed in an error, a file name printed for a
+ * person) made safe to show on one line of a terminal: the C0 controls,
+ * DEL, the C1 controls (U+0080..U+009F) and bytes that are not UTF-8 are
+ * written as \n, \t, \r or \xNN; everything else, other UTF-8 included,
+ * is copied. Backslashes are left alone: this is for reading, not for
+ * parsing back. moat__escape_controls writes at most cap bytes with the NUL,
+ * never cutting an escape or a character, and returns the length written;
+ * the _dup form allocates. Pure. */
+size_t moat__escape_controls(const char *s, char *out, size_t cap);
+char *moat__escape_controls_dup(const char *s);
+/* True when s[0..n) holds anything moat__escape_controls would escape. */
+bool moat__has_controls(const char *s, size_t n);
+
 bool moat__streq(const char *a, const char *b);
 bool moat__startswith(const char *s, const char *prefix);

@@ -4,13 +4,15 @@
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
-# Lines of LOG whose type is T, as "path" values (one a line).
+# Lines of LOG whose type is T, as "path" values (one a line), from the
+# seccomp source (SOURCE=fanotify for the other).
 paths_of() { # LOG TYPE [PID]
-	python3 -c '
-import json, sys
+	SOURCE="${SOURCE:-seccomp}" python3 -c '
+import json, os, sys
 for l in open(sys.argv[1]):
     e = json.loads(l)
-    if e["type"] == sys.argv[2] and (len(sys.argv) < 4 or str(e.get("pid")) == sys.argv[3]):
+    if e["type"] == sys.argv[2] and (len(sys.argv) < 4 or str(e.get("pid")) == sys.argv[3]) and \
+       e.get("source", "seccomp") == os.environ["SOURCE"]:
         print(e.get("path"))' "$@"
 }
 types_of() { python3 -c 'import json,sys; print(" ".join(sorted({json.loads(l)["type"] for l in open(sys.argv[1])})))' "$1"; }
@@ -51,13 +53,35 @@ t_match "programs it ran, with argv and parent" '"type":"exec","path":"/usr/bin/
 t_match "an absolute exec path" '"type":"exec","path":"/bin/true","argv":\["/bin/true"\]' "$(cat run.jsonl)"
 t_match "write flags by name" '"type":"file.write","path":"/out/note.txt".*"flags":\["O_WRONLY","O_CREAT","O_TRUNC"\]' "$(cat run.jsonl)"
 t_nomatch "moat's own setup calls are not the command's" 'moat-init|/proc/self' "$(paths_of run.jsonl file.open)"
+# As root, fanotify on the sandbox's mounts reports what the kernel opened.
+if is_root && [ ! -d /proc/sys/fs/fanotify ]; then
+	t_skip "root: the trail has the fanotify source" "the kernel has no fanotify (CONFIG_FANOTIFY)"
+elif is_root; then
+	t_match "root: the trail has the fanotify source" '"sources":\["seccomp","fanotify"\]' "$(grep session.stop run.jsonl | head -1)"
+	t_eq "root: fanotify saw the shell's files (opened, then closed after writing)" "/etc/hostname /out/note.txt /out/note.txt" \
+		"$(SOURCE=fanotify paths_of run.jsonl file.open "$sh_pid" | grep -v -e ld.so -e '\.so' | tr '\n' ' ')$(SOURCE=fanotify paths_of run.jsonl file.write "$sh_pid" | tr -d '\n')"
+	t_match "root: and the programs executed" '"type":"exec","path":"/usr/bin/mv","event":"open_exec","source":"fanotify"' "$(cat run.jsonl)"
+else
+	t_match "rootless: the seccomp source alone, and it says so" '"sources":\["seccomp"\]' "$(grep session.stop run.jsonl | head -1)"
+fi
 mrun audit show run.jsonl --type file.write
-t_eq "show --type filters" "1" "$(printf '%s\n' "$OUT" | grep -c 'file.write')"
+t_eq "show --type filters" "1" "$(printf '%s\n' "$OUT" | grep 'file.write' | grep -c 'source=seccomp')"
 t_nomatch "show --type shows nothing else" 'file.open|exec ' "$OUT"
 mrun audit show run.jsonl --since 1h-ago --json
 t_eq "show --since --json prints every line as it is" "$(wc -l < run.jsonl)" "$(printf '%s\n' "$OUT" | wc -l)"
 mrun audit show run.jsonl --since 2999-01-01T00:00:00Z
 t_eq "show --since in the future shows nothing" "" "$OUT"
+
+# File names from the sandbox reach the auditor's terminal as text: an ANSI
+# escape in one is shown escaped, in both forms of show.
+mrun run --audit esc.jsonl --audit-files -- /bin/sh -c 'printf x > "/tmp/$(printf "\033[2J\033]0;owned\007")name"'
+t_eq "a file name with terminal escapes is written" 0 "$RC"
+mrun audit show esc.jsonl --type file.write
+t_match "show prints the escape as text" 'path=/tmp/\\x1b\[2J\\x1b\]0;owned\\x07name' "$OUT"
+t_nomatch "show prints no control byte" $'[\x01-\x08\x0b-\x1f\x7f]' "$OUT"
+mrun audit show esc.jsonl --json
+t_nomatch "show --json prints no control byte" $'[\x01-\x08\x0b-\x1f\x7f]' "$OUT"
+t_match "show --json keeps it as JSON" '"/tmp/\\u001[bB]\[2J' "$OUT"
 
 # The trail cannot be diverted: a second listener on the same chain is
 # refused by the kernel, so the program cannot answer its own calls.
@@ -87,6 +111,10 @@ tamper() { # NAME EXPECTED-REGEX SCRIPT
 }
 tamper "an edited field" '^t.jsonl:4: edited: ' '
 import sys; p=sys.argv[1]; L=open(p).readlines(); L[3]=L[3].replace("\"pid\":", "\"pid\": ", 1) if "\"pid\":" in L[3] else L[3].replace("\"type\"", "\"type\" ", 1); open(p,"w").writelines(L)'
+tamper "one hex digit of a prev, blamed on its own line" '^t.jsonl:4: edited: this line does not link to line 3 .*line 5 does not link to it' '
+import sys; p=sys.argv[1]; L=open(p).readlines(); i=L[3].index("\"prev\":\"")+8; c=L[3][i]; L[3]=L[3][:i]+("1" if c!="1" else "2")+L[3][i+1:]; open(p,"w").writelines(L)'
+tamper "an edited seq, blamed on its own line" '^t.jsonl:4: edited: line 5 does not link to this line.*its seq' '
+import sys; p=sys.argv[1]; L=open(p).readlines(); L[3]=L[3].replace("\"seq\":3,", "\"seq\":9,", 1); open(p,"w").writelines(L)'
 tamper "a removed line" '^t.jsonl:5: removed: seq jumps from 3 to 5' '
 import sys; p=sys.argv[1]; L=open(p).readlines(); del L[4]; open(p,"w").writelines(L)'
 tamper "two swapped lines" '^t.jsonl:5: reordered: ' '
@@ -164,6 +192,21 @@ mrun run --audit killed.jsonl -- /bin/true
 t_eq "the next run continues its chain" 0 "$RC"
 mrun audit verify killed.jsonl
 t_eq "and the whole log still verifies" 0 "$RC"
+
+# --- the log's size cap ---------------------------------------------------
+mrun run --audit cap.jsonl --audit-files --audit-max-size 64K -- /bin/sh -c \
+	'i=0; while [ $i -lt 3000 ]; do read x < /etc/hostname; i=$((i+1)); done'
+t_eq "a run past the log's cap succeeds" 0 "$RC"
+t_eq "exactly one audit.overflow" 1 "$(grep -c '"type":"audit.overflow"' cap.jsonl)"
+t_check "the log stays near the cap" test "$(stat -c %s cap.jsonl)" -lt $((64 * 1024 + 4096))
+t_match "session.stop is still written, and counts what was dropped" '"type":"session.stop".*"audit_dropped":[1-9]' "$(tail -1 cap.jsonl)"
+mrun audit verify cap.jsonl
+t_eq "a capped log verifies" 0 "$RC"
+mrun run --audit cap2.jsonl --audit-max-size 1K -- /bin/true
+t_eq "a cap below 64K is refused" 125 "$RC"
+t_match "with the range" "out of range \(expected 64K to 1T\)" "$ERR"
+mrun policy show --profile code
+t_match "the code profile caps the log at 4M" 'max_size: 4M' "$OUT"
 
 # --- the policy's audit section ------------------------------------------
 mkdir -p pol

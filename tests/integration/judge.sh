@@ -143,12 +143,17 @@ judge hunt.out --tests secret.jsonl --source hunt.py
 t_eq "the expected value is nowhere inside" "\$: expected \"$marker\", got \"not found\"" "$(jl hunt.out 1 'j["detail"]')"
 
 printf '{"name": "loop", "stdin": "", "expected_stdout": "x"}\n' >loop.jsonl
+# What grading one quick case takes here and now.
+printf 'print("x")\n' >quick.py
+base=$(baseline_ms "$MOAT" judge --tests loop.jsonl --source quick.py)
 start=$(date +%s%N)
 judge loop.out --tests loop.jsonl --time 1s --source "$EX/infinite_loop.py"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 t_eq "infinite loop: timeout" timeout "$(verdicts loop.out)"
 t_eq "infinite loop: exit 1" 1 "$RC"
-t_check "infinite loop ends within 4 s (took ${ms} ms)" test "$ms" -lt 4000
+# The 1 s limit, 3 s of grace and four quick gradings.
+bound=$((4000 + 4 * base))
+t_check "infinite loop ends within ${bound} ms (took ${ms} ms; a quick case ${base} ms)" test "$ms" -lt "$bound"
 
 # A policy file shapes every case's sandbox; one with a writable folder is
 # refused, since cases must not share state.

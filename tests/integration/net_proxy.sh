@@ -12,11 +12,34 @@ openssl req -x509 -newkey rsa:2048 -nodes -keyout key.pem -out cert.pem -days 1 
 chmod 644 key.pem cert.pem
 
 # As root the TLS upstream listens on 443 itself; rootless on a free port.
+# As root, the upstreams and moat run in a network namespace made here, so
+# that port 443 is this script's alone, whatever else runs on the host (other
+# suites, or this one's other scripts, which run two at a time).
+NS=""
+IN=()
+if is_root; then
+	if command -v ip >/dev/null && ip netns add "moat-npt-$$" 2>/dev/null; then
+		NS="moat-npt-$$"
+		ip -n "$NS" link set lo up
+		IN=(ip netns exec "$NS")
+	else
+		t_skip "network namespace for the proxy tests" "ip netns add failed"
+	fi
+fi
+mrun() {
+	OUT=$("${IN[@]}" "$MOAT" "$@" 2>"$MOAT_TDIR/.err") && RC=0 || RC=$?
+	ERR=$(cat "$MOAT_TDIR/.err")
+}
 if is_root; then tls_addr=127.0.0.2:443; else tls_addr=127.0.0.2:0; fi
-python3 "$MOAT_SRC/integration/net_upstream.py" --up 127.0.0.2:0 --secret 127.0.0.1:0 \
+"${IN[@]}" python3 "$MOAT_SRC/integration/net_upstream.py" --up 127.0.0.2:0 --secret 127.0.0.1:0 \
 	--tls "$tls_addr" --cert cert.pem --key key.pem --ports ports.json &
 UPSTREAM=$!
-trap 'kill $UPSTREAM 2>/dev/null; wait $UPSTREAM 2>/dev/null' EXIT
+cleanup() {
+	kill "$UPSTREAM" 2>/dev/null
+	wait "$UPSTREAM" 2>/dev/null
+	[ -n "$NS" ] && ip netns delete "$NS"
+}
+trap cleanup EXIT
 for _ in $(seq 100); do [ -s ports.json ] && break; sleep 0.1; done
 UP=$(json ports.json 'j["up"]')
 SECRET=$(json ports.json 'j["secret"]')

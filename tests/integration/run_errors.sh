@@ -36,3 +36,10 @@ check_bad "relative --cwd" "--cwd" run --cwd relative -- /bin/true
 check_bad "bad --env" "not a valid variable name" run --env 1BAD=x -- /bin/true
 check_bad "unknown command" "unknown command 'frob'" frob
 check_bad "a --cwd that does not exist inside" "working directory /nope" run --cwd /nope -- /bin/true
+# A value is echoed with its control characters escaped, so the error stays
+# one line and cannot drive the terminal.
+check_bad "a newline in a size" "'5\\\\n' is not a size" run --mem $'5\n' -- /bin/true
+check_bad "an escape in a duration" "'1\\\\x1b\\[31m' is not a duration" run --time $'1\e[31m' -- /bin/true
+check_bad "a newline in a policy path" "policy /nope\\\\nx" run --policy $'/nope\nx' -- /bin/true
+check_bad "a C1 control in a command name" "unknown command 'a\\\\xc2\\\\x9bb'" $'a\xc2\x9bb'
+t_nomatch "no raw escape byte reaches stderr" $'\e' "$(mrun run --time $'1\e[31m' -- /bin/true; printf '%s' "$ERR")"

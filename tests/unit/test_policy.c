@@ -420,6 +420,30 @@ static void test_yaml_round_trip(void **state)
 	}
 }
 
+/* audit.max_size: a size in range, the default when unset, and a nested
+ * run never above its parent. */
+static void test_audit_max_size(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	_cleanup_policy_ moat_policy *p = parse_ok("version: 1\naudit: {max_size: 8M}\n");
+	assert_int_equal(p->audit_max_size, 8ull << 20);
+	parse_fails("version: 1\naudit: {max_size: 1K}\n", 2, 19, "audit.max_size: '1K' is out of range (expected 64K to 1T)");
+	parse_fails("version: 1\naudit: {max_size: 2T}\n", 2, 19, "out of range");
+	parse_fails("version: 1\naudit: {max_size: lots}\n", 2, 19, "audit.max_size");
+	_cleanup_config_ moat_config *c = moat_config_new();
+	_cleanup_policy_ moat_policy *bare = parse_ok("version: 1\n");
+	assert_int_equal(moat_policy_apply(bare, c, &err), 0);
+	assert_int_equal(c->audit_max_size, MOAT_AUDIT_DEFAULT_MAX_SIZE);
+	moat_policy *r = NULL;
+	assert_int_equal(moat_policy_intersect(bare, p, &r, &err), 0);
+	assert_int_equal(r->audit_max_size, MOAT_AUDIT_DEFAULT_MAX_SIZE);
+	moat_policy_free(TAKE_PTR(r));
+	assert_int_equal(moat_policy_intersect(p, bare, &r, &err), 0);
+	assert_int_equal(r->audit_max_size, MOAT_AUDIT_DEFAULT_MAX_SIZE);
+	moat_policy_free(TAKE_PTR(r));
+}
+
 static void test_intersect(void **state)
 {
 	(void)state;
@@ -617,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_profiles),
 		cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_yaml_round_trip),
+		cmocka_unit_test(test_audit_max_size),
 		cmocka_unit_test(test_intersect),
 		cmocka_unit_test(test_net_decide),
 		cmocka_unit_test(test_required),
