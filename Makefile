@@ -3,7 +3,8 @@
 #   make demo     install missing build packages, build, run a sample in a sandbox
 #   make test     install missing build packages, build, run the whole suite
 #   make asan     build and test under AddressSanitizer + UndefinedBehaviorSanitizer
-#   make soak     the long versions of both passes (not in CI; docs/testing.md)
+#   make soak     the long versions of both passes, the full compatibility
+#                 suite included (not in CI; docs/testing.md)
 #   make bench    benchmarks against peers measured in the same run
 #   make fuzz     libFuzzer (clang) on the gateway's parsers, FUZZ_SECONDS each
 
@@ -56,7 +57,7 @@ bench: deps all
 # $(FUZZDIR). Replay a crash with build/tests/test_fuzz_NAME FILE.
 FUZZDIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = http tls socks5 host
+FUZZ_TARGETS = http tls socks5 host chunked
 FUZZ_SRCS = src/lib/netaddr.c src/lib/hostname.c src/lib/netrules.c src/lib/proxyproto.c \
 	src/lib/hostglob.c src/lib/error.c
 fuzz:

@@ -371,7 +371,7 @@ int moat_cmd_run(int argc, char **argv)
 	c->argv = moat__strv_copy(argv + first);
 	if (!c->argv)
 		return moat_cli_fail("out of memory");
-	if (policy && !(c->policy_yaml = moat_policy_to_yaml(policy)))
+	if (policy && !(c->policy_yaml = moat_policy_to_yaml_inside(policy)))
 		return moat_cli_fail("out of memory");
 
 	moat_result res;

@@ -32,6 +32,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* Before anything is opened (see moat_stdio_ensure_open). */
+	if (moat_stdio_ensure_open() < 0)
+		return MOAT_EXIT_ERROR;
 	if (argc < 2) {
 		usage(stderr);
 		return MOAT_EXIT_ERROR;

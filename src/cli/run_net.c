@@ -10,6 +10,7 @@
 #include "netrules.h"
 #include "audit.h"
 #include "policy.h"
+#include "hostpath.h"
 
 int moat_cli_run_net_option(moat_config *c, const char *name, const char *value, moat_error *err)
 {
@@ -54,7 +55,7 @@ static void net_log_event(void *userdata, const moat_net_event *ev)
 		json_t *f = moat_net_event_to_json(ev);
 		moat_error aerr = {0};
 		if (f)
-			(void)moat_audit_event(n->audit, "net.request", f, MOAT_AUDIT_SYNC, &aerr);
+			(void)moat_audit_event(n->audit, ev->type ? ev->type : "net.request", f, MOAT_AUDIT_SYNC, &aerr);
 	}
 	if (n->log_fd < 0)
 		return;
@@ -63,7 +64,7 @@ static void net_log_event(void *userdata, const moat_net_event *ev)
 		return;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	json_object_set_new(o, "type", json_string("net.request"));
+	json_object_set_new(o, "type", json_string(ev->type ? ev->type : "net.request"));
 	json_object_set_new(o, "time_ms", json_integer((json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000));
 	char *line = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
@@ -113,9 +114,9 @@ int moat_cli_net_setup(const moat_config *c, const moat_policy *policy, moat_aud
 	if (r < 0)
 		return r;
 	if (c->net_log_path) {
-		n->log_fd = open(c->net_log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+		n->log_fd = moat__hostpath_open("--net-log", c->net_log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600, err);
 		if (n->log_fd < 0)
-			return moat_error_set(err, errno, "--net-log %s", c->net_log_path);
+			return n->log_fd;
 	}
 	n->cfg = (moat_gateway_config){
 		.rules = n->rules,
@@ -125,6 +126,14 @@ int moat_cli_net_setup(const moat_config *c, const moat_policy *policy, moat_aud
 		.on_event = net_log_event,
 		.userdata = n,
 	};
+	/* network.budget: the whole run's egress. */
+	if (policy) {
+		const moat_net_budget *b = &policy->budget;
+		n->cfg.budget_run.max_bytes_up = b->bytes_up;
+		n->cfg.budget_run.max_bytes_down = b->bytes_down;
+		n->cfg.budget_run.requests_per_minute = (uint32_t)b->requests_per_minute;
+		n->cfg.max_clients = (uint32_t)b->connections;
+	}
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "moat-config.h"
+#include "hostpath.h"
 
 struct moat_audit {
 	pthread_mutex_t lock;
@@ -706,9 +707,9 @@ int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, 
 			return moat_error_set(err, rid, "audit session id: getrandom");
 	}
 
-	a->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	a->fd = moat__hostpath_open("audit log", path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW, 0600, err);
 	if (a->fd < 0)
-		return moat_error_set(err, errno, "audit log %s", path);
+		return a->fd;
 	struct stat st;
 	if (fstat(a->fd, &st) < 0)
 		return moat_error_set(err, errno, "audit log %s", path);

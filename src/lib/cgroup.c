@@ -6,6 +6,7 @@
  * "node" (a directory we create); a node's version picks its backend, a small
  * table of functions that knows that version's file names. */
 #include "cgroup.h"
+#include "sweep.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -643,9 +644,10 @@ static int v2_prepare_parent(moat_cgroup *cg, const char *own, const char *want)
 }
 
 /* A moat killed with SIGKILL cannot remove its run's cgroup. The next run
- * sweeps such leftovers beside its own: a "moat-PID-N" whose PID is gone.
- * rmdir only ever succeeds on a cgroup without tasks, so a live run is
- * never disturbed. */
+ * sweeps such leftovers beside its own: a "moat-PID-N", or the v2 leaf
+ * "moat-supervisor-PID", whose maker is gone (sweep.h; a reused pid is
+ * told apart by its start time). rmdir only ever succeeds on a cgroup
+ * without tasks, so a live run is never disturbed. */
 static void sweep_stale(const char *parent)
 {
 	DIR *d = opendir(parent);
@@ -655,18 +657,46 @@ static void sweep_stale(const char *parent)
 	while ((de = readdir(d))) {
 		if (strncmp(de->d_name, "moat-", 5) != 0 || de->d_type != DT_DIR)
 			continue;
+		const char *num = de->d_name + 5;
+		bool leaf = strncmp(num, "supervisor-", 11) == 0;
+		if (leaf)
+			num += 11;
 		char *end;
-		long pid = strtol(de->d_name + 5, &end, 10);
-		if (end == de->d_name + 5 || *end != '-' || pid <= 0 || pid == (long)getpid())
-			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		long pid = strtol(num, &end, 10);
+		if (end == num || *end != (leaf ? '\0' : '-') || pid <= 0 || pid == (long)getpid())
 			continue;
 		char path[MOAT_MAX_PATH];
 		int n = snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
-		if (n > 0 && (size_t)n < sizeof(path))
-			(void)rmdir(path);
+		struct stat st;
+		if (n < 0 || (size_t)n >= sizeof(path) || lstat(path, &st) < 0 ||
+		    !moat__maker_gone((pid_t)pid, st.st_ctim.tv_sec))
+			continue;
+		(void)rmdir(path);
 	}
 	closedir(d);
+}
+
+/* Every hierarchy we can write is swept, whichever controllers this run
+ * uses: a killed run with --cpus left a cpu cgroup that runs without it
+ * would otherwise never look at. */
+static void sweep_layout(const moat_cgroup_layout *layout)
+{
+	const char *seen[_MOAT_CG_MAX + 1];
+	size_t n = 0;
+	for (int c = 0; c <= _MOAT_CG_MAX; c++) {
+		const char *dir = c < _MOAT_CG_MAX ? (layout->ctrl[c].version ? layout->ctrl[c].dir : NULL)
+						   : (layout->v2_mounted ? layout->v2_dir : NULL);
+		if (!dir || !dir[0])
+			continue;
+		bool dup = false;
+		for (size_t i = 0; i < n && !dup; i++)
+			dup = strcmp(seen[i], dir) == 0;
+		if (dup)
+			continue;
+		seen[n++] = dir;
+		if (access(dir, W_OK) == 0)
+			sweep_stale(dir);
+	}
 }
 
 static int node_for(moat_cgroup *cg, const moat_cgroup_host *host, int version, const char *parent,
@@ -690,7 +720,6 @@ static int node_for(moat_cgroup *cg, const moat_cgroup_host *host, int version, 
 			 (unsigned)geteuid());
 		return -EACCES;
 	}
-	sweep_stale(parent);
 	/* A leftover of a dead moat that had our PID: without tasks, it goes. */
 	if (mkdir(path, 0755) < 0 && (errno != EEXIST || rmdir(path) < 0 || mkdir(path, 0755) < 0)) {
 		int e = errno;
@@ -773,6 +802,8 @@ int moat__cgroup_create(const moat_cgroup_host *host, const moat_limits *limits,
 	r = moat__cgroup_layout_parse(mountinfo, self, &layout, err);
 	if (r < 0)
 		return r;
+
+	sweep_layout(&layout);
 
 	char defname[64];
 	if (!name) {

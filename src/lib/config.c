@@ -1,7 +1,12 @@
 #include "config.h"
+#include "hostpath.h"
+
+#include "units.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 extern char **environ;
@@ -202,6 +207,111 @@ int moat_config_add_env(moat_config *c, const char *spec, moat_error *err)
 	return moat__strv_push(&c->env, entry) < 0 ? moat_error_set(err, ENOMEM, "--env") : 0;
 }
 
+typedef enum range_kind { RANGE_COUNT, RANGE_SIZE, RANGE_DURATION, RANGE_CPUS } range_kind;
+
+typedef struct limit_range {
+	size_t offset;
+	const char *field;
+	const char *flag;
+	range_kind kind;
+	uint64_t min, max;
+	const char *why_min; /* after "at least N" */
+	const char *why_max; /* after "at most N" */
+} limit_range;
+
+#define RANGE(f, name, flag, kind, min, max, wmin, wmax) \
+	{offsetof(moat_limits, f), "limits." name, flag, kind, min, max, wmin, wmax}
+static const limit_range ranges[] = {
+	RANGE(wall_ms, "wall", "--time", RANGE_DURATION, 1, MOAT_MAX_DURATION_MS, "", ""),
+	RANGE(cpu_ms, "cpu_time", "--cpu", RANGE_DURATION, 1, MOAT_MAX_DURATION_MS, "", ""),
+	RANGE(memory_bytes, "memory", "--mem", RANGE_SIZE, 1ull << 20, MOAT_MAX_SIZE,
+	      ": the sandbox's own processes need that much", ""),
+	RANGE(pids, "pids", "--pids", RANGE_COUNT, 1, MOAT_MAX_PIDS, ": the command itself is one",
+	      ", the kernel's limit on process ids"),
+	RANGE(output_bytes, "output", "--output", RANGE_SIZE, 0, MOAT_MAX_SIZE, "", ""),
+	RANGE(tmp_bytes, "tmp", "--tmp-size", RANGE_SIZE, 4096, MOAT_MAX_SIZE, ": one page", ""),
+	RANGE(disk_bytes, "disk", "", RANGE_SIZE, 0, MOAT_MAX_SIZE, "", ""),
+	RANGE(disk_inodes, "inodes", "", RANGE_COUNT, 0, MOAT_MAX_INODES, "", ""),
+	RANGE(files, "files", "--files", RANGE_COUNT, MOAT_MIN_FILES, (uint64_t)INT32_MAX,
+	      ": the command's stdin, stdout and stderr and the libraries it loads need descriptors",
+	      ", the kernel's largest descriptor limit"),
+	RANGE(fsize, "fsize", "--fsize", RANGE_SIZE, 0, MOAT_MAX_SIZE, "", ""),
+	RANGE(cpus_milli, "cpu", "--cpus", RANGE_CPUS, 1, MOAT_MAX_CPUS_MILLI, "", ""),
+};
+
+static void format_value(range_kind kind, uint64_t v, char *buf, size_t len)
+{
+	switch (kind) {
+	case RANGE_SIZE:
+		moat_format_size(v, buf, len);
+		break;
+	case RANGE_DURATION:
+		moat_format_duration_ms(v, buf, len);
+		break;
+	case RANGE_CPUS:
+		if (v % 1000 == 0)
+			snprintf(buf, len, "%llu", (unsigned long long)(v / 1000));
+		else if (v % 100 == 0)
+			snprintf(buf, len, "%llu.%llu", (unsigned long long)(v / 1000), (unsigned long long)(v % 1000 / 100));
+		else
+			snprintf(buf, len, "%llu.%03llu", (unsigned long long)(v / 1000), (unsigned long long)(v % 1000));
+		break;
+	default:
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+		break;
+	}
+}
+
+const char *moat_limit_label(size_t offset, char *buf, size_t len)
+{
+	for (size_t i = 0; i < ELEMENTSOF(ranges); i++) {
+		const limit_range *g = &ranges[i];
+		if (g->offset == offset) {
+			snprintf(buf, len, "%s%s%s%s", g->field, g->flag[0] ? " (" : "", g->flag, g->flag[0] ? ")" : "");
+			return buf;
+		}
+	}
+	snprintf(buf, len, "limits");
+	return buf;
+}
+
+int moat_limit_check(size_t offset, uint64_t v, moat_error *err)
+{
+	if (v == MOAT_UNLIMITED)
+		return 0;
+	for (size_t i = 0; i < ELEMENTSOF(ranges); i++) {
+		const limit_range *g = &ranges[i];
+		if (g->offset != offset)
+			continue;
+		if (v >= g->min && v <= g->max)
+			return 0;
+		char name[64], val[48], bound[48];
+		moat_limit_label(offset, name, sizeof(name));
+		format_value(g->kind, v, val, sizeof(val));
+		if (v < g->min) {
+			format_value(g->kind, g->min, bound, sizeof(bound));
+			return moat_error_set(err, MOAT_EINPUT, "%s: %s is too small (at least %s%s)", name, val, bound,
+					      g->why_min);
+		}
+		format_value(g->kind, g->max, bound, sizeof(bound));
+		return moat_error_set(err, MOAT_EINPUT, "%s: %s is too large (at most %s%s; or unlimited)", name, val,
+				      bound, g->why_max);
+	}
+	return 0;
+}
+
+int moat_limits_check(const moat_limits *l, moat_error *err)
+{
+	for (size_t i = 0; i < ELEMENTSOF(ranges); i++) {
+		uint64_t v;
+		memcpy(&v, (const char *)l + ranges[i].offset, sizeof(v));
+		int r = moat_limit_check(ranges[i].offset, v, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 int moat_config_validate(const moat_config *c, moat_error *err)
 {
 	if (!c->argv || !c->argv[0] || !c->argv[0][0])
@@ -228,18 +338,23 @@ int moat_config_validate(const moat_config *c, moat_error *err)
 			if (strcmp(c->binds[j].dst, b->dst) == 0)
 				return moat_error_set(err, MOAT_EINPUT, "%s %s:%s: %s is bound twice", kind, b->src,
 						      b->dst, b->dst);
-		struct stat st;
-		if (stat(b->src, &st) < 0) {
-			if (errno == ENOENT && (b->flags & MOAT_BIND_OPTIONAL))
+		moat_error perr = {0};
+		_cleanup_close_ int fd = moat__hostpath_open(kind, b->src, O_PATH, 0, &perr);
+		if (fd < 0) {
+			if (perr.code == ENOENT && (b->flags & MOAT_BIND_OPTIONAL))
 				continue;
-			return moat_error_set(err, errno, "%s %s", kind, b->src);
+			*err = perr;
+			return -perr.code;
 		}
 	}
 	if (c->out_dir) {
 		if (c->out_dir[0] != '/')
 			return moat_error_set(err, MOAT_EINPUT, "--out %s: path must be absolute", c->out_dir);
 		struct stat st;
-		if (stat(c->out_dir, &st) < 0)
+		_cleanup_close_ int fd = moat__hostpath_open("--out", c->out_dir, O_PATH, 0, err);
+		if (fd < 0)
+			return fd;
+		if (fstat(fd, &st) < 0)
 			return moat_error_set(err, errno, "--out %s", c->out_dir);
 		if (!S_ISDIR(st.st_mode))
 			return moat_error_set(err, MOAT_EINPUT, "--out %s: not a directory", c->out_dir);
@@ -248,19 +363,17 @@ int moat_config_validate(const moat_config *c, moat_error *err)
 		return moat_error_set(err, MOAT_EINPUT, "--cwd %s: must be an absolute path inside the sandbox", c->cwd);
 	if (c->stdin_path) {
 		struct stat st;
-		if (stat(c->stdin_path, &st) < 0)
+		_cleanup_close_ int fd = moat__hostpath_open("--stdin", c->stdin_path, O_PATH, 0, err);
+		if (fd < 0)
+			return fd;
+		if (fstat(fd, &st) < 0)
 			return moat_error_set(err, errno, "--stdin %s", c->stdin_path);
 		if (S_ISDIR(st.st_mode))
 			return moat_error_set(err, MOAT_EINPUT, "--stdin %s: is a directory", c->stdin_path);
 	}
-	if (c->limits.wall_ms == 0)
-		return moat_error_set(err, MOAT_EINPUT, "--time must be greater than 0");
-	if (c->limits.pids == 0)
-		return moat_error_set(err, MOAT_EINPUT, "--pids must be at least 1");
-	if (c->limits.memory_bytes != MOAT_UNLIMITED && c->limits.memory_bytes < (1u << 20))
-		return moat_error_set(err, MOAT_EINPUT, "--mem must be at least 1M");
-	if (c->limits.tmp_bytes != MOAT_UNLIMITED && c->limits.tmp_bytes < 4096)
-		return moat_error_set(err, MOAT_EINPUT, "--tmp-size must be at least 4K");
+	int r = moat_limits_check(&c->limits, err);
+	if (r < 0)
+		return r;
 	if (c->hostname && (strlen(c->hostname) == 0 || strlen(c->hostname) > 64))
 		return moat_error_set(err, MOAT_EINPUT, "hostname must be 1 to 64 characters");
 	return 0;

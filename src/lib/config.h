@@ -13,6 +13,8 @@
 #define MOAT_MAX_ENV 1024
 #define MOAT_MAX_ARGS 4096
 #define MOAT_MAX_PATH 4096
+/* --stdin FILE is copied into memory the sandbox reads (sandbox.c). */
+#define MOAT_MAX_STDIN_FILE_BYTES (1ull << 30)
 #define MOAT_MAX_ENV_BYTES (1u << 20)
 #define MOAT_MAX_ALLOW_HOSTS 1024
 
@@ -118,6 +120,26 @@ int moat_config_add_env(moat_config *c, const char *spec, moat_error *err);
 /* Checks everything that can be checked before any side effect: paths,
  * ranges, forbidden bind targets. */
 int moat_config_validate(const moat_config *c, moat_error *err);
+
+/* The range of every numeric limit, in one place, so that a value from a
+ * flag and the same value from a policy file meet the same check and the
+ * same message, which names the field, the flag and the bound:
+ *   limits.pids (--pids): 4194305 is too large (at most 4194304, the
+ *   kernel's limit on process ids; or unlimited)
+ * Bounds keep every value exact wherever it goes (kernel interfaces, the
+ * result's JSON integers): nothing is capped silently. Pure. */
+#define MOAT_MAX_DURATION_MS (365ull * 24 * 3600 * 1000) /* a year */
+#define MOAT_MAX_SIZE (1ull << 50)                       /* 1024T */
+#define MOAT_MAX_PIDS 4194304ull                         /* PID_MAX_LIMIT */
+#define MOAT_MAX_CPUS_MILLI 1000000ull                   /* 1000 CPUs */
+#define MOAT_MAX_INODES (1ull << 32)
+#define MOAT_MIN_FILES 8ull
+/* Checks one limit given by its offset in moat_limits (offsetof), or every
+ * limit. MOAT_UNLIMITED always passes. */
+int moat_limit_check(size_t offset, uint64_t value, moat_error *err);
+/* "limits.pids (--pids)": how messages name the limit at offset. */
+const char *moat_limit_label(size_t offset, char *buf, size_t len);
+int moat_limits_check(const moat_limits *l, moat_error *err);
 
 /* Pure path helper: true when p is absolute, has no "." or ".." component
  * and no empty component other than a trailing slash. */

@@ -11,6 +11,10 @@
 /* no_new_privs, empty bounding/ambient/inheritable/permitted/effective sets,
  * locked securebits. */
 int moat__caps_drop(moat_isolation *iso, moat_error *err);
+/* The profile whose seccomp filter and per-namespace limits a run gets:
+ * the config's built-in profile, else "agent" for a policy with egress (its
+ * tools list interfaces and watch files), else "code". */
+const char *moat__confine_profile(const moat_config *c);
 /* Loads the seccomp filter for the profile ("code" or "agent"). */
 int moat__seccomp_apply(const moat_config *c, moat_isolation *iso, moat_error *err);
 /* Landlock filesystem rules mirroring the mounts, TCP rules, scoping. */

@@ -94,6 +94,16 @@ struct moat_gateway {
 	struct timeval connect_timeout, idle_timeout, head_timeout;
 	moat_gateway_event_fn on_event;
 	void *userdata;
+	uint32_t max_clients;
+	/* The listeners are disabled after an accept error (out of
+	 * descriptors) and re-armed by this timer. */
+	struct event *rearm;
+	/* The event rate cap: a token bucket (in thousandths of an event),
+	 * how many events it held back, and the timer that reports them. */
+	uint32_t events_per_sec;
+	uint64_t ev_tokens, ev_last_ns;
+	uint64_t ev_suppressed;
+	struct event *flood;
 
 	struct evconnlistener *listeners[MOAT_GATEWAY_MAX_LISTENERS];
 	size_t n_listeners;
@@ -110,6 +120,7 @@ struct gw_conn {
 	struct bufferevent *upstream;
 	struct evdns_getaddrinfo_request *dns_req;
 	struct event *linger;
+	struct event *deadline; /* the absolute deadline for the request */
 	moat_http_parser *http;
 
 	/* What was asked. */
@@ -118,6 +129,7 @@ struct gw_conn {
 	char raw_host[96]; /* for the log when the host did not normalise */
 	uint16_t port;
 	char *method, *path;
+	char *method_override; /* X-HTTP-Method-Override and kin, judged too */
 	char *sni;
 	/* The rules in force when the decision was made, and what it said. */
 	moat_netrules *rules;
@@ -129,9 +141,17 @@ struct gw_conn {
 	size_t n_addrs, addr_idx;
 	char address[MOAT_ADDR_STRLEN];
 
-	/* The rewritten request head for upstream, and the body still due. */
+	/* The rewritten request head for upstream, and the body still due:
+	 * a length, or a chunked body followed to its end. */
 	struct evbuffer *head_out;
 	uint64_t body_left;
+	bool chunked;
+	moat_chunked chunks;
+	/* The client half-closed after its request: its response still comes,
+	 * and a tunnel passes the half-close on once the bytes before it have
+	 * gone out. */
+	bool client_eof;
+	bool shut_upstream_pending;
 
 	char dest[MOAT_BUDGET_DEST_MAX]; /* budget key "host:port" */
 	bool budget_open;
@@ -209,6 +229,63 @@ static void set_host(gw_conn *c, const moat_host *h, uint16_t port)
 
 /* ---- the audit event ---------------------------------------------------- */
 
+static void flood_report(moat_gateway *gw)
+{
+	if (!gw->ev_suppressed)
+		return;
+	moat_net_event ev = {
+		.type = "net.flood",
+		.suppressed = gw->ev_suppressed,
+		.protocol = "",
+		.host = "",
+		.address = "",
+		.decision = "deny",
+		.rule = -1,
+		.reason = "moat: more gateway events than the log takes; the rest were counted, not written",
+	};
+	gw->ev_suppressed = 0;
+	if (gw->on_event)
+		gw->on_event(gw->userdata, &ev);
+}
+
+static void flood_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	flood_report(arg);
+}
+
+/* Hands one event to the caller, unless the rate cap is spent: a sandbox
+ * that opens thousands of refused connections must not write the host's
+ * disk full through the log and the audit trail. The cap is a token bucket
+ * (events_per_sec, with ten seconds' worth as a burst, so a hundred
+ * parallel requests are all logged); what it holds back is counted and
+ * reported in one net.flood event a second after the first one held. */
+static void gw_emit(moat_gateway *gw, const moat_net_event *ev)
+{
+	if (!gw->on_event)
+		return;
+	uint64_t now = moat__now_ns();
+	uint64_t cap = (uint64_t)gw->events_per_sec * 10 * 1000;
+	uint64_t elapsed = now - gw->ev_last_ns;
+	if (elapsed > 100000000000ull)
+		elapsed = 100000000000ull;
+	gw->ev_last_ns = now;
+	gw->ev_tokens += elapsed * gw->events_per_sec / 1000000; /* thousandths of an event */
+	if (gw->ev_tokens > cap)
+		gw->ev_tokens = cap;
+	if (gw->ev_tokens < 1000) {
+		if (!gw->ev_suppressed++ && gw->flood) {
+			struct timeval tv = {.tv_sec = 1};
+			evtimer_add(gw->flood, &tv);
+		}
+		gw->stats.events_suppressed++;
+		return;
+	}
+	gw->ev_tokens -= 1000;
+	gw->on_event(gw->userdata, ev);
+}
+
 static void conn_log(gw_conn *c)
 {
 	if (c->logged)
@@ -224,13 +301,19 @@ static void conn_log(gw_conn *c)
 		c->gw->stats.denied++;
 	if (!c->gw->on_event)
 		return;
+	/* A path is cut for the log: the decision saw all of it, and an 8 KiB
+	 * path in every refusal line is a way to flood the host's disk. */
+	char path[MOAT_GATEWAY_EVENT_PATH_MAX + 4];
+	if (c->path && strlen(c->path) > MOAT_GATEWAY_EVENT_PATH_MAX)
+		snprintf(path, sizeof(path), "%.*s...", MOAT_GATEWAY_EVENT_PATH_MAX, c->path);
 	moat_net_event ev = {
+		.type = "net.request",
 		.protocol = proto_name(c->proto),
 		.host = c->host_set ? c->host.name : c->raw_host,
 		.port = c->port,
 		.address = c->address,
 		.method = c->method,
-		.path = c->path,
+		.path = c->path && strlen(c->path) > MOAT_GATEWAY_EVENT_PATH_MAX ? path : c->path,
 		.sni = c->sni,
 		.bytes_up = c->bytes_up,
 		.bytes_down = c->bytes_down,
@@ -239,7 +322,7 @@ static void conn_log(gw_conn *c)
 		.rule = c->rule,
 		.reason = c->reason,
 	};
-	c->gw->on_event(c->gw->userdata, &ev);
+	gw_emit(c->gw, &ev);
 }
 
 /* ---- closing ------------------------------------------------------------- */
@@ -262,6 +345,8 @@ static void conn_free(gw_conn *c)
 		bufferevent_free(c->upstream);
 	if (c->linger)
 		event_free(c->linger);
+	if (c->deadline)
+		event_free(c->deadline);
 	if (c->head_out)
 		evbuffer_free(c->head_out);
 	moat_http_parser_free(c->http);
@@ -269,6 +354,7 @@ static void conn_free(gw_conn *c)
 		moat_budget_conn_close(gw->budget, c->dest);
 	moat_netrules_unref(c->rules);
 	free(c->method);
+	free(c->method_override);
 	free(c->path);
 	free(c->sni);
 	if (c->prev)
@@ -339,6 +425,8 @@ static const char *http_phrase(int status)
 		return "Bad Request";
 	case 403:
 		return "Forbidden";
+	case 408:
+		return "Request Timeout";
 	case 411:
 		return "Length Required";
 	case 429:
@@ -412,6 +500,20 @@ static bool conn_decide(gw_conn *c)
 	};
 	moat_net_decision dec;
 	moat_netrules_decide(c->rules, &req, &dec);
+	if (dec.action == MOAT_NET_ALLOW && c->method_override) {
+		/* Many frameworks act on a method override header as if it
+		 * were the method: the request must be allowed as that method
+		 * too, or it could do what the rules only allow by another. */
+		moat_net_decision d2;
+		req.method = c->method_override;
+		moat_netrules_decide(c->rules, &req, &d2);
+		if (d2.action != MOAT_NET_ALLOW) {
+			dec = d2;
+			snprintf(dec.reason, sizeof(dec.reason), "the method override %.32s is not allowed: %s",
+				 c->method_override, d2.reason);
+			dec.action = MOAT_NET_DENY;
+		}
+	}
 	c->rule = dec.rule;
 	switch (dec.action) {
 	case MOAT_NET_ALLOW:
@@ -445,7 +547,8 @@ static bool conn_decide(gw_conn *c)
 		return false;
 	}
 	c->budget_open = true;
-	if (!moat_budget_request(gw->budget, c->dest, moat__now_ns(), why, sizeof(why))) {
+	if (!moat_budget_request(gw->budget, c->dest, moat__now_ns(), why, sizeof(why)) ||
+	    (c->bytes_up && !moat_budget_bytes(gw->budget, c->dest, c->bytes_up, 0, why, sizeof(why)))) {
 		set_reason(c, "moat: %s", why);
 		conn_refuse(c, 429, MOAT_SOCKS5_REP_NOT_ALLOWED);
 		return false;
@@ -475,12 +578,20 @@ static void conn_addrs_ready(gw_conn *c)
 			char a[MOAT_ADDR_STRLEN];
 			moat_addr_format(&c->addrs[i], a, sizeof(a));
 			snprintf(c->address, sizeof(c->address), "%s", a);
-			if (c->host.is_literal)
+			if (c->host.is_literal) {
 				set_reason(c, "moat: %s is %s; add it to network.allow_private to reach it", a,
 					   why ? why : "a special-purpose address");
-			else
-				set_reason(c, "moat: %s resolves to %s, %s; add it to network.allow_private to reach it",
-					   c->host.name, a, why ? why : "a special-purpose address");
+			} else {
+				/* The client learns the class of the answer, never the
+				 * answer: a refusal that quoted it would let a sandbox
+				 * read any name's DNS records through the gateway. The
+				 * address is in the event (c->address) for the host. */
+				const char *ignored;
+				moat_addr_class cls = moat_addr_classify_addr(&c->addrs[i], &ignored);
+				set_reason(c,
+					   "moat: %s resolves to a special-purpose address (%s); add its range to network.allow_private to reach it",
+					   c->host.name, moat_addr_class_to_string(cls));
+			}
 			conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
 			return;
 		}
@@ -594,8 +705,7 @@ static void conn_connect_next(gw_conn *c)
 		c->upstream = NULL;
 	}
 	if (c->addr_idx >= c->n_addrs) {
-		set_reason(c, "moat: cannot connect to %s port %u (%s)", c->host.name, (unsigned)c->port,
-			   c->address[0] ? c->address : "no address");
+		set_reason(c, "moat: cannot connect to %s port %u", c->host.name, (unsigned)c->port);
 		conn_refuse(c, 502, MOAT_SOCKS5_REP_REFUSED);
 		return;
 	}
@@ -639,6 +749,11 @@ static int http_build_upstream_head(gw_conn *c, const moat_http_request *r)
 	static const char *const hop[] = {
 		"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate",
 		"te", "trailer", "transfer-encoding", "upgrade",
+		/* Not hop-by-hop, but a path the rules never saw: IIS, Symfony
+		 * and some Spring set-ups route by these instead of the request
+		 * line. Only a reverse proxy in front of the server has any
+		 * business sending them. */
+		"x-original-url", "x-rewrite-url",
 	};
 	const char *conn_hdr = moat_http_request_header(r, "Connection");
 
@@ -669,6 +784,10 @@ static int http_build_upstream_head(gw_conn *c, const moat_http_request *r)
 		}
 		evbuffer_add_printf(c->head_out, "%s: %s\r\n", name, r->headers[i].value);
 	}
+	/* A chunked body is forwarded chunked, exactly as framed: the
+	 * gateway follows the framing to its end (moat_chunked_feed). */
+	if (r->body == MOAT_HTTP_BODY_CHUNKED)
+		evbuffer_add_printf(c->head_out, "Transfer-Encoding: chunked\r\n");
 	if (!have_host) {
 		bool v6 = c->host.is_literal && c->host.addr.family == AF_INET6;
 		if (c->port == 80)
@@ -718,6 +837,36 @@ static bool relay(gw_conn *c, struct bufferevent *from, struct bufferevent *to, 
 static bool relay_body(gw_conn *c)
 {
 	uint64_t before = c->bytes_up;
+	if (c->chunked) {
+		/* Only what the framing says belongs to the body goes on; the
+		 * parser sees each byte once, as it leaves. */
+		struct evbuffer *in = bufferevent_get_input(c->client);
+		int r = MOAT_PARSE_MORE;
+		while (r == MOAT_PARSE_MORE && evbuffer_get_length(in) > 0) {
+			struct evbuffer_iovec v[8];
+			int nv = evbuffer_peek(in, -1, NULL, v, ELEMENTSOF(v));
+			size_t body = 0;
+			moat_error err = {0};
+			for (int i = 0; i < nv && i < (int)ELEMENTSOF(v) && r == MOAT_PARSE_MORE; i++) {
+				size_t used = 0;
+				r = moat_chunked_feed(&c->chunks, v[i].iov_base, v[i].iov_len, &used, &err);
+				body += used;
+			}
+			if (r < 0) {
+				set_reason(c, "moat: %s", err.msg);
+				conn_refuse(c, 400, 0);
+				return false;
+			}
+			if (body && !relay(c, c->client, c->upstream, true, body))
+				return false;
+		}
+		if (r == MOAT_PARSE_DONE) {
+			c->chunked = false;
+			c->body_left = 0;
+			evbuffer_drain(in, evbuffer_get_length(in));
+		}
+		return true;
+	}
 	if (c->body_left > 0) {
 		if (!relay(c, c->client, c->upstream, true, c->body_left))
 			return false;
@@ -736,7 +885,7 @@ static void relay_start(gw_conn *c, gw_state state)
 	bufferevent_set_timeouts(c->client, &c->gw->idle_timeout, &c->gw->idle_timeout);
 	bufferevent_set_timeouts(c->upstream, &c->gw->idle_timeout, &c->gw->idle_timeout);
 	bufferevent_enable(c->upstream, EV_READ | EV_WRITE);
-	bufferevent_enable(c->client, EV_READ | EV_WRITE);
+	bufferevent_enable(c->client, c->client_eof ? EV_WRITE : EV_READ | EV_WRITE);
 	if (state == ST_RELAY_HTTP) {
 		if (!relay_body(c))
 			return;
@@ -790,6 +939,15 @@ static void tunnel_peek(gw_conn *c)
 		c->sni = strdup(hello.sni);
 		moat_host sni;
 		moat_error herr = {0};
+		/* The SNI goes to the upstream as sent, so it must be spelt as
+		 * it is judged: "up%2etest" is not up.test to a TLS server. */
+		if (moat_host_wire_check(hello.sni, strlen(hello.sni), &herr) < 0) {
+			set_reason(c, "moat: the TLS server name: %s", herr.msg);
+			if (c->sni)
+				set_raw_host(c, c->sni, strlen(c->sni));
+			conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+			return;
+		}
 		if (moat_host_normalize(hello.sni, strlen(hello.sni), &sni, &herr) < 0 ||
 		    strcmp(sni.name, c->host.name) != 0) {
 			set_reason(c, "moat: the TLS server name %s does not match the tunnel's host %s (domain fronting is refused)",
@@ -820,6 +978,8 @@ static void upstream_connected(gw_conn *c)
 		}
 		bufferevent_write_buffer(c->upstream, c->head_out);
 		c->body_left = r->body == MOAT_HTTP_BODY_LENGTH ? r->content_length : 0;
+		c->chunked = r->body == MOAT_HTTP_BODY_CHUNKED;
+		moat_chunked_init(&c->chunks);
 		relay_start(c, ST_RELAY_HTTP);
 		return;
 	case PROTO_CONNECT:
@@ -837,6 +997,11 @@ static void upstream_connected(gw_conn *c)
 		relay_start(c, ST_RELAY);
 		return;
 	}
+	/* The ClientHello gets a deadline of its own, from the 200 on: the
+	 * client could not send it before, and a loaded client with many
+	 * tunnels opening at once may take a while to get to it. */
+	if (c->deadline)
+		evtimer_add(c->deadline, &c->gw->head_timeout);
 	c->state = ST_TLS_PEEK;
 	tunnel_peek(c);
 }
@@ -860,9 +1025,15 @@ static void write_cb(struct bufferevent *bev, void *arg)
 		return;
 	}
 	struct bufferevent *other = bev == c->client ? c->upstream : c->client;
+	if (bev == c->upstream && c->shut_upstream_pending &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0) {
+		c->shut_upstream_pending = false;
+		(void)shutdown(bufferevent_getfd(bev), SHUT_WR);
+	}
 	if ((c->state == ST_RELAY || c->state == ST_RELAY_HTTP) && other) {
 		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
-		bufferevent_enable(other, EV_READ);
+		if (!(other == c->client && c->client_eof))
+			bufferevent_enable(other, EV_READ);
 	}
 }
 
@@ -877,11 +1048,10 @@ static void upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (c->state == ST_CONNECTING) {
 		if (what & BEV_EVENT_TIMEOUT)
-			set_reason(c, "moat: connecting to %s (%s) port %u timed out", c->host.name, c->address,
-				   (unsigned)c->port);
+			set_reason(c, "moat: connecting to %s port %u timed out", c->host.name, (unsigned)c->port);
 		else
-			set_reason(c, "moat: cannot connect to %s (%s) port %u: %s", c->host.name, c->address,
-				   (unsigned)c->port, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+			set_reason(c, "moat: cannot connect to %s port %u: %s", c->host.name, (unsigned)c->port,
+				   evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
 		if (c->addr_idx < c->n_addrs) {
 			conn_connect_next(c);
 			return;
@@ -929,6 +1099,10 @@ static void http_head(gw_conn *c)
 	}
 
 	const moat_http_request *req = moat_http_parser_request(c->http);
+	/* The head is what the sandbox sent: it counts in the bytes up and,
+	 * once the destination is known, against the byte budgets. */
+	c->bytes_up += req->head_len;
+	c->gw->stats.bytes_up += req->head_len;
 	c->method = strdup(req->method);
 	set_raw_host(c, req->host.name, strlen(req->host.name));
 	if (req->form == MOAT_HTTP_AUTHORITY_FORM && strcmp(req->method, "CONNECT") == 0) {
@@ -967,16 +1141,34 @@ static void http_head(gw_conn *c)
 			return;
 		}
 	}
+	/* Methods are case-sensitive to servers ("get" is not GET) but not
+	 * to the rules: only the spelling the rules mean is forwarded. */
+	for (const char *m = req->method; *m; m++)
+		if (*m >= 'a' && *m <= 'z') {
+			set_reason(c, "moat: the method %s is not in upper case; servers tell methods apart by case", req->method);
+			conn_refuse(c, 400, 0);
+			return;
+		}
+	static const char *const overrides[] = {"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"};
+	for (size_t i = 0; i < req->n_headers; i++)
+		for (size_t j = 0; j < ELEMENTSOF(overrides); j++) {
+			if (strcasecmp(req->headers[i].name, overrides[j]) != 0)
+				continue;
+			const char *v = req->headers[i].value;
+			if (c->method_override && strcasecmp(c->method_override, v) != 0) {
+				set_reason(c, "moat: the request carries two different method overrides");
+				conn_refuse(c, 400, 0);
+				return;
+			}
+			if (!c->method_override && !(c->method_override = strdup(v))) {
+				set_reason(c, "moat: out of memory");
+				conn_refuse(c, 502, 0);
+				return;
+			}
+		}
 	if (req->upgrade) {
 		set_reason(c, "moat: protocol upgrades are not proxied; use https:// or wss:// through CONNECT");
 		conn_refuse(c, 501, 0);
-		return;
-	}
-	if (req->body == MOAT_HTTP_BODY_CHUNKED) {
-		/* A chunked body's end is only known by parsing it; without that
-		 * the gateway could not tell the body from a second request. */
-		set_reason(c, "moat: chunked request bodies are not proxied; send a Content-Length");
-		conn_refuse(c, 411, 0);
 		return;
 	}
 	conn_decide(c);
@@ -1034,7 +1226,8 @@ static void socks_request(gw_conn *c)
 	if (req.is_domain) {
 		set_raw_host(c, req.domain, strnlen(req.domain, sizeof(req.domain)));
 		moat_error herr = {0};
-		if (moat_host_normalize(req.domain, strnlen(req.domain, sizeof(req.domain)), &h, &herr) < 0) {
+		size_t dl = strnlen(req.domain, sizeof(req.domain));
+		if (moat_host_wire_check(req.domain, dl, &herr) < 0 || moat_host_normalize(req.domain, dl, &h, &herr) < 0) {
 			c->port = req.port;
 			set_reason(c, "moat: %s", herr.msg);
 			conn_refuse(c, 0, MOAT_SOCKS5_REP_NOT_ALLOWED);
@@ -1110,6 +1303,30 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
+/* The client's end of file. A client may shut down its sending side once
+ * its request is out (curl with --proxy and some HTTP libraries, nc -N):
+ * that is no reason to drop the answer. True when the connection goes on. */
+static bool client_half_close(gw_conn *c)
+{
+	bool request_done = c->state == ST_RESOLVING || c->state == ST_CONNECTING ||
+			    (c->state == ST_RELAY_HTTP && !c->chunked && c->body_left == 0);
+	if (request_done) {
+		c->client_eof = true;
+		bufferevent_disable(c->client, EV_READ);
+		return true;
+	}
+	if (c->state == ST_RELAY && c->upstream) {
+		c->client_eof = true;
+		bufferevent_disable(c->client, EV_READ);
+		if (evbuffer_get_length(bufferevent_get_output(c->upstream)) == 0)
+			(void)shutdown(bufferevent_getfd(c->upstream), SHUT_WR);
+		else
+			c->shut_upstream_pending = true;
+		return true;
+	}
+	return false;
+}
+
 static void client_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	gw_conn *c = arg;
@@ -1122,9 +1339,48 @@ static void client_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (c->state == ST_RELAY)
 		if (!relay(c, bev, c->upstream, true, UINT64_MAX))
 			return;
+	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) && client_half_close(c))
+		return;
 	if (what & BEV_EVENT_TIMEOUT && !c->host_set)
 		set_reason(c, "moat: the client sent no complete request in time");
 	conn_close(c);
+}
+
+/* The absolute deadline for what the client must say before anything is
+ * decided: the per-read timeout alone restarts with every byte, so a head
+ * trickled a byte at a time would hold a connection for ever. */
+static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	gw_conn *c = arg;
+	(void)fd;
+	(void)what;
+	unsigned s = (unsigned)c->gw->head_timeout.tv_sec;
+	switch (c->state) {
+	case ST_SNIFF:
+	case ST_HTTP_HEAD:
+	case ST_SOCKS_GREETING:
+	case ST_SOCKS_REQUEST:
+		set_reason(c, "moat: the client sent no complete request within %u s", s);
+		conn_refuse(c, 408, MOAT_SOCKS5_REP_FAILURE);
+		return;
+	case ST_TLS_PEEK:
+		set_reason(c, "moat: the client sent no complete TLS ClientHello to %s within %u s", c->host.name, s);
+		conn_refuse(c, 408, MOAT_SOCKS5_REP_FAILURE);
+		return;
+	default:
+		/* Resolving and connecting have their own timeouts; a relay
+		 * has its idle timeout. */
+		return;
+	}
+}
+
+static void rearm_cb(evutil_socket_t fd, short what, void *arg)
+{
+	moat_gateway *gw = arg;
+	(void)fd;
+	(void)what;
+	for (size_t i = 0; i < gw->n_listeners; i++)
+		evconnlistener_enable(gw->listeners[i]);
 }
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg)
@@ -1133,6 +1389,20 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	(void)l;
 	(void)sa;
 	(void)socklen;
+	if (gw->stats.active >= gw->max_clients) {
+		/* Closed before a byte is read: the sandbox holds too many
+		 * connections already, and each costs the supervisor
+		 * descriptors. */
+		close(fd);
+		gw->stats.refused_clients++;
+		char why[160];
+		snprintf(why, sizeof(why), "moat: the sandbox already holds %u connections to the gateway, its limit",
+			 gw->max_clients);
+		moat_net_event ev = {.type = "net.request", .protocol = "tcp", .host = "", .address = "",
+				     .decision = "deny", .rule = -1, .reason = why};
+		gw_emit(gw, &ev);
+		return;
+	}
 	gw_conn *c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
@@ -1156,19 +1426,35 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	int one = 1;
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	bufferevent_setcb(c->client, client_read_cb, write_cb, client_event_cb, c);
-	/* Bounds how long a client may take to say where it goes. */
+	/* Bounds how long a client may take to say where it goes: between
+	 * two reads, and in all. */
 	bufferevent_set_timeouts(c->client, &gw->head_timeout, &gw->head_timeout);
+	c->deadline = evtimer_new(gw->base, deadline_cb, c);
+	if (!c->deadline) {
+		conn_free(c);
+		return;
+	}
+	evtimer_add(c->deadline, &gw->head_timeout);
 	bufferevent_enable(c->client, EV_READ | EV_WRITE);
 }
 
 static void accept_error_cb(struct evconnlistener *l, void *arg)
 {
-	(void)arg;
+	moat_gateway *gw = arg;
 	/* Out of descriptors or memory: stop accepting for a moment rather
-	 * than spin on a listener that stays readable. */
+	 * than spin on a listener that stays readable, and start again when
+	 * the timer fires. A listener left disabled would hang every later
+	 * request of the run. */
+	gw->stats.accept_errors++;
 	int e = EVUTIL_SOCKET_ERROR();
-	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM)
+	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
 		evconnlistener_disable(l);
+		struct timeval tv = {.tv_usec = 100000};
+		if (gw->rearm)
+			evtimer_add(gw->rearm, &tv);
+		else
+			evconnlistener_enable(l);
+	}
 }
 
 /* ---- the public interface -------------------------------------------------- */
@@ -1197,7 +1483,17 @@ int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, mo
 	gw->userdata = cfg->userdata;
 	ms_to_timeval(cfg->connect_timeout_ms ? cfg->connect_timeout_ms : GW_DEFAULT_CONNECT_MS, &gw->connect_timeout);
 	ms_to_timeval(cfg->idle_timeout_ms ? cfg->idle_timeout_ms : GW_DEFAULT_IDLE_MS, &gw->idle_timeout);
-	ms_to_timeval(30000, &gw->head_timeout);
+	ms_to_timeval(cfg->head_timeout_ms ? cfg->head_timeout_ms : MOAT_GATEWAY_DEFAULT_HEAD_MS, &gw->head_timeout);
+	gw->max_clients = cfg->max_clients ? cfg->max_clients : MOAT_GATEWAY_DEFAULT_MAX_CLIENTS;
+	gw->events_per_sec = cfg->events_per_sec ? cfg->events_per_sec : MOAT_GATEWAY_DEFAULT_EVENTS_PER_SEC;
+	gw->ev_tokens = (uint64_t)gw->events_per_sec * 10 * 1000;
+	gw->ev_last_ns = moat__now_ns();
+	gw->rearm = evtimer_new(base, rearm_cb, gw);
+	gw->flood = evtimer_new(base, flood_cb, gw);
+	if (!gw->rearm || !gw->flood) {
+		moat_gateway_free(gw);
+		return moat_error_set(err, ENOMEM, "gateway");
+	}
 	gw->budget = moat_budget_new(&cfg->budget_run, &cfg->budget_dest);
 	if (!gw->budget) {
 		moat_gateway_free(gw);
@@ -1258,6 +1554,12 @@ void moat_gateway_free(moat_gateway *gw)
 		return;
 	while (gw->conns)
 		conn_free(gw->conns);
+	/* What the rate cap held back is reported before the end. */
+	flood_report(gw);
+	if (gw->flood)
+		event_free(gw->flood);
+	if (gw->rearm)
+		event_free(gw->rearm);
 	for (size_t i = 0; i < gw->n_listeners; i++)
 		evconnlistener_free(gw->listeners[i]);
 	if (gw->dns)
@@ -1357,27 +1659,57 @@ char **moat_gateway_proxy_env(uint16_t port)
 
 /* ---- helpers for the fronts ------------------------------------------------ */
 
+/* A JSON string of s, which may hold a peer's bytes: text that is not
+ * UTF-8 would make json_string fail and the field vanish, so every byte
+ * outside ASCII is then written as \xNN instead. A refusal keeps its SNI
+ * and host in the log, however they were spelt. */
+static json_t *json_string_escaped(const char *s)
+{
+	if (!s)
+		return json_null();
+	json_t *j = json_string(s);
+	if (j)
+		return j;
+	size_t n = strlen(s);
+	_cleanup_free_ char *buf = malloc(n * 4 + 1);
+	if (!buf)
+		return json_null();
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch < 0x80)
+			buf[o++] = (char)ch;
+		else
+			o += (size_t)snprintf(buf + o, 5, "\\x%02x", ch);
+	}
+	buf[o] = '\0';
+	return json_string(buf);
+}
+
 json_t *moat_net_event_to_json(const moat_net_event *ev)
 {
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
-	json_object_set_new(o, "protocol", json_string(ev->protocol));
-	json_object_set_new(o, "host", json_string(ev->host));
+	if (ev->type && strcmp(ev->type, "net.flood") == 0) {
+		json_object_set_new(o, "suppressed", json_integer((json_int_t)ev->suppressed));
+		json_object_set_new(o, "reason", json_string_escaped(ev->reason));
+		return o;
+	}
+	json_object_set_new(o, "protocol", json_string_escaped(ev->protocol));
+	json_object_set_new(o, "host", json_string_escaped(ev->host));
 	json_object_set_new(o, "port", json_integer(ev->port));
-	json_object_set_new(o, "address", ev->address && ev->address[0] ? json_string(ev->address) : json_null());
-	json_object_set_new(o, "method", ev->method ? json_string(ev->method) : json_null());
-	json_object_set_new(o, "path", ev->path ? json_string(ev->path) : json_null());
+	json_object_set_new(o, "address", ev->address && ev->address[0] ? json_string_escaped(ev->address) : json_null());
+	json_object_set_new(o, "method", ev->method ? json_string_escaped(ev->method) : json_null());
+	json_object_set_new(o, "path", ev->path ? json_string_escaped(ev->path) : json_null());
 	if (ev->sni)
-		json_object_set_new(o, "sni", json_string(ev->sni));
+		json_object_set_new(o, "sni", json_string_escaped(ev->sni));
 	json_object_set_new(o, "bytes_up", json_integer((json_int_t)ev->bytes_up));
 	json_object_set_new(o, "bytes_down", json_integer((json_int_t)ev->bytes_down));
 	json_object_set_new(o, "duration_ms", json_integer((json_int_t)ev->duration_ms));
-	json_object_set_new(o, "decision", json_string(ev->decision));
+	json_object_set_new(o, "decision", json_string_escaped(ev->decision));
 	json_object_set_new(o, "rule", ev->rule >= 0 ? json_integer(ev->rule) : json_null());
-	json_object_set_new(o, "reason", json_string(ev->reason));
-	/* A peer's bytes that are not UTF-8 make json_string fail and leave
-	 * the key out; the object is still a faithful record of the rest. */
+	json_object_set_new(o, "reason", json_string_escaped(ev->reason));
 	return o;
 }
 

@@ -29,6 +29,12 @@ typedef struct moat_gateway moat_gateway;
 /* Caps on what the configuration may hold. */
 #define MOAT_GATEWAY_MAX_HOSTS 1024        /* network.hosts entries */
 #define MOAT_GATEWAY_MAX_LISTENERS 16
+/* Defaults of the starvation guards (see moat_gateway_config). */
+#define MOAT_GATEWAY_DEFAULT_MAX_CLIENTS 256
+#define MOAT_GATEWAY_DEFAULT_HEAD_MS 30000
+#define MOAT_GATEWAY_DEFAULT_EVENTS_PER_SEC 50
+/* A path in an event is cut to this many bytes. */
+#define MOAT_GATEWAY_EVENT_PATH_MAX 512
 
 /* One static name → address entry (network.hosts). A name may appear more
  * than once; all its addresses are candidates, and all are checked. */
@@ -37,8 +43,13 @@ typedef struct moat_gateway_host {
 	const char *address; /* numeric IPv4 or IPv6 */
 } moat_gateway_host;
 
-/* One net.request event: what was asked, what was decided, what flowed. */
+/* One net.request event: what was asked, what was decided, what flowed.
+ * When events come faster than the gateway's rate cap, the ones over it
+ * are counted, not delivered, and one net.flood event says how many were
+ * dropped (type "net.flood", suppressed > 0, the other fields empty). */
 typedef struct moat_net_event {
+	const char *type;      /* "net.request" or "net.flood" */
+	uint64_t suppressed;   /* net.flood: events dropped in the window */
 	const char *protocol;  /* "http", "connect" or "socks5" */
 	const char *host;      /* normalised host, or the raw text when invalid */
 	uint16_t port;
@@ -80,6 +91,19 @@ typedef struct moat_gateway_config {
 	moat_budget_limits budget_dest;
 	uint64_t connect_timeout_ms; /* 0: 10 s */
 	uint64_t idle_timeout_ms;    /* 0: 300 s */
+	/* Starvation guards. A sandbox may hold at most max_clients
+	 * connections to the gateway at once (0: 256); one more is closed at
+	 * once, so idle connections cannot use up the supervisor's
+	 * descriptors. A client must have sent its whole request (head or
+	 * SOCKS5 request) head_timeout_ms after it connected, and a tunnel's
+	 * ClientHello head_timeout_ms after the tunnel was opened, however it
+	 * trickles the bytes (0: 30 s). At most events_per_sec
+	 * events reach on_event each second, after a burst of ten seconds'
+	 * worth (0: 50); the rest are counted into one net.flood event a
+	 * second. */
+	uint32_t max_clients;
+	uint64_t head_timeout_ms;
+	uint32_t events_per_sec;
 	moat_gateway_event_fn on_event;
 	void *userdata;
 } moat_gateway_config;
@@ -109,6 +133,9 @@ typedef struct moat_gateway_stats {
 	uint64_t allowed, denied;
 	uint64_t bytes_up, bytes_down;
 	uint64_t dns_queries;  /* lookups sent to the resolver */
+	uint64_t refused_clients; /* closed at once: over max_clients */
+	uint64_t accept_errors;   /* accept failures; the listener is re-armed */
+	uint64_t events_suppressed; /* over events_per_sec */
 } moat_gateway_stats;
 void moat_gateway_get_stats(const moat_gateway *gw, moat_gateway_stats *ret);
 

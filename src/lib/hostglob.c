@@ -2,51 +2,35 @@
 
 #include <string.h>
 
-static bool is_ldh(char ch)
-{
-	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
-}
-
 /* Validates a dot-separated name without wildcards. On failure returns a
  * static description of the problem. labels receives the label count, and
  * numeric_tld whether the last label is all digits (an IPv4 address, not a
- * domain). */
+ * domain). What a valid name is comes from moat_host_name_problem, the
+ * check the normaliser makes of every request's host: a pattern and the
+ * names it is matched against must agree, or "*.internal.example" would
+ * miss "a_b.internal.example", a name a request can carry. Only the
+ * pattern's own mistakes (a misplaced '*', upper case) are told here. */
 static const char *name_problem(const char *name, unsigned *ret_labels, bool *ret_numeric_tld)
 {
 	size_t len = strlen(name);
-	if (len == 0)
-		return "empty host name";
-	if (len > MOAT_HOST_MAX)
-		return "host name longer than 253 characters";
-	unsigned labels = 0;
-	bool numeric = false;
-	const char *s = name;
-	for (;;) {
-		const char *e = strchr(s, '.');
-		size_t n = e ? (size_t)(e - s) : strlen(s);
-		if (n == 0)
-			return "empty label (two dots in a row, or a leading or trailing dot)";
-		if (n > MOAT_HOST_LABEL_MAX)
-			return "label longer than 63 characters";
-		numeric = true;
-		for (size_t i = 0; i < n; i++) {
-			char ch = s[i];
-			if (ch == '*')
-				return "'*' is only allowed as the whole first label, as in *.example.com";
-			if (ch >= 'A' && ch <= 'Z')
-				return "upper-case letter (host names are compared in lower case)";
-			if (!is_ldh(ch))
-				return "character other than a letter, digit, '-' or '.'";
-			if (ch < '0' || ch > '9')
-				numeric = false;
+	unsigned labels = 1;
+	bool numeric = true;
+	for (size_t i = 0; i < len; i++) {
+		char ch = name[i];
+		if (ch == '*')
+			return "'*' is only allowed as the whole first label, as in *.example.com";
+		if (ch >= 'A' && ch <= 'Z')
+			return "upper-case letter (host names are compared in lower case)";
+		if (ch == '.') {
+			labels++;
+			numeric = true;
+		} else if (ch < '0' || ch > '9') {
+			numeric = false;
 		}
-		if (s[0] == '-' || s[n - 1] == '-')
-			return "label starts or ends with '-'";
-		labels++;
-		if (!e)
-			break;
-		s = e + 1;
 	}
+	const char *p = moat_host_name_problem(name, len);
+	if (p)
+		return p;
 	if (ret_labels)
 		*ret_labels = labels;
 	if (ret_numeric_tld)

@@ -5,12 +5,9 @@
 #pragma once
 
 #include "error.h"
+#include "hostname.h"
 
 #include <stdbool.h>
-
-/* RFC 1035 limits: a name of at most 253 characters, labels of 1 to 63. */
-#define MOAT_HOST_MAX 253
-#define MOAT_HOST_LABEL_MAX 63
 
 /* True when host is matched by pattern. A pattern that
  * moat_host_glob_check would refuse matches nothing, so a malformed rule can
@@ -20,9 +17,9 @@ bool moat_host_glob_match(const char *pattern, const char *host);
 /* 0 when pattern is a well-formed host or "*.suffix" pattern; otherwise
  * MOAT_EINPUT with a message saying what is wrong. Refused: anything that
  * matches too much ("*", "*.", "*.com"), wildcards anywhere but as the whole
- * first label ("**", "a*b", "foo.*.com"), empty labels, over-long names or
- * labels, upper case, and characters other than letters, digits, '-' and
- * '.'. */
+ * first label ("**", "a*b", "foo.*.com"), upper case, and whatever
+ * moat_host_name_problem refuses in a name (empty or over-long labels,
+ * characters other than letters, digits, '-', '_' and '.'). */
 int moat_host_glob_check(const char *pattern, moat_error *err);
 
 /* 0 when name is a valid lower-case host name (no wildcard). */

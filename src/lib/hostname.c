@@ -55,6 +55,29 @@ static int set_literal(const moat_addr *a, moat_host *ret)
 	return 0;
 }
 
+const char *moat_host_name_problem(const char *name, size_t len)
+{
+	if (!name || len == 0)
+		return "is empty";
+	if (len > MOAT_HOST_MAX)
+		return "is longer than 253 bytes";
+	size_t label = 0;
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && name[i] != '.') {
+			if (!host_char_ok((unsigned char)name[i]))
+				return bad_char_reason((unsigned char)name[i]);
+			label++;
+			continue;
+		}
+		if (label == 0)
+			return "has an empty label (two dots in a row, or a leading or trailing dot)";
+		if (label > MOAT_HOST_LABEL_MAX)
+			return "has a label longer than 63 bytes";
+		label = 0;
+	}
+	return NULL;
+}
+
 /* Checks an ASCII name (already lower case, trailing dot removed) for
  * characters, label and total lengths, and numeric last labels. */
 static int finish_ascii(const char *show, char *name, size_t len, moat_host *ret, moat_error *err)
@@ -81,21 +104,9 @@ static int finish_ascii(const char *show, char *name, size_t len, moat_host *ret
 		return set_literal(&a, ret);
 	}
 
-	if (len > MOAT_HOST_MAX)
-		return moat_error_set(err, MOAT_EINPUT, "host \"%s\" is longer than %d bytes", show, MOAT_HOST_MAX);
-	size_t label = 0;
-	for (size_t i = 0; i <= len; i++) {
-		if (i < len && name[i] != '.') {
-			label++;
-			continue;
-		}
-		if (label == 0)
-			return moat_error_set(err, MOAT_EINPUT, "host \"%s\" has an empty label", show);
-		if (label > MOAT_HOST_LABEL_MAX)
-			return moat_error_set(err, MOAT_EINPUT, "host \"%s\" has a label longer than %d bytes",
-					      show, MOAT_HOST_LABEL_MAX);
-		label = 0;
-	}
+	const char *why = moat_host_name_problem(name, len);
+	if (why)
+		return moat_error_set(err, MOAT_EINPUT, "host \"%s\" %s", show, why);
 	memset(ret, 0, sizeof(*ret));
 	memcpy(ret->name, name, len);
 	ret->name[len] = '\0';
@@ -207,6 +218,22 @@ int moat_host_normalize(const char *in, size_t len, moat_host *ret, moat_error *
 	if (n > 1 && buf[n - 1] == '.')
 		n--;
 	return finish_ascii(show, buf, n, ret, err);
+}
+
+int moat_host_wire_check(const char *in, size_t len, moat_error *err)
+{
+	char show[96];
+	for (size_t i = 0; in && i < len; i++) {
+		unsigned char c = (unsigned char)in[i];
+		if (c != '%' && c < 0x80)
+			continue;
+		show_host(in, len, show, sizeof(show));
+		return moat_error_set(err, MOAT_EINPUT,
+				      c == '%' ? "host \"%s\" is percent-encoded; send the name itself, as it is judged"
+					       : "host \"%s\" holds bytes outside ASCII; send the name in punycode (xn--), as it is judged",
+				      show);
+	}
+	return 0;
 }
 
 int moat_authority_parse(const char *in, size_t len, uint16_t default_port, moat_host *ret_host,

@@ -37,6 +37,26 @@ typedef struct moat_host {
  * IPv4 address, invalid IDNA, and IPv6 zone ids. */
 int moat_host_normalize(const char *in, size_t len, moat_host *ret, moat_error *err);
 
+/* Why name (len bytes, already lower case, no trailing dot, no wildcard)
+ * is not a host name, or NULL when it is one. This is the one definition of
+ * a valid name: the normaliser, the pattern checker and the glob matcher of
+ * hostglob.h all ask it, so a pattern "*.example.com" matches every name
+ * below example.com that a request can carry. Accepted: letters, digits,
+ * '-' anywhere in a label (DNS itself does not forbid "x-" labels) and '_'
+ * ("_dmarc", "a_b" host names exist); labels of 1 to 63 bytes; 253 bytes in
+ * all. The message completes a sentence "host NAME ...". */
+const char *moat_host_name_problem(const char *name, size_t len);
+
+/* 0 when a host name as a client put it on the wire (a Host header, an
+ * absolute URL, a CONNECT line, a TLS SNI, a SOCKS5 domain) is spelt the
+ * way it is judged, up to case and one trailing dot; otherwise MOAT_EINPUT
+ * with the reason. Refused: percent-escapes and bytes outside ASCII.
+ * moat_host_normalize decodes both (policy files may use them), but the
+ * gateway forwards the Host header and the SNI as sent, and "up%2etest" is
+ * not the name "up.test" to every upstream: what is judged must be what
+ * is sent. */
+int moat_host_wire_check(const char *in, size_t len, moat_error *err);
+
 /* Parses an authority "host[:port]" as found in a CONNECT line, a Host
  * header or an absolute URL. A missing port gives default_port (0 means
  * the port is required). Userinfo ("user@host") is refused rather than

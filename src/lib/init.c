@@ -104,12 +104,12 @@ static int exec_command(char *const argv[], char *const envp[])
 	return best;
 }
 
-static void set_rlimit(int res, uint64_t v)
+static int set_rlimit(int res, uint64_t v)
 {
 	if (v == MOAT_UNLIMITED)
-		return;
+		return 0;
 	struct rlimit rl = {.rlim_cur = v, .rlim_max = v};
-	setrlimit(res, &rl);
+	return setrlimit(res, &rl);
 }
 
 /* The confinement layers, in order: capabilities and no_new_privs first,
@@ -168,8 +168,6 @@ _noreturn_ static void command_child(const moat_init_args *a, int report_fd, int
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
 		report_and_exit(report_fd, 2, errno, "set up standard streams");
 
-	set_rlimit(RLIMIT_NOFILE, c->limits.files);
-	set_rlimit(RLIMIT_FSIZE, c->limits.fsize);
 	/* No core files: they would land in the working directory and could
 	 * hold whatever the process had in memory. */
 	set_rlimit(RLIMIT_CORE, 0);
@@ -204,6 +202,14 @@ _noreturn_ static void command_child(const moat_init_args *a, int report_fd, int
 	 * memory. */
 	if (moat__rlimit_plan_apply(&a->rlimits) < 0)
 		report_and_exit(report_fd, 2, errno, "set resource limits");
+	/* The descriptor and file size limits are the command's, not moat's:
+	 * set last, so that a small --files bounds what the command opens, not
+	 * the Landlock rules above. The supervisor checked them against the
+	 * hard limits (limits.c), so a failure here is the host's doing. */
+	if (set_rlimit(RLIMIT_NOFILE, c->limits.files) < 0)
+		report_and_exit(report_fd, 2, errno, "limits.files: set RLIMIT_NOFILE");
+	if (set_rlimit(RLIMIT_FSIZE, c->limits.fsize) < 0)
+		report_and_exit(report_fd, 2, errno, "limits.fsize: set RLIMIT_FSIZE");
 	moat__write_all(report_fd, &rep, sizeof(rep));
 
 	/* Only stdin, stdout and stderr cross into the command: everything
@@ -312,6 +318,15 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 	if (moat__ctl_recv(ctl, &m, NULL) < 0 || m.type != MOAT_CTL_GO)
 		_exit(1);
 
+	/* The per-namespace limits are written once the root filesystem is
+	 * built (making it takes mount namespaces of its own: open_tree and
+	 * fsmount clones), through the procfs we start with: the sandbox's
+	 * own /proc/sys is read-only. */
+	_cleanup_close_ int sys_user = open("/proc/sys/user", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (sys_user < 0) {
+		moat_error_set(&err, errno, "open /proc/sys/user");
+		fail_setup(ctl, &err);
+	}
 	if (moat__userns_become_sandbox_user(a->rootless, &err) < 0)
 		fail_setup(ctl, &err);
 	const char *hn = a->config->hostname ? a->config->hostname : "moat";
@@ -325,6 +340,9 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		fail_setup(ctl, &err);
 	if (moat__rootfs_setup(a, &iso, &err) < 0)
 		fail_setup(ctl, &err);
+	if (moat__userns_set_limits(sys_user, moat__confine_profile(a->config), &err) < 0)
+		fail_setup(ctl, &err);
+	close(TAKE_FD(sys_user));
 
 	int tty_slave = -1;
 	if (a->tty && open_pty(ctl, &tty_slave, &err) < 0)

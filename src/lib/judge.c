@@ -4,6 +4,7 @@
 #include "judge.h"
 
 #include "units.h"
+#include "hostpath.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -411,9 +412,9 @@ int moat_judge_suite_parse(const char *data, size_t len, const char *filename, m
 
 int moat__judge_read_file(const char *path, size_t max, char **ret, size_t *ret_len, moat_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int fd = moat__hostpath_open(NULL, path, O_RDONLY | O_NONBLOCK, 0, err);
 	if (fd < 0)
-		return moat_error_set(err, errno, "%s", path);
+		return fd;
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return moat_error_set(err, errno, "%s", path);
@@ -560,13 +561,96 @@ static bool numbers_close(double a, double b, double tol)
 	return diff <= tol || diff <= tol * fmax(fabs(a), fabs(b));
 }
 
+/* A decimal literal as sign, significant digits and power of ten, so two
+ * literals compare exactly at any size: 9007199254740993 and
+ * 9007199254740992.0 are one double but not one number. */
+typedef struct decimal {
+	bool neg;
+	char digits[128];
+	size_t n;
+	long exp;
+} decimal;
+
+static bool token_decimal(const token *t, decimal *d, bool *ret_integer)
+{
+	size_t i = 0;
+	*d = (decimal){0};
+	*ret_integer = true;
+	if (i < t->n && (t->p[i] == '+' || t->p[i] == '-'))
+		d->neg = t->p[i++] == '-';
+	bool any = false, point = false;
+	long frac = 0;
+	for (; i < t->n; i++) {
+		char ch = t->p[i];
+		if (isdigit((unsigned char)ch)) {
+			any = true;
+			if (d->n == 0 && ch == '0')
+				;
+			else if (d->n < sizeof(d->digits))
+				d->digits[d->n++] = ch;
+			else
+				return false;
+			if (point)
+				frac++;
+		} else if (ch == '.' && !point) {
+			point = true;
+			*ret_integer = false;
+		} else {
+			break;
+		}
+	}
+	if (!any)
+		return false;
+	long e = 0;
+	if (i < t->n && (t->p[i] == 'e' || t->p[i] == 'E')) {
+		*ret_integer = false;
+		i++;
+		bool eneg = false;
+		if (i < t->n && (t->p[i] == '+' || t->p[i] == '-'))
+			eneg = t->p[i++] == '-';
+		if (i >= t->n)
+			return false;
+		for (; i < t->n; i++) {
+			if (!isdigit((unsigned char)t->p[i]) || e > 100000)
+				return false;
+			e = e * 10 + (t->p[i] - '0');
+		}
+		if (eneg)
+			e = -e;
+	}
+	if (i != t->n)
+		return false;
+	/* Leading zeros were never kept; a leading zero of the fraction
+	 * still counts in frac, which is right (0.05 = 5e-2). */
+	d->exp = e - frac;
+	while (d->n > 0 && d->digits[d->n - 1] == '0') {
+		d->n--;
+		d->exp++;
+	}
+	if (d->n == 0)
+		d->neg = false, d->exp = 0; /* every zero is one zero */
+	return true;
+}
+
+static bool decimals_equal(const decimal *a, const decimal *b)
+{
+	return a->neg == b->neg && a->n == b->n && a->exp == b->exp && memcmp(a->digits, b->digits, a->n) == 0;
+}
+
 static bool tokens_equal(moat_judge_compare mode, double tol, const token *a, const token *b)
 {
 	if (a->n == b->n && memcmp(a->p, b->p, a->n) == 0)
 		return true;
 	double x, y;
-	if (mode == MOAT_JUDGE_COMPARE_NUMERIC && token_number(a, &x) && token_number(b, &y))
+	if (mode == MOAT_JUDGE_COMPARE_NUMERIC && token_number(a, &x) && token_number(b, &y)) {
+		/* Tolerance 0 is exact, at any size: a double cannot tell
+		 * two 18-digit integers apart. */
+		decimal da, db;
+		bool ia, ib;
+		if (tol == 0 && token_decimal(a, &da, &ia) && token_decimal(b, &db, &ib))
+			return decimals_equal(&da, &db);
 		return numbers_close(x, y, tol);
+	}
 	return false;
 }
 
@@ -662,16 +746,30 @@ static void json_excerpt(char *buf, size_t len, const json_t *v)
 	excerpt_as(buf, len, tmp, n < sizeof(tmp) ? n : sizeof(tmp), false);
 }
 
+/* A real equals an integer only when it is that integer exactly, not when
+ * the integer rounds to it: 9007199254740992.0 is not 9007199254740993. */
+static bool real_is_integer(double x, json_int_t i)
+{
+	if (!(x >= -0x1p63 && x < 0x1p63) || x != (double)i)
+		return false;
+	return (json_int_t)x == i;
+}
+
 static bool json_numbers_equal(moat_judge_compare mode, double tol, const json_t *a, const json_t *b)
 {
+	/* Exact mode, and numeric mode with tolerance 0, compare exactly:
+	 * integers as integers, never through a double. */
+	bool exact = mode != MOAT_JUDGE_COMPARE_NUMERIC || tol == 0;
 	if (json_is_integer(a) && json_is_integer(b))
 		return json_integer_value(a) == json_integer_value(b) ||
-		       (mode == MOAT_JUDGE_COMPARE_NUMERIC &&
-			numbers_close((double)json_integer_value(a), (double)json_integer_value(b), tol));
+		       (!exact && numbers_close((double)json_integer_value(a), (double)json_integer_value(b), tol));
 	double x = json_number_value(a), y = json_number_value(b);
-	if (mode == MOAT_JUDGE_COMPARE_NUMERIC)
-		return numbers_close(x, y, tol);
-	return x == y;
+	if (exact && json_is_integer(a) != json_is_integer(b))
+		return json_is_integer(a) ? real_is_integer(y, json_integer_value(a))
+					  : real_is_integer(x, json_integer_value(b));
+	if (exact)
+		return x == y;
+	return numbers_close(x, y, tol);
 }
 
 /* path is the JSON path so far ("$", "$[2]", "$.key"), for the message. */

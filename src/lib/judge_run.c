@@ -2,6 +2,7 @@
  * case, and a bounded pool of worker processes that keeps the output in case
  * order. The decisions themselves are pure and live in judge.c. */
 #include "judge.h"
+#include "sweep.h"
 
 #include "sandbox.h"
 
@@ -86,7 +87,10 @@ int moat_judge_program_source(moat_judge_program *p, moat_judge_lang lang, const
 
 	const char *tmp = getenv("TMPDIR");
 	_cleanup_free_ char *dir = NULL;
-	if (asprintf(&dir, "%s/moat-judge.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp") < 0)
+	/* Named after our pid, so that the next moat sweeps it if we are
+	 * killed before we remove it (sweep.h). */
+	if (asprintf(&dir, "%s/" MOAT_STAGE_PREFIX "%d-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp",
+		     (int)getpid()) < 0)
 		return moat_error_set(err, ENOMEM, "stage");
 	if (!mkdtemp(dir))
 		return moat_error_set(err, errno, "stage folder %s", dir);

@@ -4,6 +4,7 @@
 #include "cgroup.h"
 
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -53,6 +54,40 @@ int moat__rlimit_plan_apply(const moat_rlimit_plan *p)
 	return 0;
 }
 
+/* An rlimit the command's process sets on itself cannot go above the hard
+ * limit it inherits from moat: raising one needs CAP_SYS_RESOURCE in the
+ * host's user namespace, which nothing in the sandbox has. Refused here,
+ * with the bound, rather than failing inside or silently keeping the old
+ * value while the result claims the new one. */
+static int check_hard(int resource, const char *rname, uint64_t v, size_t offset, const char *why, moat_error *err)
+{
+	struct rlimit rl;
+	if (v == MOAT_UNLIMITED || getrlimit(resource, &rl) < 0 || rl.rlim_max == RLIM_INFINITY || v <= rl.rlim_max)
+		return 0;
+	char label[64];
+	return moat_error_set(err, MOAT_EINPUT, "%s: %llu is more than moat may set here (at most %llu, its hard %s%s)",
+			      moat_limit_label(offset, label, sizeof(label)), (unsigned long long)v,
+			      (unsigned long long)rl.rlim_max, rname, why);
+}
+
+static int check_rlimits(const moat_limits *l, const moat_rlimit_plan *p, moat_error *err)
+{
+	int r;
+	if ((r = check_hard(RLIMIT_NOFILE, "RLIMIT_NOFILE", l->files, offsetof(moat_limits, files), "", err)) < 0 ||
+	    (r = check_hard(RLIMIT_FSIZE, "RLIMIT_FSIZE", l->fsize, offsetof(moat_limits, fsize), "", err)) < 0 ||
+	    (r = check_hard(RLIMIT_NPROC, "RLIMIT_NPROC", p->nproc, offsetof(moat_limits, pids),
+			    "; without a cgroup, the pids limit is that rlimit", err)) < 0 ||
+	    (r = check_hard(RLIMIT_DATA, "RLIMIT_DATA", p->data_bytes, offsetof(moat_limits, memory_bytes),
+			    "; without a cgroup, the memory limit is that rlimit", err)) < 0)
+		return r;
+	/* RLIMIT_CPU: the plan's hard limit is one second above the soft. */
+	if (p->cpu_s != MOAT_UNLIMITED &&
+	    (r = check_hard(RLIMIT_CPU, "RLIMIT_CPU in seconds", p->cpu_s + 1, offsetof(moat_limits, cpu_ms),
+			    "; without a cgroup, the CPU limit is that rlimit", err)) < 0)
+		return r;
+	return 0;
+}
+
 int moat__limits_prepare(const moat_limits *lim, moat_run_limits **ret, moat_error *err)
 {
 	_cleanup_limits_ moat_run_limits *rl = calloc(1, sizeof(*rl));
@@ -69,6 +104,11 @@ int moat__limits_prepare(const moat_limits *lim, moat_run_limits **ret, moat_err
 		rl->cpus_milli = lim->cpus_milli;
 	rl->attach_pending = moat__cgroup_path(rl->cg, MOAT_CG_MEMORY) || moat__cgroup_path(rl->cg, MOAT_CG_PIDS) ||
 			     moat__cgroup_path(rl->cg, MOAT_CG_CPUACCT);
+	moat_rlimit_plan plan;
+	moat__limits_rlimit_plan(rl, &plan);
+	r = check_rlimits(lim, &plan, err);
+	if (r < 0)
+		return r;
 	*ret = TAKE_PTR(rl);
 	return 0;
 }
@@ -201,6 +241,15 @@ moat_status moat__limits_verdict(moat_status current, bool oom_killed, bool pids
 		*ret_limit = "cpu";
 		return MOAT_STATUS_CPU_LIMIT;
 	}
+	/* A program that catches SIGXCPU runs on to the hard limit, one
+	 * second later, and dies of the kernel's SIGKILL: with the budget
+	 * spent (the rusage figure, which only ever counts less than was
+	 * used), that SIGKILL is the CPU limit too. */
+	if (cpu_by_rlimit && current == MOAT_STATUS_SIGNALED && term_signal == SIGKILL &&
+	    cpu_budget_ms != MOAT_UNLIMITED && cpu_used_ms >= cpu_budget_ms) {
+		*ret_limit = "cpu";
+		return MOAT_STATUS_CPU_LIMIT;
+	}
 	return current;
 }
 
@@ -221,7 +270,10 @@ static void fill_enforced(moat_run_limits *rl, const moat_limits *l, moat_result
 		moat_result_enforce(r, MOAT_LIMIT_KIND_WALL, l->wall_ms, MOAT_MECH_TIMER);
 	if (l->cpu_ms != MOAT_UNLIMITED) {
 		bool cgc = moat__cgroup_enforces_cpu(cg);
-		moat_result_enforce(r, MOAT_LIMIT_KIND_CPU, l->cpu_ms, cgc ? MOAT_MECH_CGROUP : MOAT_MECH_RLIMIT);
+		/* RLIMIT_CPU counts whole seconds: what is applied is the
+		 * budget rounded up, and that is what is reported. */
+		moat_result_enforce(r, MOAT_LIMIT_KIND_CPU, cgc ? l->cpu_ms : (l->cpu_ms + 999) / 1000 * 1000,
+				    cgc ? MOAT_MECH_CGROUP : MOAT_MECH_RLIMIT);
 		if (!cgc)
 			note_add(r, "cpu: RLIMIT_CPU per process, in whole seconds, not the run's total");
 	}
@@ -251,6 +303,16 @@ static void fill_enforced(moat_run_limits *rl, const moat_limits *l, moat_result
 		moat_result_enforce(r, MOAT_LIMIT_KIND_FILES, l->files, MOAT_MECH_RLIMIT);
 	if (l->fsize != MOAT_UNLIMITED)
 		moat_result_enforce(r, MOAT_LIMIT_KIND_FSIZE, l->fsize, MOAT_MECH_RLIMIT);
+	/* --out and --rw are host folders, written in place: no per-run
+	 * quota bounds them on a host without project quotas. Say so rather
+	 * than let a parsed limit look enforced (only /tmp is capped, by its
+	 * tmpfs). */
+	if (l->disk_bytes != MOAT_UNLIMITED)
+		moat_result_enforce(r, MOAT_LIMIT_KIND_DISK, l->disk_bytes, MOAT_MECH_NONE);
+	if (l->disk_inodes != MOAT_UNLIMITED)
+		moat_result_enforce(r, MOAT_LIMIT_KIND_INODES, l->disk_inodes, MOAT_MECH_NONE);
+	if (l->disk_bytes != MOAT_UNLIMITED || l->disk_inodes != MOAT_UNLIMITED)
+		note_add(r, "disk, inodes: not enforced on --out and --rw folders (host folders without a quota)");
 }
 
 void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_result *r, bool killed_for_limit)
@@ -271,7 +333,8 @@ void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_resu
 		r->cpu_ms = r->cpu_user_ms + r->cpu_sys_ms; /* the parts add up in the JSON */
 	}
 	else
-		note_add(r, "cpu_ms: from rusage, which misses processes still running when the run ended");
+		note_add(r, "cpu_ms: approximate, from rusage, which misses processes still running when the run ended "
+			    "and children reaped without a wait (a parent ignoring SIGCHLD)");
 	if (st.memory_peak_known) {
 		r->memory_peak_bytes = st.memory_peak_bytes;
 		r->memory_peak_known = true;

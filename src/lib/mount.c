@@ -12,6 +12,7 @@
 #include "hostetc.h"
 #include "sandbox-internal.h"
 #include "syscalls.h"
+#include "hostpath.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -108,16 +109,91 @@ typedef struct host_src {
 	int fd;
 } host_src;
 
-#define MAX_HOST_SRCS (MOAT_MAX_BINDS + 32)
-static host_src host_srcs[MAX_HOST_SRCS];
+static host_src host_srcs[MOAT_MAX_HOST_SRCS];
 static size_t n_host_srcs;
 
-static void preopen_host(const char *path)
+static const char *const system_paths[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+					   "/etc/ld.so.cache", "/etc/ssl/certs", "/etc/alternatives",
+					   "/etc/ca-certificates", "/etc/mime.types", "/dev/null", "/dev/zero",
+					   "/dev/full", "/dev/random", "/dev/urandom"};
+
+static int resolve_one(const char *what, const char *path, moat_host_srcs *s, moat_error *err)
 {
-	if (n_host_srcs >= MAX_HOST_SRCS)
-		return;
-	int fd = open(path, O_PATH | O_CLOEXEC);
-	host_srcs[n_host_srcs++] = (host_src){.path = path, .fd = fd < 0 ? -errno : fd};
+	if (s->n >= MOAT_MAX_HOST_SRCS)
+		return moat_error_set(err, E2BIG, "more than %d host paths to bind", MOAT_MAX_HOST_SRCS);
+	moat_host_src *h = &s->v[s->n++];
+	*h = (moat_host_src){.path = path};
+	_cleanup_close_ int fd = moat__hostpath_open(what, path, O_PATH, 0, err);
+	if (fd < 0 && err->code == ENOENT) {
+		moat_error_clear(err);
+		return 0;
+	}
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return moat_error_set(err, errno, "%s %s", what ? what : "", path);
+	char proc[64], real[MOAT_MAX_PATH];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(proc, real, sizeof(real));
+	if (n <= 0 || (size_t)n >= sizeof(real) || real[0] != '/')
+		return moat_error_set(err, n < 0 ? errno : ENAMETOOLONG, "%s%s%s: find its real path",
+				      what ? what : "", what ? " " : "", path);
+	real[n] = '\0';
+	h->real = strdup(real);
+	if (!h->real)
+		return moat_error_set(err, ENOMEM, "%s", path);
+	h->dev = st.st_dev;
+	h->ino = st.st_ino;
+	return 0;
+}
+
+int moat__rootfs_resolve_sources(const moat_config *c, moat_host_srcs *ret, moat_error *err)
+{
+	ret->n = 0;
+	int r;
+	for (size_t i = 0; i < ELEMENTSOF(system_paths); i++)
+		if ((r = resolve_one(NULL, system_paths[i], ret, err)) < 0)
+			return r;
+	if (c->out_dir && (r = resolve_one("--out", c->out_dir, ret, err)) < 0)
+		return r;
+	for (size_t i = 0; i < c->n_binds; i++) {
+		const char *what = c->binds[i].flags & MOAT_BIND_RW ? "--rw" : "--ro";
+		if ((r = resolve_one(what, c->binds[i].src, ret, err)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+void moat__rootfs_sources_free(moat_host_srcs *s)
+{
+	for (size_t i = 0; s && i < s->n; i++) {
+		free(s->v[i].real);
+		s->v[i].real = NULL;
+	}
+	if (s)
+		s->n = 0;
+}
+
+/* In the init: opens what the supervisor resolved, without following any
+ * link at all, and only if it is still the inode the supervisor saw. */
+static int preopen_host(const moat_host_src *h, moat_error *err)
+{
+	int fd = -ENOENT;
+	if (h->real) {
+		fd = moat__openat2(AT_FDCWD, h->real, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0,
+				   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		if (fd < 0)
+			return moat_error_set(err, errno, "%s (as %s): changed while the sandbox was set up", h->path,
+					      h->real);
+		struct stat st;
+		if (fstat(fd, &st) < 0 || st.st_dev != h->dev || st.st_ino != h->ino) {
+			close(fd);
+			return moat_error_set(err, MOAT_EINPUT, "%s: changed while the sandbox was set up", h->path);
+		}
+	}
+	host_srcs[n_host_srcs++] = (host_src){.path = h->path, .fd = fd};
+	return 0;
 }
 
 /* Opens a detached recursive clone of the host path. */
@@ -134,9 +210,9 @@ static int clone_host(const char *src, struct stat *st)
 			return -1;
 		return open_tree(host_srcs[i].fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
 	}
-	if (stat(src, st) < 0)
-		return -1;
-	return open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	/* Only what the supervisor resolved is ever bound. */
+	errno = EINVAL;
+	return -1;
 }
 
 /* Binds a host path at path inside, with the given mount attributes. */
@@ -155,6 +231,35 @@ static int bind_host(int rootfd, const char *src, const char *dst, uint64_t attr
 	if (r < 0)
 		return moat_error_wrap(err, "bind %s to %s", src, dst);
 	return 0;
+}
+
+/* Binds a host path the supervisor did not resolve ahead (an entry of the
+ * host's /etc, the run's own cgroup folders), opened here the same careful
+ * way (hostpath.c): no link that root does not own is followed, and only
+ * the descriptor is bound. optional: a path that is not there (or not
+ * readable) is left out. */
+static int bind_host_open(int rootfd, const char *what, const char *src, const char *dst, uint64_t attrs,
+			  bool optional, moat_error *err)
+{
+	int fd = moat__hostpath_open(what, src, O_PATH, 0, err);
+	if (optional && (fd == -ENOENT || fd == -ENOTDIR || fd == -EACCES)) {
+		moat_error_clear(err);
+		return 0;
+	}
+	if (fd < 0)
+		return fd;
+	_cleanup_close_ int held = fd;
+	struct stat st;
+	if (fstat(held, &st) < 0)
+		return moat_error_set(err, errno, "stat %s", src);
+	_cleanup_close_ int tree =
+		open_tree(held, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	if (tree < 0)
+		return moat_error_set(err, errno, "bind %s", src);
+	if (attr_set(tree, attrs, true) < 0)
+		return moat_error_set(err, errno, "bind %s: set mount flags", src);
+	int r = attach_at(rootfd, tree, dst, S_ISDIR(st.st_mode), err);
+	return r < 0 ? moat_error_wrap(err, "bind %s to %s", src, dst) : 0;
 }
 
 static int new_fs(const char *type, const char *const *opts, uint64_t attrs, moat_error *err)
@@ -291,7 +396,7 @@ static int carry_host_etc_entry(int rootfd, const char *path, bool copy, moat_er
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
 		return 0;
 	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-	return bind_host(rootfd, path, path + 1, ro, true, err);
+	return bind_host_open(rootfd, "host /etc entry", path, path + 1, ro, true, err);
 }
 
 static void closedirp(DIR **d)
@@ -415,7 +520,11 @@ static int setup_proc(int rootfd, moat_isolation *iso, moat_error *err)
 	static const char *const mask_files[] = {"kcore", "kallsyms", "keys", "key-users", "latency_stats",
 						 "timer_list", "timer_stats", "sched_debug", "kmsg", "kpagecount",
 						 "kpageflags", "kpagecgroup", "config.gz", "vmallocinfo", "slabinfo",
-						 "pagetypeinfo", "sysrq-trigger"};
+						 "pagetypeinfo", "sysrq-trigger",
+						 /* The host's kernel command line and boot
+						  * id tell which machine, and which boot of
+						  * it, the sandbox runs on. */
+						 "cmdline", "sys/kernel/random/boot_id"};
 	static const char *const mask_dirs[] = {"acpi", "scsi", "asound", "firmware", "driver", "tty/driver"};
 	static const char *const ro_dirs[] = {"sys", "irq", "bus", "fs"};
 	char path[64];
@@ -543,7 +652,7 @@ static int setup_cgroup(int rootfd, const moat_init_args *a, moat_error *err)
 			snprintf(dst, sizeof(dst), "sys/fs/cgroup");
 		else
 			snprintf(dst, sizeof(dst), "sys/fs/cgroup/%s", m->name);
-		int r = bind_host(rootfd, m->dir, dst, ro, false, err);
+		int r = bind_host_open(rootfd, "the run's cgroup", m->dir, dst, ro, false, err);
 		if (r < 0)
 			return moat_error_wrap(err, "the run's cgroup");
 		/* "cpu,cpuacct" is also found as cpu and cpuacct. */
@@ -611,16 +720,11 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return moat_error_set(err, errno, "make mounts private");
 
-	static const char *const host_paths[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-						 "/etc/ld.so.cache", "/etc/ssl/certs", "/etc/alternatives",
-						 "/etc/ca-certificates", "/etc/mime.types", "/dev/null", "/dev/zero",
-						 "/dev/full", "/dev/random", "/dev/urandom"};
-	for (size_t i = 0; i < ELEMENTSOF(host_paths); i++)
-		preopen_host(host_paths[i]);
-	if (c->out_dir)
-		preopen_host(c->out_dir);
-	for (size_t i = 0; i < c->n_binds; i++)
-		preopen_host(c->binds[i].src);
+	for (size_t i = 0; a->host_srcs && i < a->host_srcs->n; i++) {
+		r = preopen_host(&a->host_srcs->v[i], err);
+		if (r < 0)
+			return r;
+	}
 
 	static const char *const root_opts[] = {"mode", "0755", "size", "4m", "nr_inodes", "4096", NULL};
 	_cleanup_close_ int rootm = new_fs("tmpfs", root_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);

@@ -246,11 +246,39 @@ typedef struct range4 {
 	const char *reason;
 } range4;
 
-/* Most specific first: the first range that holds the address decides. */
+/* Most specific first: the first range that holds the address decides.
+ *
+ * The first block is every cloud metadata and platform endpoint known to
+ * hand out credentials, configuration or host services to whatever can
+ * reach it. They are in a class of their own because opening a whole
+ * private or link-local range (allow_private: [169.254.0.0/16]) must not
+ * open them on the side: only an exact entry does (see covered() below).
+ * Some sit in public space (Azure's 168.63.129.16), where no range check
+ * would catch them. Sources: each provider's instance documentation. */
 static const range4 ranges4[] = {
+	/* AWS, GCP (metadata.google.internal), Azure IMDS, Oracle Cloud
+	 * (/opc/v2), DigitalOcean, OpenStack, Hetzner, IBM Cloud, Huawei,
+	 * Linode: the instance metadata service. */
 	{ 0xA9FEA9FE, 32, MOAT_ADDR_METADATA, "cloud instance metadata service (169.254.169.254)" },
+	/* AWS: the VPC's Route 53 Resolver (name server of the instance). */
+	{ 0xA9FEA9FD, 32, MOAT_ADDR_METADATA, "cloud platform name server (169.254.169.253)" },
+	/* AWS: the Amazon Time Sync Service. */
+	{ 0xA9FEA97B, 32, MOAT_ADDR_METADATA, "cloud platform time service (169.254.169.123)" },
+	/* AWS ECS: the task metadata and credentials endpoint. */
 	{ 0xA9FEAA02, 32, MOAT_ADDR_METADATA, "container task metadata service (169.254.170.2)" },
+	/* AWS EKS: the Pod Identity Agent, which hands out credentials. */
+	{ 0xA9FEAA17, 32, MOAT_ADDR_METADATA, "container credentials service (169.254.170.23)" },
+	/* Scaleway: the instance metadata API. */
+	{ 0xA9FE2A2A, 32, MOAT_ADDR_METADATA, "cloud instance metadata service (169.254.42.42)" },
+	/* Tencent Cloud: metadata.tencentyun.com. */
+	{ 0xA9FE0017, 32, MOAT_ADDR_METADATA, "cloud instance metadata service (169.254.0.23)" },
+	/* Alibaba Cloud: the instance metadata service, inside the CGNAT range. */
 	{ 0x646464C8, 32, MOAT_ADDR_METADATA, "cloud instance metadata service (100.100.100.200)" },
+	/* Azure: the WireServer (host agent channel, platform DNS, health
+	 * probes), in public address space. */
+	{ 0xA83F8110, 32, MOAT_ADDR_METADATA, "cloud platform host service (168.63.129.16)" },
+	/* Oracle Cloud Classic: the instance metadata service. */
+	{ 0xC00000C0, 32, MOAT_ADDR_METADATA, "cloud instance metadata service (192.0.0.192)" },
 	{ 0x00000000, 8, MOAT_ADDR_UNSPECIFIED, "\"this network\" address (0.0.0.0/8)" },
 	{ 0x0A000000, 8, MOAT_ADDR_PRIVATE, "private network (10.0.0.0/8, RFC 1918)" },
 	{ 0x64400000, 10, MOAT_ADDR_CGNAT, "carrier-grade NAT space (100.64.0.0/10)" },
@@ -391,10 +419,33 @@ typedef struct range6 {
 static const range6 ranges6[] = {
 	{ { 0 }, 128, MOAT_ADDR_UNSPECIFIED, "unspecified address (::)" },
 	{ { [15] = 1 }, 128, MOAT_ADDR_LOOPBACK, "loopback (::1)" },
+	/* The IPv6 forms of the cloud endpoints of ranges4, in a class of
+	 * their own for the same reason: opening fd00::/8 must not open them. */
+	/* AWS (Nitro): the instance metadata service. */
 	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 }, 128, MOAT_ADDR_METADATA,
 	  "cloud instance metadata service (fd00:ec2::254)" },
+	/* AWS: the Route 53 Resolver. */
+	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x53 }, 128, MOAT_ADDR_METADATA,
+	  "cloud platform name server (fd00:ec2::253)" },
+	/* AWS: the Amazon Time Sync Service. */
+	{ { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x01, [15] = 0x23 }, 128, MOAT_ADDR_METADATA,
+	  "cloud platform time service (fd00:ec2::123)" },
+	/* AWS EKS: the Pod Identity Agent. */
 	{ { 0xfd, 0x00, 0x0e, 0xc2, [15] = 0x23 }, 128, MOAT_ADDR_METADATA,
-	  "cloud instance metadata DNS (fd00:ec2::23)" },
+	  "container credentials service (fd00:ec2::23)" },
+	/* AWS: whatever else the Nitro system serves in its link-local
+	 * prefix; none of it belongs to a sandbox. */
+	{ { 0xfd, 0x00, 0x0e, 0xc2 }, 32, MOAT_ADDR_METADATA, "cloud platform services (fd00:ec2::/32)" },
+	/* GCP: the metadata server of IPv6-only instances. */
+	{ { 0xfd, 0x20, 0x00, 0xce, [14] = 0x02, [15] = 0x54 }, 128, MOAT_ADDR_METADATA,
+	  "cloud instance metadata service (fd20:ce::254)" },
+	/* Scaleway: the instance metadata API. */
+	{ { 0xfd, 0x00, 0x00, 0x42, [15] = 0x42 }, 128, MOAT_ADDR_METADATA,
+	  "cloud instance metadata service (fd00:42::42)" },
+	/* OpenStack (Neutron, since Ussuri): the metadata service over IPv6,
+	 * inside link-local space. */
+	{ { 0xfe, 0x80, [12] = 0xa9, [13] = 0xfe, [14] = 0xa9, [15] = 0xfe }, 128, MOAT_ADDR_METADATA,
+	  "cloud instance metadata service (fe80::a9fe:a9fe)" },
 	{ { 0x01, 0x00 }, 64, MOAT_ADDR_RESERVED, "discard-only range (100::/64)" },
 	{ { 0x20, 0x01, 0x00, 0x02, 0x00, 0x00 }, 48, MOAT_ADDR_BENCHMARK, "benchmarking range (2001:2::/48)" },
 	{ { 0x20, 0x01, 0x0d, 0xb8 }, 32, MOAT_ADDR_DOCUMENTATION, "documentation range (2001:db8::/32)" },

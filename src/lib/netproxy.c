@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -71,6 +72,26 @@ static void netproxy_free(moat_netproxy *p)
 	free(p);
 }
 
+/* Each client of the gateway costs the supervisor two descriptors (the
+ * client and its upstream), on top of what the supervisor holds anyway.
+ * The soft limit is raised, never lowered, so that max_clients connections
+ * fit well inside it (within the hard limit, which only a privileged
+ * process could raise); the cap then trips long before accept() runs out
+ * of descriptors. */
+static void raise_nofile(uint32_t max_clients)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	rlim_t want = (rlim_t)(max_clients ? max_clients : MOAT_GATEWAY_DEFAULT_MAX_CLIENTS) * 2 + 256;
+	if (rl.rlim_max != RLIM_INFINITY && want > rl.rlim_max)
+		want = rl.rlim_max;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		rl.rlim_cur = want;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int moat__netproxy_start(const moat_gateway_config *cfg, int listen_fd, moat_netproxy **ret, moat_error *err)
 {
 	_cleanup_close_ int lfd = listen_fd;
@@ -84,6 +105,7 @@ int moat__netproxy_start(const moat_gateway_config *cfg, int listen_fd, moat_net
 		r = moat_error_set(err, p->stop_fd < 0 ? errno : ENOMEM, "gateway: event loop");
 		goto fail;
 	}
+	raise_nofile(cfg->max_clients);
 	r = moat_gateway_new(p->base, cfg, &p->gw, err);
 	if (r < 0)
 		goto fail;

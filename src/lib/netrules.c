@@ -19,6 +19,7 @@ typedef struct rule {
 	moat_host host; /* the name, or the whole pattern "*.suffix" */
 	uint16_t ports[MOAT_NETRULE_MAX_PORTS];
 	size_t n_ports;
+	bool any_port; /* a deny or approve rule that names no ports */
 	char **methods; /* upper case */
 	size_t n_methods;
 	char **paths;   /* normalised; a trailing '/' makes a prefix */
@@ -54,6 +55,16 @@ const char *moat_net_action_to_string(moat_net_action a)
 	if (a < 0 || a >= _MOAT_NET_ACTION_MAX)
 		return "invalid";
 	return action_names[a];
+}
+
+bool moat_netrule_portless_is_any(moat_net_action a)
+{
+	/* A deny or an approval is a promise about a host: "secret.example is
+	 * never reached", "a person sees every request to pay.example". Either
+	 * promise broken by a change of port is no promise, so without ports
+	 * they hold on every port. An allow is the opposite, a grant, and a
+	 * grant without ports stays as narrow as the web: 80 and 443. */
+	return a != MOAT_NET_ALLOW;
 }
 
 moat_net_action moat_net_action_from_string(const char *s)
@@ -196,9 +207,13 @@ int moat_netrules_builder_add(moat_netrules_builder *b, const moat_netrule_spec 
 	r.action = spec->action;
 
 	if (spec->n_ports == 0) {
-		r.ports[0] = 80;
-		r.ports[1] = 443;
-		r.n_ports = 2;
+		if (moat_netrule_portless_is_any(r.action)) {
+			r.any_port = true;
+		} else {
+			r.ports[0] = 80;
+			r.ports[1] = 443;
+			r.n_ports = 2;
+		}
 	}
 	for (size_t i = 0; i < spec->n_ports; i++) {
 		if (spec->ports[i] == 0)
@@ -383,6 +398,7 @@ int moat_net_path_normalize(const char *in, char *ret, size_t ret_size, moat_err
 
 	ret[o++] = '/';
 	size_t i = 1;
+	bool empty_seen = false; /* an empty segment ("//") came before */
 	while (i <= in_len) {
 		size_t s = 0;
 		bool encoded_sep = false;
@@ -417,11 +433,21 @@ int moat_net_path_normalize(const char *in, char *ret, size_t ret_size, moat_err
 		/* i now sits on a '/' or at the end. */
 		bool params;
 		if (s == 0) {
-			/* An empty segment: "//" folds into one slash. */
+			/* An empty segment: "//" folds into one slash. A trailing
+			 * slash is no empty segment of its own. */
+			if (i < in_len)
+				empty_seen = true;
 		} else if (is_dot(seg, s, &params)) {
 			if (params)
 				return moat_error_set(err, MOAT_EINPUT,
 						      "path has parameters on a dot segment (\"..;\"), which servers read in different ways");
+			/* "/admin//../public" is "/public" where "//" is folded
+			 * first (nginx), but "/admin/public" where the empty
+			 * segment is a segment ".." removes (most routers, RFC
+			 * 3986): the rules cannot know which the upstream does. */
+			if (s == 2 && empty_seen)
+				return moat_error_set(err, MOAT_EINPUT,
+						      "path has \"..\" after \"//\", which servers resolve in different ways");
 			if (s == 2) {
 				/* Drop the last segment written. */
 				if (o == 1)
@@ -464,6 +490,8 @@ static bool host_matches(const rule *r, const moat_host *h)
 
 static bool port_matches(const rule *r, uint16_t port)
 {
+	if (r->any_port)
+		return true;
 	for (size_t i = 0; i < r->n_ports; i++)
 		if (r->ports[i] == port)
 			return true;
@@ -515,7 +543,51 @@ static void list_ports(const rule *r, char *buf, size_t len)
 		o += (size_t)snprintf(buf + o, len - o, "%s%u", i ? ", " : "", r->ports[i]);
 }
 
+static void decide_one(const moat_netrules *r, const moat_net_request *req, moat_net_decision *ret);
+
+/* Whether path holds an encoded slash or backslash ("%2F", "%5C"). */
+static bool has_encoded_sep(const char *path)
+{
+	for (const char *p = strchr(path, '%'); p; p = strchr(p + 1, '%'))
+		if ((p[1] == '2' && (p[2] == 'F' || p[2] == 'f')) || (p[1] == '5' && (p[2] == 'C' || p[2] == 'c')))
+			return true;
+	return false;
+}
+
 void moat_netrules_decide(const moat_netrules *r, const moat_net_request *req, moat_net_decision *ret)
+{
+	decide_one(r, req, ret);
+	if (!req || !req->path || !has_encoded_sep(req->path))
+		return;
+	/* "/admin%2Fsecret" is one segment to a server that keeps encoded
+	 * slashes and "/admin/secret" to one that decodes them (Tomcat with
+	 * ALLOW_ENCODED_SLASH, many frameworks, IIS for "%5C"). The request is
+	 * judged both ways; when the readings lead to different decisions, the
+	 * rules cannot tell what the upstream will serve, and it is refused. */
+	char alt[MOAT_NET_PATH_MAX];
+	size_t o = 0;
+	for (const char *p = req->path; *p && o + 1 < sizeof(alt); p++) {
+		if (p[0] == '%' && ((p[1] == '2' && (p[2] == 'F' || p[2] == 'f')) ||
+				    (p[1] == '5' && (p[2] == 'C' || p[2] == 'c')))) {
+			alt[o++] = '/';
+			p += 2;
+		} else {
+			alt[o++] = *p;
+		}
+	}
+	alt[o] = '\0';
+	moat_net_request q = *req;
+	q.path = alt;
+	moat_net_decision d2;
+	decide_one(r, &q, &d2);
+	if (d2.action == ret->action && d2.rule == ret->rule)
+		return;
+	say(ret, MOAT_NET_DENY, d2.action == MOAT_NET_ALLOW ? ret->rule : d2.rule,
+	    "request path on %s is denied: it holds an encoded slash (%%2F or %%5C), and the rules decide differently when a server reads it as '/'",
+	    req->host->name);
+}
+
+static void decide_one(const moat_netrules *r, const moat_net_request *req, moat_net_decision *ret)
 {
 	char norm[MOAT_NET_PATH_MAX];
 	moat_error perr = { 0 };

@@ -3,8 +3,8 @@
  *
  * A rule names a host (exact, "*.example.com" for any name one or more
  * labels below example.com as hostglob.h defines, or "*" for every host),
- * ports (80 and 443 when
- * none are given), and for plain HTTP optionally methods and paths
+ * ports (when none are given: every port for deny and approve rules, 80 and
+ * 443 for allow rules; see moat_netrule_portless_is_any), and for plain HTTP optionally methods and paths
  * ("/exact", or "/prefix/" and a star for everything below /prefix/); its
  * action is allow, deny or approve (held until a person decides). The
  * first rule that matches decides; when none does, the default does (deny
@@ -46,12 +46,18 @@ typedef enum moat_net_action {
 } moat_net_action;
 
 const char *moat_net_action_to_string(moat_net_action a);
+
+/* What a rule that names no ports covers: every port for deny and approve
+ * (true), 80 and 443 for allow (false). The one place this is decided; the
+ * rule builder, policy nesting and `moat policy explain` all ask here. */
+bool moat_netrule_portless_is_any(moat_net_action a);
+#define MOAT_NETRULE_ALLOW_PORTS "80, 443"
 moat_net_action moat_net_action_from_string(const char *s);
 
 /* One rule as the policy states it. Strings are copied by the builder. */
 typedef struct moat_netrule_spec {
 	const char *host;                /* required */
-	const uint16_t *ports;           /* n_ports == 0: 80 and 443 */
+	const uint16_t *ports;           /* n_ports == 0: see moat_netrule_portless_is_any */
 	size_t n_ports;
 	const char *const *methods;      /* n_methods == 0: any method */
 	size_t n_methods;

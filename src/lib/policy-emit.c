@@ -3,6 +3,7 @@
  * human summary for reviewers (`policy explain`). */
 #include "policy-internal.h"
 
+#include "netrules.h"
 #include "units.h"
 
 #include <stdarg.h>
@@ -64,6 +65,8 @@ static int write_handler(void *data, unsigned char *buffer, size_t size)
 typedef struct emitter {
 	yaml_emitter_t e;
 	bool failed;
+	/* The sandbox's own view: no host path, only what is seen inside. */
+	bool inside;
 } emitter;
 
 static void emit(emitter *em, yaml_event_t *ev, int ok)
@@ -146,7 +149,11 @@ static void binds(emitter *em, const moat_policy *p, const char *key, bool rw)
 		const moat_bind *b = &p->binds[i];
 		if (!!(b->flags & MOAT_BIND_RW) != rw)
 			continue;
-		if (b->flags & MOAT_BIND_OPTIONAL) {
+		if (em->inside) {
+			/* Where it is inside; the host folder behind it is
+			 * none of the sandbox's business. */
+			str(em, b->dst);
+		} else if (b->flags & MOAT_BIND_OPTIONAL) {
 			map_start(em, true);
 			kv(em, "host", b->src);
 			kv(em, "path", b->dst);
@@ -202,7 +209,7 @@ static void emit_policy(emitter *em, const moat_policy *p)
 	binds(em, p, "read_only", false);
 	binds(em, p, "read_write", true);
 	if (p->out_dir)
-		kv(em, "out", p->out_dir);
+		kv(em, "out", em->inside ? "/out" : p->out_dir);
 	kv(em, "workspace", moat_workspace_to_string(p->workspace));
 	if (p->cwd)
 		kv(em, "cwd", p->cwd);
@@ -236,6 +243,26 @@ static void emit_policy(emitter *em, const moat_policy *p)
 	}
 	if (p->resolver)
 		kv(em, "resolver", p->resolver);
+	const moat_net_budget *b = &p->budget;
+	if (b->bytes_up || b->bytes_down || b->requests_per_minute || b->connections) {
+		const struct {
+			const char *key;
+			uint64_t v;
+		} fields[] = {{"bytes_up", b->bytes_up},
+			      {"bytes_down", b->bytes_down},
+			      {"requests_per_minute", b->requests_per_minute},
+			      {"connections", b->connections}};
+		plain(em, "budget");
+		map_start(em, false);
+		for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+			char num[32];
+			if (!fields[i].v)
+				continue;
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)fields[i].v);
+			kv(em, fields[i].key, num);
+		}
+		map_end(em);
+	}
 	map_end(em);
 
 	if (p->n_secrets) {
@@ -244,7 +271,10 @@ static void emit_policy(emitter *em, const moat_policy *p)
 		for (size_t i = 0; i < p->n_secrets; i++) {
 			plain(em, p->secrets[i].name);
 			map_start(em, true);
-			kv(em, "from", p->secrets[i].from);
+			/* Inside, a secret is a name and its hosts: where the
+			 * host keeps it stays on the host. */
+			kv(em, "from",
+			   em->inside && moat__startswith(p->secrets[i].from, "file:") ? "file:/hidden" : p->secrets[i].from);
 			strv(em, "hosts", p->secrets[i].hosts);
 			map_end(em);
 		}
@@ -272,10 +302,10 @@ static void emit_policy(emitter *em, const moat_policy *p)
 
 	plain(em, "audit");
 	map_start(em, false);
-	if (p->audit_log)
+	if (p->audit_log && !em->inside)
 		kv(em, "log", p->audit_log);
 	kbool(em, "files", p->audit_files);
-	if (p->record_path)
+	if (p->record_path && !em->inside)
 		kv(em, "record", p->record_path);
 	else
 		kbool(em, "record", p->record);
@@ -294,18 +324,18 @@ static void emit_policy(emitter *em, const moat_policy *p)
 	seq_end(em);
 
 	kbool(em, "tty", p->tty);
-	if (p->stdin_path)
+	if (p->stdin_path && !em->inside)
 		kv(em, "stdin", p->stdin_path);
-	if (p->result_path)
+	if (p->result_path && !em->inside)
 		kv(em, "result", p->result_path);
 	if (p->hostname)
 		kv(em, "hostname", p->hostname);
 }
 
-char *moat_policy_to_yaml(const moat_policy *p)
+static char *to_yaml(const moat_policy *p, bool inside)
 {
 	outbuf o = {0};
-	emitter em = {0};
+	emitter em = {.inside = inside};
 	if (!yaml_emitter_initialize(&em.e))
 		return NULL;
 	yaml_emitter_set_output(&em.e, write_handler, &o);
@@ -398,13 +428,20 @@ static void explain_binds(text *t, const moat_policy *p, bool rw)
 		add(t, "  %s nothing from the host\n", rw ? "read-write:" : "read-only: ");
 }
 
-static void explain_rule(text *t, const char *label, const moat_net_rule *r)
+/* Every rule shows its ports, also when the policy names none: what a
+ * port-less rule covers depends on its kind (moat_netrule_portless_is_any),
+ * and a reviewer must not have to know that. */
+static void explain_rule(text *t, const char *label, const moat_net_rule *r, moat_net_action a)
 {
 	add(t, "  %-9s %s", label, r->host);
 	if (r->n_ports) {
-		add(t, " port");
+		add(t, " port%s", r->n_ports > 1 ? "s" : "");
 		for (size_t j = 0; j < r->n_ports; j++)
 			add(t, "%s%u", j ? "," : " ", r->ports[j]);
+	} else if (moat_netrule_portless_is_any(a)) {
+		add(t, " every port");
+	} else {
+		add(t, " ports 80,443");
 	}
 	if (r->methods) {
 		add(t, " (");
@@ -461,22 +498,35 @@ char *moat_policy_explain(const moat_policy *p)
 		if (!p->allow.n && !p->approve.n)
 			add(&t, "  (no host is allowed yet)\n");
 		for (size_t i = 0; i < p->deny.n; i++)
-			explain_rule(&t, "denied:", &p->deny.v[i]);
+			explain_rule(&t, "denied:", &p->deny.v[i], MOAT_NET_DENY);
 		for (size_t i = 0; i < p->allow.n; i++)
-			explain_rule(&t, "allowed:", &p->allow.v[i]);
+			explain_rule(&t, "allowed:", &p->allow.v[i], MOAT_NET_ALLOW);
 		for (char **c = p->allow_private; c && *c; c++)
 			add(&t, "  private range allowed: %s\n", *c);
 		for (size_t i = 0; i < p->n_hosts; i++)
 			add(&t, "  pinned:    %s -> %s\n", p->hosts[i].name, p->hosts[i].address);
 		if (p->resolver)
 			add(&t, "  resolver:  %s\n", p->resolver);
+		const moat_net_budget *b = &p->budget;
+		if (b->bytes_up || b->bytes_down || b->requests_per_minute || b->connections) {
+			add(&t, "  budget:   ");
+			if (b->bytes_up)
+				add(&t, " %llu bytes up", (unsigned long long)b->bytes_up);
+			if (b->bytes_down)
+				add(&t, " %llu bytes down", (unsigned long long)b->bytes_down);
+			if (b->requests_per_minute)
+				add(&t, " %llu requests a minute", (unsigned long long)b->requests_per_minute);
+			if (b->connections)
+				add(&t, " %llu connections at once", (unsigned long long)b->connections);
+			add(&t, "\n");
+		}
 	}
 
 	add(&t, "\napprovals:\n");
 	if (!p->approve.n)
 		add(&t, "  none: nothing waits for a person\n");
 	for (size_t i = 0; i < p->approve.n; i++)
-		explain_rule(&t, "held:", &p->approve.v[i]);
+		explain_rule(&t, "held:", &p->approve.v[i], MOAT_NET_APPROVE);
 
 	add(&t, "\nsecrets (never inside the sandbox; the gateway adds them to requests):\n");
 	if (!p->n_secrets)
@@ -528,4 +578,14 @@ char *moat_policy_explain(const moat_policy *p)
 		return NULL;
 	}
 	return t.data;
+}
+
+char *moat_policy_to_yaml(const moat_policy *p)
+{
+	return to_yaml(p, false);
+}
+
+char *moat_policy_to_yaml_inside(const moat_policy *p)
+{
+	return to_yaml(p, true);
 }

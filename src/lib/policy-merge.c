@@ -324,17 +324,35 @@ static bool url_path_covered(const char *pattern, const char *path)
 	return strcmp(pattern, path) == 0;
 }
 
-static bool rule_covers(const moat_net_rule *pr, const moat_net_rule *cr)
+/* The ports a rule covers: every port (true), or the list in *ret_ports. */
+static bool rule_ports(const moat_net_rule *r, moat_net_action a, const uint16_t **ret_ports, size_t *ret_n)
 {
+	static const uint16_t web[] = {80, 443};
+	if (r->n_ports) {
+		*ret_ports = r->ports;
+		*ret_n = r->n_ports;
+		return false;
+	}
+	*ret_ports = web;
+	*ret_n = ELEMENTSOF(web);
+	return moat_netrule_portless_is_any(a);
+}
+
+/* Whether the parent's rule pr (action pa) covers everything the child's
+ * rule cr (action ca) would let through. */
+static bool rule_covers(const moat_net_rule *pr, moat_net_action pa, const moat_net_rule *cr, moat_net_action ca)
+{
+	const uint16_t *pports, *cports;
+	size_t pn, cn;
 	if (!host_covers(pr->host, cr->host))
 		return false;
-	if (pr->n_ports) {
-		if (!cr->n_ports)
+	if (!rule_ports(pr, pa, &pports, &pn)) {
+		if (rule_ports(cr, ca, &cports, &cn))
 			return false;
-		for (size_t i = 0; i < cr->n_ports; i++) {
+		for (size_t i = 0; i < cn; i++) {
 			bool found = false;
-			for (size_t j = 0; j < pr->n_ports; j++)
-				found |= pr->ports[j] == cr->ports[i];
+			for (size_t j = 0; j < pn; j++)
+				found |= pports[j] == cports[i];
 			if (!found)
 				return false;
 		}
@@ -360,10 +378,10 @@ static bool rule_covers(const moat_net_rule *pr, const moat_net_rule *cr)
 	return true;
 }
 
-static bool rules_cover(const moat_net_rules *prs, const moat_net_rule *cr)
+static bool rules_cover(const moat_net_rules *prs, moat_net_action pa, const moat_net_rule *cr, moat_net_action ca)
 {
 	for (size_t i = 0; i < prs->n; i++)
-		if (rule_covers(&prs->v[i], cr))
+		if (rule_covers(&prs->v[i], pa, cr, ca))
 			return true;
 	return false;
 }
@@ -424,12 +442,12 @@ static int intersect_network(const moat_policy *parent, const moat_policy *child
 	if (parent->net == MOAT_NET_NONE && child->net != MOAT_NET_NONE)
 		return moat_error_set(err, MOAT_EINPUT, "network.mode: proxy, but the parent has no network");
 	for (size_t i = 0; i < child->allow.n; i++)
-		if (!rules_cover(&parent->allow, &child->allow.v[i]))
+		if (!rules_cover(&parent->allow, MOAT_NET_ALLOW, &child->allow.v[i], MOAT_NET_ALLOW))
 			return moat_error_set(err, MOAT_EINPUT, "network.allow[%zu]: %s is not allowed by the parent", i,
 					      child->allow.v[i].host);
 	for (size_t i = 0; i < child->approve.n; i++)
-		if (!rules_cover(&parent->allow, &child->approve.v[i]) &&
-		    !rules_cover(&parent->approve, &child->approve.v[i]))
+		if (!rules_cover(&parent->allow, MOAT_NET_ALLOW, &child->approve.v[i], MOAT_NET_APPROVE) &&
+		    !rules_cover(&parent->approve, MOAT_NET_APPROVE, &child->approve.v[i], MOAT_NET_APPROVE))
 			return moat_error_set(err, MOAT_EINPUT, "network.approve[%zu]: %s is not allowed by the parent", i,
 					      child->approve.v[i].host);
 	/* The parent's deny and approve rules keep applying: a child rule
@@ -458,6 +476,24 @@ static int intersect_network(const moat_policy *parent, const moat_policy *child
 		if (!ok)
 			return moat_error_set(err, MOAT_EINPUT, "network.hosts.%s: the parent does not pin it to %s",
 					      child->hosts[i].name, child->hosts[i].address);
+	}
+	/* A budget only shrinks: a child may set a smaller one, never a
+	 * larger one, and what it leaves out it inherits. */
+	const struct {
+		const char *key;
+		size_t off;
+	} budget[] = {{"bytes_up", offsetof(moat_net_budget, bytes_up)},
+		      {"bytes_down", offsetof(moat_net_budget, bytes_down)},
+		      {"requests_per_minute", offsetof(moat_net_budget, requests_per_minute)},
+		      {"connections", offsetof(moat_net_budget, connections)}};
+	for (size_t i = 0; i < ELEMENTSOF(budget); i++) {
+		uint64_t pv = *(const uint64_t *)((const char *)&parent->budget + budget[i].off);
+		uint64_t cv = *(const uint64_t *)((const char *)&child->budget + budget[i].off);
+		uint64_t *rv = (uint64_t *)((char *)&r->budget + budget[i].off);
+		if (pv && cv > pv)
+			return moat_error_set(err, MOAT_EINPUT, "network.budget.%s: %llu exceeds the parent's %llu",
+					      budget[i].key, (unsigned long long)cv, (unsigned long long)pv);
+		*rv = cv ? cv : pv;
 	}
 	if (child->resolver && (!parent->resolver || strcmp(child->resolver, parent->resolver) != 0))
 		return moat_error_set(err, MOAT_EINPUT, "network.resolver: %s differs from the parent's %s", child->resolver,

@@ -7,6 +7,7 @@
 
 #include "hostglob.h"
 #include "units.h"
+#include "hostpath.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -731,7 +732,7 @@ static int rule_ports(const ctx *x, const node *v, const char *path, moat_net_ru
 		rule->ports[rule->n_ports++] = (uint16_t)port;
 	}
 	if (v->n == 0)
-		return fail(x, v, "%s: empty list (expected at least one port, or no 'ports' key for any port)", path);
+		return fail(x, v, "%s: empty list (expected at least one port, or no 'ports' key: 80 and 443 for an allow, every port for a deny or approve)", path);
 	return 0;
 }
 
@@ -1008,10 +1009,53 @@ static int k_net_resolver(const ctx *x, const node *k, const node *v, const char
 	return set_string(x, v, path, &x->p->resolver);
 }
 
+static int k_net_budget(const ctx *x, const node *k, const node *v, const char *path)
+{
+	(void)k;
+	int r = expect_kind(x, v, path, NODE_MAP, "a mapping of bytes_up, bytes_down, requests_per_minute, connections");
+	if (r < 0 || (r = check_map(x, v, path)) < 0)
+		return r;
+	moat_net_budget *b = &x->p->budget;
+	for (size_t i = 0; i + 1 < v->n; i += 2) {
+		const node *kn = v->items[i], *vn = v->items[i + 1];
+		char full[128];
+		snprintf(full, sizeof(full), "%s.%s", path, kn->value);
+		uint64_t val = 0;
+		if (strcmp(kn->value, "bytes_up") == 0 || strcmp(kn->value, "bytes_down") == 0) {
+			moat_error inner = {0};
+			if ((r = expect_kind(x, vn, full, NODE_SCALAR, "a size such as 10M")) < 0)
+				return r;
+			if (moat_parse_size(vn->value, &val, &inner) < 0)
+				return fail_wrap(x, vn, full, &inner);
+			if (val == 0)
+				return fail(x, vn, "%s: 0 would forbid all egress (expected a size; leave the key out for no limit)",
+					    full);
+			*(strcmp(kn->value, "bytes_up") == 0 ? &b->bytes_up : &b->bytes_down) = val;
+		} else if (strcmp(kn->value, "requests_per_minute") == 0) {
+			if ((r = get_uint(x, vn, full, MOAT_NET_BUDGET_MAX_RATE, &val)) < 0)
+				return r;
+			if (val == 0)
+				return fail(x, vn, "%s: 0 would forbid all egress (expected at least 1)", full);
+			b->requests_per_minute = val;
+		} else if (strcmp(kn->value, "connections") == 0) {
+			if ((r = get_uint(x, vn, full, MOAT_NET_BUDGET_MAX_CONNECTIONS, &val)) < 0)
+				return r;
+			if (val == 0)
+				return fail(x, vn, "%s: 0 would forbid all egress (expected at least 1)", full);
+			b->connections = val;
+		} else {
+			return fail(x, kn,
+				    "unknown key '%s' in %s (expected one of: bytes_up, bytes_down, requests_per_minute, connections)",
+				    kn->value, path);
+		}
+	}
+	return 0;
+}
+
 static const key_handler network_keys[] = {
 	{"default", k_net_default}, {"mode", k_net_mode},       {"allow", k_net_allow},
 	{"deny", k_net_deny},       {"approve", k_net_approve}, {"allow_private", k_net_allow_private},
-	{"hosts", k_net_hosts},     {"resolver", k_net_resolver},
+	{"hosts", k_net_hosts},     {"resolver", k_net_resolver}, {"budget", k_net_budget},
 };
 
 static int k_network(const ctx *x, const node *k, const node *v, const char *path)
@@ -1227,6 +1271,9 @@ static int k_limits(const ctx *x, const node *k, const node *v, const char *path
 		if (val == 0 && (d->bit & (MOAT_LIMIT_WALL | MOAT_LIMIT_PIDS | MOAT_LIMIT_MEMORY | MOAT_LIMIT_CPU_TIME)))
 			return fail(x, vn, "%s: 0 would stop anything from running (expected a positive value or "
 					   "unlimited)", full);
+		/* The same range as the flag's (config.c), with its message. */
+		if (moat_limit_check(d->offset, val, &inner) < 0)
+			return fail(x, vn, "%s", inner.msg);
 		*moat__limit_field(&x->p->limits, d) = val;
 		x->p->limits_set |= d->bit;
 	}
@@ -1490,6 +1537,7 @@ moat_policy *moat_policy_copy(const moat_policy *s)
 	p->net = s->net;
 	p->limits = s->limits;
 	p->limits_set = s->limits_set;
+	p->budget = s->budget;
 	p->audit_files = s->audit_files;
 	p->audit_max_size = s->audit_max_size;
 	p->record = s->record;
@@ -1587,9 +1635,9 @@ int moat_policy_parse(const char *buf, size_t len, const char *source, const cha
 
 int moat__policy_load_file_ex(const char *path, bool check_paths, moat_policy **ret, moat_error *err)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_close_ int fd = moat__hostpath_open("policy", path, O_RDONLY, 0, err);
 	if (fd < 0)
-		return moat_error_set(err, errno, "policy %s", path);
+		return fd;
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return moat_error_set(err, errno, "policy %s", path);

@@ -96,6 +96,18 @@ typedef struct moat_secret {
 	char **hosts; /* patterns of hosts that may receive the real value */
 } moat_secret;
 
+/* network.budget: what the whole run may do through the gateway. A zero
+ * field is not limited, except connections, where zero means the
+ * gateway's default (MOAT_GATEWAY_DEFAULT_MAX_CLIENTS). */
+typedef struct moat_net_budget {
+	uint64_t bytes_up;            /* sent by the sandbox, request heads included */
+	uint64_t bytes_down;          /* received by the sandbox */
+	uint64_t requests_per_minute; /* sustained rate, a minute's worth as burst */
+	uint64_t connections;         /* open to the gateway at once */
+} moat_net_budget;
+#define MOAT_NET_BUDGET_MAX_CONNECTIONS 16384
+#define MOAT_NET_BUDGET_MAX_RATE 1000000
+
 typedef struct moat_policy {
 	char *source; /* file name or "profile NAME", for messages */
 	char *dir;    /* folder relative paths were resolved in */
@@ -122,6 +134,7 @@ typedef struct moat_policy {
 	moat_host_entry *hosts;
 	size_t n_hosts;
 	char *resolver; /* IP address of the DNS server the gateway asks */
+	moat_net_budget budget;
 
 	moat_secret *secrets;
 	size_t n_secrets;
@@ -204,6 +217,10 @@ int moat_policy_intersect(const moat_policy *parent, const moat_policy *child, m
 /* The effective policy as YAML (every field, defaults included). Parsing
  * the result gives the same policy. NULL on allocation failure. */
 char *moat_policy_to_yaml(const moat_policy *p);
+/* The same policy as the sandbox sees it (its copy at /etc/moat/policy.yaml):
+ * binds by their path inside, /out as /out, no host path of a secret file,
+ * of stdin, of the result, the audit log or the recording. */
+char *moat_policy_to_yaml_inside(const moat_policy *p);
 /* A short human summary for reviewers: files, exec, network, secrets (by
  * name only), limits, approvals. */
 char *moat_policy_explain(const moat_policy *p);

@@ -137,6 +137,16 @@ static int parse_request_line(moat_http_parser *p, char *line, size_t len, moat_
 	return 0;
 }
 
+/* moat_authority_parse for an authority as the client sent it: its host
+ * must be spelt as it is judged (moat_host_wire_check). */
+static int wire_authority(const char *in, size_t len, uint16_t default_port, moat_host *ret_host, uint16_t *ret_port,
+			  moat_error *err)
+{
+	if (moat_host_wire_check(in, len, err) < 0)
+		return -EINVAL;
+	return moat_authority_parse(in, len, default_port, ret_host, ret_port, err);
+}
+
 /* Splits the target into host, port and path. */
 static int parse_target(moat_http_parser *p, moat_error *err)
 {
@@ -147,7 +157,7 @@ static int parse_target(moat_http_parser *p, moat_error *err)
 
 	if (connect) {
 		r->form = MOAT_HTTP_AUTHORITY_FORM;
-		if (moat_authority_parse(t, tl, 0, &r->host, &r->port, err) < 0)
+		if (wire_authority(t, tl, 0, &r->host, &r->port, err) < 0)
 			return bad_wrap(err, "CONNECT target");
 		r->path = "/";
 		return 1; /* host known */
@@ -183,7 +193,7 @@ static int parse_target(moat_http_parser *p, moat_error *err)
 		return bad(err, "request URL holds a backslash in or after its host");
 	if (auth[al] == '#')
 		return bad(err, "request target holds a fragment");
-	if (moat_authority_parse(auth, al, 80, &r->host, &r->port, err) < 0)
+	if (wire_authority(auth, al, 80, &r->host, &r->port, err) < 0)
 		return bad_wrap(err, "request URL");
 	const char *rest = auth + al;
 	if (strchr(rest, '#'))
@@ -326,15 +336,22 @@ static int parse_head(moat_http_parser *p, size_t head_len, moat_error *err)
 		if (host_value) {
 			moat_host h;
 			uint16_t port;
-			if (moat_authority_parse(host_value, strlen(host_value), r->port, &h, &port, err) < 0)
+			if (wire_authority(host_value, strlen(host_value), r->port, &h, &port, err) < 0)
 				return bad_wrap(err, "Host header");
-			if (strcmp(h.name, r->host.name) != 0 || port != r->port)
+			/* A CONNECT's Host is never forwarded, and some clients
+			 * (Node's http.Agent) name the proxy there, which only
+			 * listens on loopback: that names no other target and is
+			 * no ambiguity. Any other Host must match the target. */
+			bool names_proxy = r->form == MOAT_HTTP_AUTHORITY_FORM &&
+					   ((h.is_literal && moat_addr_classify_addr(&h.addr, NULL) == MOAT_ADDR_LOOPBACK) ||
+					    strcmp(h.name, "localhost") == 0);
+			if (!names_proxy && (strcmp(h.name, r->host.name) != 0 || port != r->port))
 				return bad(err, "Host header disagrees with the request target");
 		}
 	} else if (r->form == MOAT_HTTP_ORIGIN_FORM || r->form == MOAT_HTTP_ASTERISK_FORM) {
 		if (!host_value)
 			return bad(err, "request without a Host header");
-		if (moat_authority_parse(host_value, strlen(host_value), 80, &r->host, &r->port, err) < 0)
+		if (wire_authority(host_value, strlen(host_value), 80, &r->host, &r->port, err) < 0)
 			return bad_wrap(err, "Host header");
 	}
 	if (r->version_minor == 1 && !host_value && r->form != MOAT_HTTP_ABSOLUTE_FORM &&
@@ -390,6 +407,13 @@ int moat_http_parser_feed(moat_http_parser *p, const void *data, size_t len, siz
 		p->len += take;
 		size_t from = old >= 3 ? old - 3 : 0;
 		char *end = memmem(p->buf + from, p->len - from, "\r\n\r\n", 4);
+		/* A head with bare LFs never ends in CRLFCRLF: say so at once
+		 * rather than wait for the deadline with the client hanging.
+		 * Only the head's own bytes are looked at, not a body after it. */
+		size_t limit = end ? (size_t)(end - p->buf) + 4 : p->len;
+		for (size_t i = old; i < limit; i++)
+			if (p->buf[i] == '\n' && (i == 0 || p->buf[i - 1] != '\r'))
+				return bad(err, "bare LF in request head (lines must end in CRLF)");
 		if (end) {
 			size_t head_len = (size_t)(end - p->buf) + 4;
 			size_t mine = head_len - old;
@@ -419,6 +443,119 @@ int moat_http_parser_feed(moat_http_parser *p, const void *data, size_t len, siz
 	}
 	*ret_consumed = p->seen - before;
 	return MOAT_PARSE_MORE;
+}
+
+/* ---- chunked request bodies ----------------------------------------------- */
+
+enum {
+	CK_SIZE = 0, /* hex digits of a chunk size */
+	CK_EXT,      /* ";name=value" after the size */
+	CK_SIZE_LF,  /* the LF after the size line's CR */
+	CK_DATA,
+	CK_DATA_CR,  /* the CRLF after a chunk's data */
+	CK_DATA_LF,
+	CK_LAST_CR,  /* after the last chunk: CRLF (trailers are refused) */
+	CK_LAST_LF,
+	CK_DONE,
+};
+
+void moat_chunked_init(moat_chunked *c)
+{
+	memset(c, 0, sizeof(*c));
+}
+
+static int ck_bad(moat_error *err, const char *why)
+{
+	moat_error_set(err, EBADMSG, "chunked request body: %s", why);
+	return -EBADMSG;
+}
+
+int moat_chunked_feed(moat_chunked *c, const void *data, size_t len, size_t *ret_used, moat_error *err)
+{
+	const uint8_t *d = data;
+	size_t i = 0;
+	while (i < len && c->state != CK_DONE) {
+		uint8_t b = d[i];
+		switch (c->state) {
+		case CK_SIZE: {
+			int v = moat__hexval(b);
+			if (v >= 0) {
+				/* 15 digits keep the size below 2^60: no overflow. */
+				if (++c->digits > 15)
+					return ck_bad(err, "chunk size has more than 15 digits");
+				c->size = c->size << 4 | (uint64_t)v;
+				i++;
+				break;
+			}
+			if (c->digits == 0)
+				return ck_bad(err, "chunk size is not a hexadecimal number");
+			if (b == ';') {
+				c->state = CK_EXT;
+				c->ext_len = 0;
+			} else if (b == '\r') {
+				c->state = CK_SIZE_LF;
+			} else {
+				return ck_bad(err, "chunk size is followed by something other than ';' or CRLF");
+			}
+			i++;
+			break;
+		}
+		case CK_EXT:
+			if (b == '\r') {
+				c->state = CK_SIZE_LF;
+			} else if ((b < 0x20 && b != '\t') || b == 0x7f) {
+				return ck_bad(err, b == '\n' ? "bare LF after a chunk size" : "control byte in a chunk extension");
+			} else if (++c->ext_len > MOAT_CHUNKED_MAX_EXT) {
+				return ck_bad(err, "chunk extension is too long");
+			}
+			i++;
+			break;
+		case CK_SIZE_LF:
+			if (b != '\n')
+				return ck_bad(err, "bare CR after a chunk size");
+			i++;
+			c->digits = 0;
+			c->state = c->size ? CK_DATA : CK_LAST_CR;
+			break;
+		case CK_DATA: {
+			size_t take = len - i;
+			if ((uint64_t)take > c->size)
+				take = (size_t)c->size;
+			c->size -= take;
+			c->body += take;
+			i += take;
+			if (c->size == 0)
+				c->state = CK_DATA_CR;
+			break;
+		}
+		case CK_DATA_CR:
+			if (b != '\r')
+				return ck_bad(err, b == '\n' ? "bare LF after chunk data" : "chunk data is longer than its size");
+			c->state = CK_DATA_LF;
+			i++;
+			break;
+		case CK_DATA_LF:
+			if (b != '\n')
+				return ck_bad(err, "bare CR after chunk data");
+			c->state = CK_SIZE;
+			i++;
+			break;
+		case CK_LAST_CR:
+			if (b != '\r')
+				return ck_bad(err, "trailer fields are not proxied");
+			c->state = CK_LAST_LF;
+			i++;
+			break;
+		case CK_LAST_LF:
+			if (b != '\n')
+				return ck_bad(err, "bare CR at the end of the body");
+			c->state = CK_DONE;
+			i++;
+			break;
+		}
+	}
+	*ret_used = i;
+	return c->state == CK_DONE ? MOAT_PARSE_DONE : MOAT_PARSE_MORE;
 }
 
 /* ---- TLS ClientHello ------------------------------------------------------ */
@@ -488,6 +625,26 @@ static int parse_sni(reader *ext, moat_tls_hello *h, moat_error *err)
 	return 0;
 }
 
+/* Extensions that carry the real server name encrypted, so that the SNI
+ * in the clear proves nothing about where a tunnel leads. Every code point
+ * deployed clients have used is refused, not only the final one. */
+static bool hides_name(uint16_t type)
+{
+	switch (type) {
+	case 0xfe0d: /* encrypted_client_hello, draft-13 onwards and the RFC */
+	case 0xfe0c: /* draft-12 */
+	case 0xfe0b: /* draft-11 */
+	case 0xfe0a: /* draft-10 (Chrome and Firefox experiments) */
+	case 0xfe09: /* draft-09 */
+	case 0xfe08: /* draft-08 (Cloudflare's first deployment) */
+	case 0xfd00: /* ech_outer_extensions: only in a hello built for ECH */
+	case 0xffce: /* encrypted_server_name, ESNI (Firefox, Cloudflare 2018-2020) */
+		return true;
+	default:
+		return false;
+	}
+}
+
 static int parse_hello_body(reader *m, moat_tls_hello *h, moat_error *err)
 {
 	uint16_t ver, cs_len, ext_len;
@@ -524,7 +681,7 @@ static int parse_hello_body(reader *m, moat_tls_hello *h, moat_error *err)
 			int r = parse_sni(&ext, h, err);
 			if (r < 0)
 				return r;
-		} else if (type == 0xfe0d) {
+		} else if (hides_name(type)) {
 			h->has_ech = true;
 		} else if (type == 16) {
 			uint16_t l;

@@ -90,6 +90,32 @@ const moat_http_request *moat_http_parser_request(const moat_http_parser *p);
 /* Value of the first header with this name (case-insensitive), or NULL. */
 const char *moat_http_request_header(const moat_http_request *r, const char *name);
 
+/* ---- chunked request bodies ----------------------------------------------- */
+
+/* A chunked request body (RFC 9112 section 7.1), followed byte by byte as
+ * it streams through, so that the gateway forwards exactly the body and
+ * not one byte of what follows it (a second, smuggled request). Strict:
+ * hexadecimal sizes of at most 15 digits without spaces or signs, CRLF
+ * only, chunk extensions of at most MOAT_CHUNKED_MAX_EXT bytes without
+ * control bytes, and no trailer fields (they would be headers the rules
+ * never saw). */
+#define MOAT_CHUNKED_MAX_EXT 1024
+
+typedef struct moat_chunked {
+	int state;
+	uint64_t size;     /* of the chunk being read */
+	unsigned digits;
+	size_t ext_len;
+	uint64_t body;     /* data bytes so far, for the caller's caps */
+} moat_chunked;
+
+void moat_chunked_init(moat_chunked *c);
+/* Feeds bytes that follow the ones fed before. *ret_used receives how many
+ * of them belong to the body: all of them on MOAT_PARSE_MORE, up to the
+ * final CRLF on MOAT_PARSE_DONE. -EBADMSG with the reason in err when the
+ * framing is malformed. */
+int moat_chunked_feed(moat_chunked *c, const void *data, size_t len, size_t *ret_used, moat_error *err);
+
 /* ---- TLS ClientHello ------------------------------------------------------ */
 
 #define MOAT_TLS_MAX_HELLO 32768 /* handshake message cap, across records */
@@ -97,7 +123,7 @@ const char *moat_http_request_header(const moat_http_request *r, const char *nam
 typedef struct moat_tls_hello {
 	bool has_sni;
 	char sni[MOAT_HOST_MAX + 1]; /* raw host_name as sent (normalise it) */
-	bool has_ech;                /* encrypted_client_hello extension present */
+	bool has_ech;                /* an ECH (any draft) or ESNI extension: the name is hidden */
 	bool has_alpn_h2;
 	uint16_t legacy_version;
 	size_t bytes;                /* bytes of records that carried the hello */

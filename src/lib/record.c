@@ -1,4 +1,5 @@
 #include "record.h"
+#include "hostpath.h"
 
 #include <fcntl.h>
 #include <jansson.h>
@@ -175,12 +176,12 @@ int moat_record_open(const char *path, const moat_record_header *hd, const moat_
 	if (!r)
 		return moat_error_set(err, ENOMEM, "recording %s", path);
 	_cleanup_record_ moat_record *guard = r;
-	r->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	r->fd = moat__hostpath_open("recording", path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600, err);
 	r->path = strdup(path);
 	r->red = red;
 	r->start_ns = moat__now_ns();
 	if (r->fd < 0)
-		return moat_error_set(err, errno, "recording %s", path);
+		return r->fd;
 	if (!r->path)
 		return moat_error_set(err, ENOMEM, "recording %s", path);
 	json_t *env = json_object();

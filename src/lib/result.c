@@ -1,8 +1,17 @@
 #include "result.h"
+#include "hostpath.h"
 
 #include <fcntl.h>
 #include <jansson.h>
 #include <string.h>
+
+/* JSON integers are signed 64-bit: a count above that would print as a
+ * negative number. Limits are bounded far below (config.c) and counters
+ * cannot get there; should one ever, it reads as unknown, never negative. */
+static json_t *json_u64(uint64_t v)
+{
+	return v > (uint64_t)INT64_MAX ? json_null() : json_integer((json_int_t)v);
+}
 
 static const char *const status_names[_MOAT_STATUS_MAX] = {
 	[MOAT_STATUS_EXITED] = "exited",
@@ -26,7 +35,7 @@ static const char *const limit_names[_MOAT_LIMIT_KIND_MAX] = {
 	[MOAT_LIMIT_KIND_WALL] = "wall",     [MOAT_LIMIT_KIND_CPU] = "cpu",     [MOAT_LIMIT_KIND_MEMORY] = "memory",
 	[MOAT_LIMIT_KIND_PIDS] = "pids",     [MOAT_LIMIT_KIND_CPUS] = "cpus",   [MOAT_LIMIT_KIND_OUTPUT] = "output",
 	[MOAT_LIMIT_KIND_TMP] = "tmp",       [MOAT_LIMIT_KIND_DISK] = "disk",   [MOAT_LIMIT_KIND_FILES] = "files",
-	[MOAT_LIMIT_KIND_FSIZE] = "fsize",
+	[MOAT_LIMIT_KIND_FSIZE] = "fsize",   [MOAT_LIMIT_KIND_INODES] = "inodes",
 };
 
 static const char *const mech_names[_MOAT_MECH_MAX] = {
@@ -63,7 +72,7 @@ static json_t *enforced_json(const moat_result *r)
 		if (!e->set)
 			continue;
 		json_t *x = json_object();
-		json_object_set_new(x, "limit", json_integer((json_int_t)e->value));
+		json_object_set_new(x, "limit", json_u64(e->value));
 		json_object_set_new(x, "by", json_string(moat_mechanism_to_string(e->by)));
 		json_object_set_new(o, limit_names[k], x);
 	}
@@ -125,15 +134,16 @@ char *moat_result_to_json(const moat_result *r)
 	json_object_set_new(o, "status", json_string(moat_status_to_string(r->status)));
 	json_object_set_new(o, "exit_code", r->exit_code >= 0 ? json_integer(r->exit_code) : json_null());
 	json_object_set_new(o, "signal", r->signal > 0 ? json_integer(r->signal) : json_null());
-	json_object_set_new(o, "wall_ms", json_integer((json_int_t)r->wall_ms));
-	json_object_set_new(o, "cpu_ms", json_integer((json_int_t)r->cpu_ms));
-	json_object_set_new(o, "cpu_user_ms", json_integer((json_int_t)r->cpu_user_ms));
-	json_object_set_new(o, "cpu_sys_ms", json_integer((json_int_t)r->cpu_sys_ms));
+	json_object_set_new(o, "wall_ms", json_u64(r->wall_ms));
+	json_object_set_new(o, "cpu_ms", json_u64(r->cpu_ms));
+	json_object_set_new(o, "cpu_user_ms", json_u64(r->cpu_user_ms));
+	json_object_set_new(o, "cpu_sys_ms", json_u64(r->cpu_sys_ms));
 	json_object_set_new(o, "memory_peak_bytes",
-			    r->memory_peak_known ? json_integer((json_int_t)r->memory_peak_bytes) : json_null());
-	json_object_set_new(o, "stdout_bytes", json_integer((json_int_t)r->stdout_bytes));
-	json_object_set_new(o, "stderr_bytes", json_integer((json_int_t)r->stderr_bytes));
+			    r->memory_peak_known ? json_u64(r->memory_peak_bytes) : json_null());
+	json_object_set_new(o, "stdout_bytes", json_u64(r->stdout_bytes));
+	json_object_set_new(o, "stderr_bytes", json_u64(r->stderr_bytes));
 	json_object_set_new(o, "output_truncated", json_boolean(r->output_truncated));
+	json_object_set_new(o, "output_dropped_bytes", json_u64(r->output_dropped_bytes));
 	json_object_set_new(o, "limit", r->limit_hit[0] ? json_string(r->limit_hit) : json_null());
 	if (r->out_checked) {
 		json_t *od = json_object();
@@ -161,9 +171,9 @@ int moat_result_write(const moat_result *r, const char *path, moat_error *err)
 	_cleanup_close_ int fd = -1;
 	int out = STDOUT_FILENO;
 	if (strcmp(path, "-") != 0) {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+		fd = moat__hostpath_open("--result", path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644, err);
 		if (fd < 0)
-			return moat_error_set(err, errno, "--result %s", path);
+			return fd;
 		out = fd;
 	}
 	size_t n = strlen(s);

@@ -56,6 +56,7 @@ typedef enum moat_limit_kind {
 	MOAT_LIMIT_KIND_DISK,
 	MOAT_LIMIT_KIND_FILES,
 	MOAT_LIMIT_KIND_FSIZE,
+	MOAT_LIMIT_KIND_INODES,
 	_MOAT_LIMIT_KIND_MAX,
 	_MOAT_LIMIT_KIND_INVALID = -1,
 } moat_limit_kind;
@@ -90,6 +91,10 @@ typedef struct moat_result {
 	bool memory_peak_known;
 	uint64_t stdout_bytes, stderr_bytes;
 	bool output_truncated;
+	/* Output kept (counted in stdout_bytes/stderr_bytes) that the caller's
+	 * consumer never took: it went away, or did not read by the time moat
+	 * stopped waiting (docs/limits.md). */
+	uint64_t output_dropped_bytes;
 	bool out_checked;         /* the output directory was sanitised */
 	unsigned out_removed;     /* links out, FIFOs, sockets, devices removed */
 	unsigned out_fixed;       /* setuid/setgid bits cleared */
@@ -98,7 +103,7 @@ typedef struct moat_result {
 	int exit_status;          /* what `moat run` exits with */
 	moat_isolation isolation;
 	moat_enforced enforced[_MOAT_LIMIT_KIND_MAX];
-	char limits_note[256];    /* how fallbacks differ from the limit asked */
+	char limits_note[1024];   /* how fallbacks differ from the limit asked */
 } moat_result;
 
 void moat_result_init(moat_result *r);

@@ -50,6 +50,30 @@ int moat__ctl_send_data(int fd, int type, int a, int b, const void *data, size_t
  * -EPIPE at EOF, or -errno. */
 int moat__ctl_recv(int fd, moat_ctl_msg *m, int *ret_fd);
 
+/* A host path the init binds, resolved by the supervisor before clone
+ * (hostpath.h): inside its user namespace the init sees host root as the
+ * overflow uid and could not tell a root-owned link from one the sandbox
+ * planted. real is the path of what was found, free of links; the init
+ * opens it with RESOLVE_NO_SYMLINKS and checks it is still the same inode. */
+typedef struct moat_host_src {
+	const char *path; /* as given */
+	char *real;       /* NULL when missing */
+	dev_t dev;
+	ino_t ino;
+} moat_host_src;
+
+#define MOAT_MAX_HOST_SRCS (MOAT_MAX_BINDS + 32)
+
+typedef struct moat_host_srcs {
+	moat_host_src v[MOAT_MAX_HOST_SRCS];
+	size_t n;
+} moat_host_srcs;
+
+/* mount.c, in the supervisor: resolves every host path the root
+ * filesystem will bind (the system folders, --out, --ro and --rw). */
+int moat__rootfs_resolve_sources(const moat_config *c, moat_host_srcs *ret, moat_error *err);
+void moat__rootfs_sources_free(moat_host_srcs *s);
+
 /* Everything the init needs, prepared by the supervisor before clone so the
  * child never allocates from state the parent might have half-built. */
 typedef struct moat_init_args {
@@ -70,6 +94,7 @@ typedef struct moat_init_args {
 	moat_rlimit_plan rlimits;
 	bool wait_cgroup;
 	bool file_trail;       /* install the file trail's notify filter */
+	const moat_host_srcs *host_srcs;
 	/* The run's own cgroup directories, bound read-only under
 	 * /sys/fs/cgroup so runtimes see their limits (mount.c). */
 	moat_cgroup_mount cgroup_mounts[_MOAT_CG_MAX];
@@ -84,6 +109,22 @@ int moat__userns_write_maps(pid_t pid, bool rootless, uid_t host_uid, gid_t host
 /* Inside, after the maps exist: become the sandbox user, keeping the
  * capabilities the rest of setup needs. */
 int moat__userns_become_sandbox_user(bool rootless, moat_error *err);
+
+/* Limits the kernel keeps per user namespace (/proc/sys/user/NAME). The
+ * sandbox's namespace belongs to the caller, so what the sandbox holds of
+ * these objects is charged to the caller's host user too (as root: to host
+ * root); the values below bound that. */
+typedef struct moat_userns_limit {
+	const char *name;
+	unsigned value;
+} moat_userns_limit;
+/* Pure: the limits for a profile ("code" or "agent"), ending with a NULL
+ * name. */
+const moat_userns_limit *moat__userns_limits(const char *profile);
+/* In the init, while it holds every capability of its namespace: writes
+ * them into the files under sys_user_fd (/proc/sys/user). A kernel that
+ * lacks one of the files lacks that kind of object. */
+int moat__userns_set_limits(int sys_user_fd, const char *profile, moat_error *err);
 
 /* mount.c: builds the read-only root and pivots into it. */
 int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error *err);

@@ -12,7 +12,12 @@
  *         control messages, init's pidfd
  *   kill init on a limit: the kernel then kills every process of the pid
  *   namespace, daemons and double-forked grandchildren included, before
- *   init's exit is reported; reap, account, report.
+ *   init's exit is reported; reap, account, remove the cgroup, report;
+ *   then deliver what consumers have not taken yet, for a bounded time.
+ *
+ * The poll loop is the only place the supervisor waits: every descriptor
+ * it writes is non-blocking behind a bounded buffer (iobuf.h), so no
+ * consumer can hold a run past its limits or keep a signal unanswered.
  *
  * Nothing in the spawn path sleeps, polls on a timer or runs a helper
  * program: the only processes are the init and the command. */
@@ -20,8 +25,11 @@
 
 #include "audit.h"
 #include "filetrail.h"
+#include "iobuf.h"
 #include "record.h"
 #include "sandbox-internal.h"
+#include "hostpath.h"
+#include "sweep.h"
 #include "netproxy.h"
 #include "syscalls.h"
 
@@ -30,6 +38,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -121,9 +130,11 @@ static int prepare_out_dir(const moat_config *c, bool rootless, moat_error *err)
 {
 	if (!c->out_dir || rootless)
 		return 0;
-	_cleanup_close_ int fd = open(c->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* A link planted where --out points would make this fchown hand any
+	 * root-owned folder of the host to the sandbox (hostpath.h). */
+	_cleanup_close_ int fd = moat__hostpath_open("--out", c->out_dir, O_RDONLY | O_DIRECTORY, 0, err);
 	if (fd < 0)
-		return moat_error_set(err, errno, "--out %s", c->out_dir);
+		return fd;
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return moat_error_set(err, errno, "--out %s", c->out_dir);
@@ -143,8 +154,17 @@ static int check_rw_sources(const moat_config *c, bool rootless, moat_error *err
 	for (size_t i = 0; i < c->n_binds; i++) {
 		const moat_bind *b = &c->binds[i];
 		struct stat st;
-		if (!(b->flags & MOAT_BIND_RW) || stat(b->src, &st) < 0)
+		if (!(b->flags & MOAT_BIND_RW))
 			continue;
+		_cleanup_close_ int fd = moat__hostpath_open("--rw", b->src, O_PATH, 0, err);
+		if (fd < 0 && (b->flags & MOAT_BIND_OPTIONAL) && err->code == ENOENT) {
+			moat_error_clear(err);
+			continue;
+		}
+		if (fd < 0)
+			return fd;
+		if (fstat(fd, &st) < 0)
+			return moat_error_set(err, errno, "--rw %s", b->src);
 		bool w = (st.st_uid == MOAT_ROOT_HOST_UID && (st.st_mode & S_IWUSR)) ||
 			 (st.st_gid == MOAT_ROOT_HOST_GID && (st.st_mode & S_IWGRP)) || (st.st_mode & S_IWOTH);
 		if (!w)
@@ -154,6 +174,53 @@ static int check_rw_sources(const moat_config *c, bool rootless, moat_error *err
 					      b->src, MOAT_ROOT_HOST_UID, MOAT_ROOT_HOST_UID);
 	}
 	return 0;
+}
+
+/* --stdin FILE: the file is opened read-only with the caller's rights,
+ * never through a link the sandbox could plant, and copied into a sealed
+ * memfd. The sandbox never holds a descriptor on the host file: through
+ * one it could fchmod or futimens the file, or reopen it for writing via
+ * /proc/self/fd when the caller owns it. */
+static int stdin_copy(const char *path, moat_error *err)
+{
+	_cleanup_close_ int src = moat__hostpath_open("--stdin", path, O_RDONLY | O_NONBLOCK, 0, err);
+	if (src < 0)
+		return src;
+	struct stat st;
+	if (fstat(src, &st) < 0)
+		return moat_error_set(err, errno, "--stdin %s", path);
+	if (!S_ISREG(st.st_mode))
+		return moat_error_set(err, MOAT_EINPUT,
+				      "--stdin %s: not a regular file (pipe it into moat's standard input instead)", path);
+	if ((uint64_t)st.st_size > MOAT_MAX_STDIN_FILE_BYTES)
+		return moat_error_set(err, MOAT_EINPUT, "--stdin %s: larger than %llu bytes", path,
+				      (unsigned long long)MOAT_MAX_STDIN_FILE_BYTES);
+	_cleanup_close_ int mfd = memfd_create("moat-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0)
+		return moat_error_set(err, errno, "--stdin %s: copy", path);
+	char buf[65536];
+	uint64_t total = 0;
+	for (;;) {
+		ssize_t n = read(src, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return moat_error_set(err, errno, "--stdin %s", path);
+		if (n == 0)
+			break;
+		/* The file may grow while it is read; the cap holds anyway. */
+		total += (uint64_t)n;
+		if (total > MOAT_MAX_STDIN_FILE_BYTES)
+			return moat_error_set(err, MOAT_EINPUT, "--stdin %s: larger than %llu bytes", path,
+					      (unsigned long long)MOAT_MAX_STDIN_FILE_BYTES);
+		int r = moat__write_all(mfd, buf, (size_t)n);
+		if (r < 0)
+			return moat_error_set(err, -r, "--stdin %s: copy", path);
+	}
+	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+	    lseek(mfd, 0, SEEK_SET) < 0)
+		return moat_error_set(err, errno, "--stdin %s: seal the copy", path);
+	return TAKE_FD(mfd);
 }
 
 static int open_stdin(const moat_config *c, const moat_run_io *io, int *ret_child, int *ret_feed, moat_error *err)
@@ -169,9 +236,9 @@ static int open_stdin(const moat_config *c, const moat_run_io *io, int *ret_chil
 		return 0;
 	}
 	if (c->stdin_path) {
-		int fd = open(c->stdin_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		int fd = stdin_copy(c->stdin_path, err);
 		if (fd < 0)
-			return moat_error_set(err, errno, "--stdin %s", c->stdin_path);
+			return fd;
 		*ret_child = fd;
 		return 0;
 	}
@@ -190,6 +257,12 @@ static int open_stdin(const moat_config *c, const moat_run_io *io, int *ret_chil
 		return moat_error_set(err, errno, "open /dev/null");
 	*ret_child = fd;
 	return 0;
+}
+
+static void host_srcs_freep(moat_host_srcs **s)
+{
+	moat__rootfs_sources_free(*s);
+	free(*s);
 }
 
 typedef struct run {
@@ -211,7 +284,20 @@ typedef struct run {
 	int netproxy_errno;
 	moat_filetrail *trail; /* the file and exec trail, when on */
 	bool session_logged;   /* session.start is in the audit log */
+	/* Where output goes, and the caller's terminal input on its way to
+	 * the pseudo-terminal: never written with a blocking call (iobuf.h). */
+	moat_sink out, err, pty_in;
+	bool sandbox_gone;     /* the init is reaped: take what pipes hold */
+	uint64_t grace_end_ns; /* a caller's signal was passed on: end by then */
+	int caller_signal;     /* the last signal the caller sent us, or 0 */
 } run;
+
+/* How long the command has to end by itself after moat passed it the
+ * caller's SIGINT, SIGTERM, SIGHUP or SIGQUIT; then the run is ended. */
+#define MOAT_SIGNAL_GRACE_MS 1000
+/* How long output still held for a consumer that does not read may keep
+ * moat alive past the wall-clock limit (or past the caller's signal). */
+#define MOAT_DRAIN_GRACE_MS 500
 
 static void kill_sandbox(run *s, moat_status why, const char *limit)
 {
@@ -288,9 +374,11 @@ static void handle_output(run *s, int stream, const char *buf, size_t n)
 			moat_record_write(s->io->record, 'o', buf, keep, NULL);
 		if (s->io->on_output)
 			s->io->on_output(s->io->userdata, stream, buf, keep);
-		int fwd = stream == 1 ? s->io->forward_stdout_fd : s->io->forward_stderr_fd;
-		if (fwd >= 0)
-			moat__write_all(fwd, buf, keep);
+		moat_sink *k = stream == 1 ? &s->out : &s->err;
+		if (s->sandbox_gone)
+			moat__sink_put_final(k, buf, keep);
+		else
+			moat__sink_put(k, buf, keep);
 	}
 	if (keep < n)
 		kill_sandbox(s, MOAT_STATUS_OUTPUT_LIMIT, "output");
@@ -358,7 +446,8 @@ static void handle_ctl(run *s, int ctl, bool *ctl_open)
 	case MOAT_CTL_FD:
 		if (m.b == MOAT_CTL_FD_PROXY_LISTENER && fd >= 0 && !s->netproxy) {
 			start_gateway(s, TAKE_FD(fd));
-		} else if (m.b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && s->pty_master < 0) {
+		} else if (m.b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && s->pty_master < 0 &&
+			   moat__sink_open(&s->pty_in, fd, true) == 0) {
 			s->pty_master = TAKE_FD(fd);
 			struct winsize ws;
 			if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
@@ -428,6 +517,117 @@ static void restore_signals(const sigset_t *oldmask, const struct sigaction *old
 	sigaction(SIGCHLD, oldchld, NULL);
 }
 
+static int ms_until(uint64_t now_ns, uint64_t then_ns)
+{
+	if (then_ns <= now_ns)
+		return 0;
+	uint64_t ms = (then_ns - now_ns + 999999) / 1000000;
+	return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+/* Reads one chunk of the sandbox's stdout, stderr or terminal: while the
+ * sandbox lives, no more than the sink it goes to has room for, so a
+ * consumer that does not read holds the sandbox's writes up, never moat.
+ * Returns false at EOF or on an error. */
+static bool read_stream(run *s, int fd, int stream, char *buf, size_t size)
+{
+	size_t room = s->sandbox_gone ? size : moat__sink_room(stream == 1 ? &s->out : &s->err);
+	if (room < size)
+		size = room;
+	ssize_t n = read(fd, buf, size);
+	if (n > 0) {
+		handle_output(s, stream, buf, (size_t)n);
+		return true;
+	}
+	return n < 0 && (errno == EAGAIN || errno == EINTR);
+}
+
+/* The caller's SIGINT, SIGTERM, SIGHUP and SIGQUIT: the first is passed to
+ * the command, which then has MOAT_SIGNAL_GRACE_MS to end by itself; a
+ * second one ends the run at once. SIGPIPE (a consumer that went away) is
+ * absorbed. */
+static void handle_signals(run *s, int sigfd, int ctl, bool ctl_open, bool init_alive)
+{
+	struct signalfd_siginfo si;
+	while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGPIPE)
+			continue;
+		bool first = s->caller_signal == 0;
+		s->caller_signal = (int)si.ssi_signo;
+		if (!init_alive)
+			continue;
+		if (first && ctl_open && moat__ctl_send(ctl, MOAT_CTL_SIGNAL, (int)si.ssi_signo, 0, NULL) == 0)
+			s->grace_end_ns = moat__now_ns() + (uint64_t)MOAT_SIGNAL_GRACE_MS * 1000000ull;
+		else
+			kill_sandbox(s, MOAT_STATUS_SIGNALED, NULL);
+	}
+}
+
+/* The run is over and cleaned up; what the sinks still hold goes to
+ * consumers that take it, until give_up_ns or a signal of the caller. */
+static void drain_sinks(run *s, int sigfd, uint64_t give_up_ns)
+{
+	for (;;) {
+		struct pollfd p[3];
+		int n = 0, i_out = -1, i_err = -1, i_sig = -1;
+		if (moat__sink_pending(&s->out))
+			p[i_out = n++] = (struct pollfd){.fd = s->out.fd, .events = POLLOUT};
+		if (moat__sink_pending(&s->err))
+			p[i_err = n++] = (struct pollfd){.fd = s->err.fd, .events = POLLOUT};
+		if (n == 0)
+			return;
+		if (sigfd >= 0)
+			p[i_sig = n++] = (struct pollfd){.fd = sigfd, .events = POLLIN};
+		int timeout = -1;
+		if (give_up_ns != UINT64_MAX) {
+			uint64_t now = moat__now_ns();
+			if (now >= give_up_ns)
+				return;
+			timeout = ms_until(now, give_up_ns);
+		}
+		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
+			return;
+		if (i_out >= 0 && p[i_out].revents)
+			moat__sink_flush(&s->out);
+		if (i_err >= 0 && p[i_err].revents)
+			moat__sink_flush(&s->err);
+		if (i_sig >= 0 && p[i_sig].revents) {
+			struct signalfd_siginfo si;
+			bool stop = false;
+			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				stop |= si.ssi_signo != SIGPIPE;
+			if (stop)
+				return;
+		}
+	}
+}
+
+/* When moat stops waiting for consumers: output of a run with a wall-clock
+ * limit is delivered by the limit plus MOAT_DRAIN_GRACE_MS at the latest,
+ * and soon after the caller asked moat to stop; without either, moat waits
+ * for the consumer as long as it reads (like cat), and a signal still ends
+ * the wait. */
+static uint64_t drain_deadline(const run *s, uint64_t t0)
+{
+	const uint64_t grace = (uint64_t)MOAT_DRAIN_GRACE_MS * 1000000ull;
+	uint64_t now = moat__now_ns(), end = UINT64_MAX;
+	uint64_t wall = s->c->limits.wall_ms;
+	if (wall != MOAT_UNLIMITED && wall < UINT64_MAX / 1000000ull - t0 / 1000000ull - 1000) {
+		uint64_t limit = t0 + wall * 1000000ull;
+		end = (limit > now ? limit : now) + grace;
+	}
+	if (s->caller_signal && now + grace < end)
+		end = now + grace;
+	return end;
+}
+
+static void close_sinks(run *s)
+{
+	moat__sink_close(&s->out);
+	moat__sink_close(&s->err);
+	moat__sink_close(&s->pty_in);
+}
+
 int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result *r, moat_error *err)
 {
 	moat_run_io io_default;
@@ -439,7 +639,13 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	_cleanup_strv_free_ char **envp = NULL;
 	_cleanup_close_ int stdin_child = -1, stdin_feed = -1, tfd = -1, sigfd = -1;
 	_cleanup_limits_ moat_run_limits *lim = NULL;
+	_cleanup_(host_srcs_freep) moat_host_srcs *srcs = calloc(1, sizeof(*srcs));
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, ctl[2] = {-1, -1};
+	run s = {.c = c, .io = io_in, .r = r, .pidfd = -1, .pty_master = -1, .out = MOAT_SINK_INIT,
+		 .err = MOAT_SINK_INIT, .pty_in = MOAT_SINK_INIT};
+	sigset_t mask, oldmask;
+	struct sigaction oldchld;
+	bool signals_held = false;
 	int ret = moat_config_validate(c, err);
 	if (ret < 0)
 		goto fail;
@@ -458,12 +664,33 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	iso->uid = MOAT_SANDBOX_UID;
 	iso->gid = MOAT_SANDBOX_GID;
 
+	/* What a killed moat of this user left (sweep.h); its cgroups go when
+	 * ours is made. */
+	(void)moat__sweep_stages(NULL);
+
 	ret = check_rw_sources(c, rootless, err);
 	if (ret < 0)
 		goto fail;
 	ret = prepare_out_dir(c, rootless, err);
 	if (ret < 0)
 		goto fail;
+
+	/* The caller's signals arrive through a signalfd from before the
+	 * run's cgroup exists until it is gone, so a SIGTERM always ends the
+	 * run through the path that cleans up; SIGPIPE on a closed stdout is
+	 * absorbed the same way. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &mask, &oldmask);
+	/* A caller that ignores SIGCHLD would have the kernel reap the init
+	 * behind our back, losing its status and resource usage. */
+	struct sigaction dfl = {.sa_handler = SIG_DFL};
+	sigaction(SIGCHLD, &dfl, &oldchld);
+	signals_held = true;
 
 	/* The cgroup exists before the child does, so nothing of the run
 	 * escapes its limits or its accounting. */
@@ -475,6 +702,15 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		ret = moat_error_set(err, ENOMEM, "environment");
 		goto fail;
 	}
+	if (moat__sink_open(&s.out, io_in->forward_stdout_fd, false) < 0 ||
+	    moat__sink_open(&s.err, io_in->forward_stderr_fd, false) < 0) {
+		ret = moat_error_set(err, ENOMEM, "output buffers");
+		goto fail;
+	}
+
+	ret = srcs ? moat__rootfs_resolve_sources(c, srcs, err) : moat_error_set(err, ENOMEM, "host paths");
+	if (ret < 0)
+		goto fail;
 
 	ret = open_stdin(c, io_in, &stdin_child, &stdin_feed, err);
 	if (ret < 0)
@@ -484,22 +720,11 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		ret = moat_error_set(err, errno, "pipes");
 		goto fail_fds;
 	}
-
-	/* The caller's signals arrive through a signalfd while the run lasts,
-	 * so moat can forward or act on them; SIGPIPE on a closed stdout is
-	 * absorbed the same way. */
-	sigset_t mask, oldmask;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
-	sigaddset(&mask, SIGPIPE);
-	sigprocmask(SIG_BLOCK, &mask, &oldmask);
-	/* A caller that ignores SIGCHLD would have the kernel reap the init
-	 * behind our back, losing its status and resource usage. */
-	struct sigaction oldchld, dfl = {.sa_handler = SIG_DFL};
-	sigaction(SIGCHLD, &dfl, &oldchld);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigfd < 0) {
+		ret = moat_error_set(err, errno, "signalfd");
+		goto fail_fds;
+	}
 
 	moat_init_args ia = {
 		.config = c,
@@ -514,6 +739,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		.out_bound = c->out_dir != NULL,
 		.wait_cgroup = moat__limits_attach_pending(lim),
 		.file_trail = c->audit_files && io_in->audit,
+		.host_srcs = srcs,
 	};
 	moat__limits_rlimit_plan(lim, &ia.rlimits);
 	ia.n_cgroup_mounts = moat__limits_cgroup_mounts(lim, ia.cgroup_mounts);
@@ -529,7 +755,6 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	long pid = clone_into_cgroup(&ca, lim);
 	if (pid < 0) {
 		ret = moat_error_set(err, errno, "create the sandbox's namespaces (clone3)");
-		restore_signals(&oldmask, &oldchld);
 		goto fail_fds;
 	}
 	if (pid == 0) {
@@ -546,8 +771,8 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	close(errp[1]);
 	ctl[1] = outp[1] = errp[1] = -1;
 	close(TAKE_FD(stdin_child));
-
-	run s = {.c = c, .io = io_in, .r = r, .pidfd = pidfd, .pid = (pid_t)pid, .pty_master = -1};
+	s.pidfd = pidfd;
+	s.pid = (pid_t)pid;
 
 	ret = moat__userns_write_maps((pid_t)pid, rootless, host_uid, host_gid, err);
 	if (ret >= 0) {
@@ -559,37 +784,35 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	}
 	if (ret >= 0)
 		ret = join_cgroup(lim, ctl[0], (pid_t)pid, ca.flags & CLONE_INTO_CGROUP, ia.wait_cgroup, err);
-	if (ret < 0) {
-		if (ret >= 0)
-			ret = moat_error_set(err, EPIPE, "start the sandbox");
-		moat__pidfd_send_signal(pidfd, SIGKILL);
-		waitpid((pid_t)pid, NULL, 0);
-		close(pidfd);
-		restore_signals(&oldmask, &oldchld);
-		goto fail_fds;
-	}
-
-	if (c->limits.wall_ms != MOAT_UNLIMITED) {
+	if (ret >= 0 && c->limits.wall_ms != MOAT_UNLIMITED) {
 		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		struct itimerspec its = {.it_value = {.tv_sec = (time_t)(c->limits.wall_ms / 1000),
 						      .tv_nsec = (long)(c->limits.wall_ms % 1000) * 1000000}};
-		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0) {
+		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0)
 			ret = moat_error_set(err, errno, "wall-clock timer");
-			moat__pidfd_send_signal(pidfd, SIGKILL);
-			waitpid((pid_t)pid, NULL, 0);
-			close(pidfd);
-			restore_signals(&oldmask, &oldchld);
-			goto fail_fds;
-		}
 	}
-	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (ret < 0) {
+		/* The init may have failed its setup before it could be told
+		 * to go on (a fast refusal of a mount target): its reason is
+		 * waiting on the socket and says more than our own error. */
+		struct pollfd q = {.fd = ctl[0], .events = POLLIN};
+		moat_ctl_msg m;
+		int mfd = -1;
+		if (poll(&q, 1, 0) > 0 && moat__ctl_recv(ctl[0], &m, &mfd) == 0 && m.type == MOAT_CTL_SETUP_ERROR)
+			ret = moat_error_set(err, MOAT_EINPUT, "%s", m.text);
+		if (mfd >= 0)
+			close(mfd);
+		moat__pidfd_send_signal(pidfd, SIGKILL);
+		waitpid((pid_t)pid, NULL, 0);
+		close(pidfd);
+		goto fail_fds;
+	}
 	int limfd = moat__limits_fd(lim);
 
 	fcntl(outp[0], F_SETFL, O_NONBLOCK);
 	fcntl(errp[0], F_SETFL, O_NONBLOCK);
 	bool out_open = true, err_open = true, ctl_open = true, init_alive = true;
 	size_t fed = 0;
-	int interrupts = 0;
 	struct rusage ru;
 	memset(&ru, 0, sizeof(ru));
 	char buf[65536];
@@ -597,15 +820,22 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	struct termios saved_tio;
 	bool tio_saved = false;
 
+	/* The loop never blocks but in poll: every descriptor it reads or
+	 * writes is non-blocking, and it reads the sandbox's output only as
+	 * far as the consumer keeps up (iobuf.h). So the wall timer, the
+	 * limits and the caller's signals are served whatever the consumers
+	 * do. */
 	while (init_alive || out_open || err_open || s.pty_master >= 0) {
-		struct pollfd p[10];
+		struct pollfd p[14];
 		int n = 0, i_out = -1, i_err = -1, i_ctl = -1, i_pid = -1, i_t = -1, i_sig = -1, i_feed = -1,
-		    i_pty = -1, i_tin = -1, i_lim = -1;
+		    i_pty = -1, i_tin = -1, i_lim = -1, i_sout = -1, i_serr = -1;
+		bool out_room = s.sandbox_gone || moat__sink_room(&s.out) > 0;
+		bool err_room = s.sandbox_gone || moat__sink_room(&s.err) > 0;
 		if (limfd >= 0 && init_alive && !s.killed)
 			p[i_lim = n++] = (struct pollfd){.fd = limfd, .events = POLLIN};
-		if (out_open)
+		if (out_open && out_room)
 			p[i_out = n++] = (struct pollfd){.fd = outp[0], .events = POLLIN};
-		if (err_open)
+		if (err_open && err_room)
 			p[i_err = n++] = (struct pollfd){.fd = errp[0], .events = POLLIN};
 		if (ctl_open)
 			p[i_ctl = n++] = (struct pollfd){.fd = ctl[0], .events = POLLIN};
@@ -613,57 +843,69 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 			p[i_pid = n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
 		if (tfd >= 0 && init_alive)
 			p[i_t = n++] = (struct pollfd){.fd = tfd, .events = POLLIN};
-		if (sigfd >= 0)
-			p[i_sig = n++] = (struct pollfd){.fd = sigfd, .events = POLLIN};
+		p[i_sig = n++] = (struct pollfd){.fd = sigfd, .events = POLLIN};
 		if (stdin_feed >= 0)
 			p[i_feed = n++] = (struct pollfd){.fd = stdin_feed, .events = POLLOUT};
-		if (s.pty_master >= 0)
-			p[i_pty = n++] = (struct pollfd){.fd = s.pty_master, .events = POLLIN};
-		if (s.pty_master >= 0 && tty_in_open)
+		if (s.pty_master >= 0) {
+			short ev = (short)((out_room ? POLLIN : 0) | (moat__sink_pending(&s.pty_in) ? POLLOUT : 0));
+			if (ev)
+				p[i_pty = n++] = (struct pollfd){.fd = s.pty_master, .events = ev};
+		}
+		if (s.pty_master >= 0 && tty_in_open && moat__sink_room(&s.pty_in) > 0)
 			p[i_tin = n++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
-		if (poll(p, (nfds_t)n, -1) < 0) {
+		if (moat__sink_pending(&s.out))
+			p[i_sout = n++] = (struct pollfd){.fd = s.out.fd, .events = POLLOUT};
+		if (moat__sink_pending(&s.err))
+			p[i_serr = n++] = (struct pollfd){.fd = s.err.fd, .events = POLLOUT};
+		int timeout = -1;
+		if (s.grace_end_ns && init_alive)
+			timeout = ms_until(moat__now_ns(), s.grace_end_ns);
+		if (poll(p, (nfds_t)n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (i_out >= 0 && p[i_out].revents) {
-			ssize_t k = read(outp[0], buf, sizeof(buf));
-			if (k > 0)
-				handle_output(&s, 1, buf, (size_t)k);
-			else if (k == 0 || (errno != EAGAIN && errno != EINTR))
-				out_open = false;
-		}
-		if (i_err >= 0 && p[i_err].revents) {
-			ssize_t k = read(errp[0], buf, sizeof(buf));
-			if (k > 0)
-				handle_output(&s, 2, buf, (size_t)k);
-			else if (k == 0 || (errno != EAGAIN && errno != EINTR))
-				err_open = false;
-		}
+		if (i_sout >= 0 && p[i_sout].revents)
+			moat__sink_flush(&s.out);
+		if (i_serr >= 0 && p[i_serr].revents)
+			moat__sink_flush(&s.err);
+		if (i_out >= 0 && p[i_out].revents)
+			out_open = read_stream(&s, outp[0], 1, buf, sizeof(buf));
+		if (i_err >= 0 && p[i_err].revents)
+			err_open = read_stream(&s, errp[0], 2, buf, sizeof(buf));
 		if (i_pty >= 0 && p[i_pty].revents) {
+			short rev = p[i_pty].revents;
+			if (rev & POLLOUT)
+				moat__sink_flush(&s.pty_in);
 			if (!tio_saved && tty_in_open && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
 				struct termios raw = saved_tio;
 				cfmakeraw(&raw);
 				tcsetattr(STDIN_FILENO, TCSANOW, &raw);
 				tio_saved = true;
 			}
-			ssize_t k = read(s.pty_master, buf, sizeof(buf));
-			if (k > 0)
-				handle_output(&s, 1, buf, (size_t)k);
-			else if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
+			bool open = true;
+			if (rev & (POLLIN | POLLHUP | POLLERR)) {
+				if (out_room)
+					open = read_stream(&s, s.pty_master, 1, buf, sizeof(buf));
+				else /* a hung-up terminal takes no more input */
+					moat__sink_close(&s.pty_in);
+			}
+			if (!open) {
+				moat__sink_close(&s.pty_in);
 				close(s.pty_master);
 				s.pty_master = -1;
 			}
 		}
 		if (i_tin >= 0 && p[i_tin].revents) {
-			ssize_t k = read(STDIN_FILENO, buf, sizeof(buf));
+			size_t room = moat__sink_room(&s.pty_in);
+			ssize_t k = read(STDIN_FILENO, buf, room < sizeof(buf) ? room : sizeof(buf));
 			if (k > 0 && s.pty_master >= 0) {
 				if (io_in->record)
 					moat_record_write(io_in->record, 'i', buf, (size_t)k, NULL);
-				moat__write_all(s.pty_master, buf, (size_t)k);
-			}
-			else if (k <= 0)
+				moat__sink_put(&s.pty_in, buf, (size_t)k);
+			} else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
 				tty_in_open = false;
+			}
 		}
 		if (i_ctl >= 0 && p[i_ctl].revents)
 			handle_ctl(&s, ctl[0], &ctl_open);
@@ -682,19 +924,10 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 			kill_sandbox(&s, MOAT_STATUS_TIMEOUT, "wall");
 		if (i_lim >= 0 && p[i_lim].revents)
 			check_limits(&s, lim);
-		if (i_sig >= 0 && p[i_sig].revents) {
-			struct signalfd_siginfo si;
-			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				if (si.ssi_signo == SIGPIPE)
-					continue;
-				/* First interrupt: pass it to the command. A second
-				 * one: end the whole run now. */
-				if (++interrupts == 1 && ctl_open)
-					moat__ctl_send(ctl[0], MOAT_CTL_SIGNAL, (int)si.ssi_signo, 0, NULL);
-				else
-					kill_sandbox(&s, MOAT_STATUS_SIGNALED, NULL);
-			}
-		}
+		if (p[i_sig].revents)
+			handle_signals(&s, sigfd, ctl[0], ctl_open, init_alive);
+		if (s.grace_end_ns && init_alive && moat__now_ns() >= s.grace_end_ns)
+			kill_sandbox(&s, MOAT_STATUS_SIGNALED, NULL);
 		if (i_pid >= 0 && p[i_pid].revents) {
 			/* Every process of the pid namespace is gone once the
 			 * init's exit is visible here. Read what it last said. */
@@ -705,8 +938,10 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 				handle_ctl(&s, ctl[0], &ctl_open);
 			}
 			int st;
-			if (wait4((pid_t)pid, &st, 0, &ru) == (pid_t)pid)
+			if (wait4((pid_t)pid, &st, 0, &ru) == (pid_t)pid) {
 				init_alive = false;
+				s.sandbox_gone = true;
+			}
 			r->wall_ms = (moat__now_ns() - t0) / 1000000;
 		}
 	}
@@ -721,6 +956,9 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	moat__netproxy_stop(s.netproxy, NULL);
 	finish_result(&s, &ru);
 	moat__limits_account(lim, &c->limits, r, s.killed);
+	/* Nothing of the run is left once its cgroup is gone: remove it
+	 * before waiting on any consumer. */
+	moat__limits_free(TAKE_PTR(lim));
 	if (io_in->audit) {
 		/* Every process of the run is gone: the trail's listener has hung
 		 * up, and what the thread holds is written before session.stop. */
@@ -731,6 +969,13 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		moat__filetrail_stop(TAKE_PTR(s.trail), &st);
 		moat__audit_run_finished(io_in->audit, c, r, &st);
 	}
+	close(outp[0]);
+	close(errp[0]);
+	close(ctl[0]);
+
+	drain_sinks(&s, sigfd, drain_deadline(&s, t0));
+	close_sinks(&s);
+	r->output_dropped_bytes = s.out.dropped + s.err.dropped;
 
 	/* Drop a SIGPIPE or interrupt that is still pending before restoring
 	 * the caller's mask, so it does not kill us on the way out. */
@@ -739,16 +984,18 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		;
 	restore_signals(&oldmask, &oldchld);
 
-	close(outp[0]);
-	close(errp[0]);
-	close(ctl[0]);
-
 	if (c->out_dir) {
 		moat_error serr = {0};
-		if (moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr) == 0)
+		if (moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr) == 0) {
 			r->out_checked = true;
-		else if (!r->error[0])
+		} else {
+			/* Fail closed: output that could not be checked is never
+			 * reported as a normal end. */
 			moat_error_format(&serr, r->error, sizeof(r->error));
+			r->status = MOAT_STATUS_SETUP_ERROR;
+			r->exit_status = 125;
+			s.setup_errno = serr.code == MOAT_EINPUT ? EINVAL : serr.code;
+		}
 	}
 
 	if (r->status == MOAT_STATUS_SETUP_ERROR) {
@@ -769,6 +1016,8 @@ fail_fds:
 			close(ctl[i]);
 	}
 fail:
+	close_sinks(&s);
+	moat__limits_free(TAKE_PTR(lim));
 	r->status = MOAT_STATUS_SETUP_ERROR;
 	r->exit_status = 125;
 	moat_error_format(err, r->error, sizeof(r->error));
@@ -776,5 +1025,9 @@ fail:
 		moat__audit_run_started(io_in->audit, c, &r->isolation, 0, false);
 		moat__audit_run_finished(io_in->audit, c, r, NULL);
 	}
+	/* Last, once the cgroup is gone: a signal the caller sent meanwhile
+	 * now takes its course. */
+	if (signals_held)
+		restore_signals(&oldmask, &oldchld);
 	return ret;
 }

@@ -63,6 +63,9 @@ static const char *const deny_eperm[] = {
 	"sethostname", "setdomainname",
 };
 
+/* Denied with EPERM in the code profile only (see moat__seccomp_build). */
+static const char *const deny_code_eperm[] = {"inotify_init", "inotify_init1", "inotify_add_watch"};
+
 /* Denied with ENOSYS: glibc falls back to clone(), whose flags the filter can
  * read; clone3 passes them in memory, out of seccomp's reach. */
 static const char *const deny_enosys[] = {"clone3"};
@@ -222,6 +225,16 @@ int moat__seccomp_build(const char *profile, void **ret_ctx, unsigned *ret_rules
 	/* The code runner has nothing to list (loopback only) and glibc copes
 	 * without netlink; the agent runs tools that enumerate interfaces. */
 	bool netlink_route = strcmp(profile, "agent") == 0;
+	/* inotify watches inodes, and the sandbox's /usr, /bin and /lib are
+	 * the host's own inodes: a watch on them shows, live, every program
+	 * and library any host user opens. The strict runner has no use for
+	 * it. The agent profile keeps it for its tools (file watchers, dev
+	 * servers), bounded by the per-namespace limits (userns.c); see
+	 * docs/security.md. fanotify is denied in every profile above. */
+	if (strcmp(profile, "code") == 0)
+		for (size_t i = 0; i < ELEMENTSOF(deny_code_eperm); i++)
+			if ((r = add(&b, EPERM, deny_code_eperm[i], 0, NULL)) < 0)
+				return r;
 	if ((r = add_clone_rules(&b)) < 0 || (r = add_ioctl_rules(&b)) < 0 ||
 	    (r = add_personality_rules(&b)) < 0 || (r = add_socket_rules(&b, netlink_route)) < 0)
 		return r;
@@ -237,12 +250,17 @@ void moat__seccomp_free(void *ctx)
 		seccomp_release(ctx);
 }
 
-int moat__seccomp_apply(const moat_config *c, moat_isolation *iso, moat_error *err)
+const char *moat__confine_profile(const moat_config *c)
 {
 	/* A policy file without a built-in profile behind it gets the agent's
 	 * filter when it has egress (its tools list interfaces), else the
 	 * code runner's. */
-	const char *profile = c->profile ? c->profile : c->net == MOAT_NET_PROXY ? "agent" : "code";
+	return c->profile ? c->profile : c->net == MOAT_NET_PROXY ? "agent" : "code";
+}
+
+int moat__seccomp_apply(const moat_config *c, moat_isolation *iso, moat_error *err)
+{
+	const char *profile = moat__confine_profile(c);
 	_cleanup_seccomp_ scmp_filter_ctx ctx = NULL;
 	unsigned rules = 0;
 	int r = moat__seccomp_build(profile, &ctx, &rules, err);

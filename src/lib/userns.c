@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -65,5 +66,53 @@ int moat__userns_become_sandbox_user(bool rootless, moat_error *err)
 	data[1].effective = data[1].permitted;
 	if (syscall(SYS_capset, &hdr, data) < 0)
 		return moat_error_set(err, errno, "capset");
+	return 0;
+}
+
+/* No namespace is made inside a sandbox (seccomp refuses it too): zero
+ * namespaces of every kind, and no fanotify (denied in every profile). The
+ * code runner gets no inotify either; the agent a few instances for its
+ * tools' file watchers, far below the host's defaults (128 instances per
+ * user and a watch budget sized to memory). */
+#define NS_NONE                                                                                            \
+	{"max_user_namespaces", 0}, {"max_mnt_namespaces", 0}, {"max_pid_namespaces", 0},                   \
+		{"max_net_namespaces", 0}, {"max_ipc_namespaces", 0}, {"max_uts_namespaces", 0},            \
+		{"max_cgroup_namespaces", 0}, {"max_time_namespaces", 0}, {"max_fanotify_groups", 0},      \
+		{"max_fanotify_marks", 0}
+static const moat_userns_limit code_limits[] = {
+	NS_NONE,
+	{"max_inotify_instances", 0},
+	{"max_inotify_watches", 0},
+	{NULL, 0},
+};
+static const moat_userns_limit agent_limits[] = {
+	NS_NONE,
+	{"max_inotify_instances", 16},
+	{"max_inotify_watches", 8192},
+	{NULL, 0},
+};
+
+const moat_userns_limit *moat__userns_limits(const char *profile)
+{
+	return profile && strcmp(profile, "agent") == 0 ? agent_limits : code_limits;
+}
+
+int moat__userns_set_limits(int sys_user_fd, const char *profile, moat_error *err)
+{
+	/* /proc/sys/user shows the limits of the opener's user namespace,
+	 * whichever procfs it is opened through; CAP_SYS_RESOURCE there lets
+	 * us write them. Counts in this namespace are charged to its parents
+	 * as well, so the limit caps what the sandbox can take from the
+	 * caller. */
+	for (const moat_userns_limit *l = moat__userns_limits(profile); l->name; l++) {
+		char value[16];
+		snprintf(value, sizeof(value), "%u", l->value);
+		int r = moat__write_string_at(sys_user_fd, l->name, value);
+		if (r == -ENOENT)
+			continue;
+		if (r < 0)
+			return moat_error_set(err, r, "set /proc/sys/user/%s to %u in the sandbox's user namespace",
+					      l->name, l->value);
+	}
 	return 0;
 }

@@ -285,3 +285,25 @@ char *moat__escape_controls_dup(const char *s)
 		moat__escape_controls(s, out, cap);
 	return out;
 }
+
+int moat_stdio_ensure_open(void)
+{
+	/* A descriptor moat opens takes the lowest free number: with stdin
+	 * closed, the first one (a cgroup folder, a policy file) would become
+	 * the sandbox's stdin. Each closed one of 0, 1, 2 is opened on
+	 * /dev/null, without O_CLOEXEC: it is stdio. */
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int n = open("/dev/null", O_RDWR | O_NOCTTY);
+		if (n < 0)
+			return -errno;
+		if (n != fd) {
+			/* Something else filled the gap meanwhile; never leave
+			 * a stray descriptor behind. */
+			close(n);
+			return -EBADF;
+		}
+	}
+	return 0;
+}

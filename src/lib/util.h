@@ -62,6 +62,10 @@ static inline int moat__neg_errno(void) { return errno > 0 ? -errno : -EIO; }
 
 /* Write all of buf, retrying on EINTR and short writes. */
 int moat__write_all(int fd, const void *buf, size_t len);
+/* Opens each of the descriptors 0, 1 and 2 that is closed on /dev/null,
+ * so that nothing opened afterwards takes their place. Call it first
+ * thing in main(). 0, or a negative errno. */
+int moat_stdio_ensure_open(void);
 /* Read exactly len bytes; returns len, a shorter count at EOF, or -errno. */
 ssize_t moat__read_all(int fd, void *buf, size_t len);
 /* Write a whole small file relative to dirfd, created exclusively and never

@@ -1,4 +1,4 @@
-/* ATTACK: allocate and touch memory (bounded at 256 MiB, four times the limit it runs under) beyond the limit | LAYER: memory limit (cgroup or RLIMIT_AS) | REF: - */
+/* ATTACK: allocate and touch memory (bounded at 256 MiB, four times the limit it runs under) beyond the limit | LAYER: memory limit (cgroup, or RLIMIT_DATA without one) | REF: - */
 /* RUN: --mem 64M --time 30 | EXPECT: oom */
 #include "attack.h"
 

@@ -9,6 +9,13 @@
 # (a memory hog ends as "oom", a spinner as "timeout"). In a sanitizer build
 # each attack runs in one mode only (lib.sh: in_other_mode).
 #
+# An attack on moat's host side has two steps: the first run plants
+# something in its --rw folder, and a THEN: line in its header gives the
+# options of a second run (as a later user of that folder would call moat;
+# @RW@ is the folder, @CANARY@ the canary file), which runs the attack again
+# with the argument "then". That second run holds when it reports BLOCKED or
+# when moat refuses it (exit 125); the host must be unchanged either way.
+#
 #   ATTACK_FILTER=substring   run only the attacks whose name contains it
 set -u
 . "$MOAT_SRC/lib.sh"
@@ -21,6 +28,13 @@ CANARY="$MOAT_TDIR/canary"
 CANARY_TEXT="canary $$ $RANDOM $RANDOM"
 printf '%s\n' "$CANARY_TEXT" >"$CANARY"
 chmod 644 "$CANARY"
+# A host folder nobody gives a sandbox (owned by root in the root pass).
+CANARY_DIR="$MOAT_TDIR/canary-dir"
+mkdir -p "$CANARY_DIR"
+printf 'marker\n' >"$CANARY_DIR/marker"
+chmod 755 "$CANARY_DIR"
+CANARY_DIR_STATE=$(stat -c '%u %g %a' "$CANARY_DIR"; ls -A "$CANARY_DIR")
+CANARY_MODE=$(stat -c '%u %g %a' "$CANARY")
 SHM_NAME="moat-canary-$$-$RANDOM"
 printf 'x' >"/dev/shm/$SHM_NAME"
 SECRET="moat-host-secret-$RANDOM$RANDOM"
@@ -70,7 +84,7 @@ for _ in $(seq 50); do [ -s "$PORTFILE" ] && break; sleep 0.1; done
 read -r PORT SHMID <"$PORTFILE" || { t_fail "host targets" "the listener did not start"; exit 0; }
 [ "$SHMID" -ge 0 ] || t_fail "host targets" "could not create the System V segment"
 
-ENVS=(--env "MOAT_CANARY_PATH=$CANARY" --env "MOAT_CANARY_PID=$CANARY_PID" --env "MOAT_CANARY_PORT=$PORT"
+ENVS=(--env "MOAT_CANARY_PATH=$CANARY" --env "MOAT_CANARY_DIR=$CANARY_DIR" --env "MOAT_CANARY_PID=$CANARY_PID" --env "MOAT_CANARY_PORT=$PORT"
 	--env "MOAT_CANARY_ABSTRACT=$ABSTRACT" --env "MOAT_CANARY_SHM=$SHM_NAME" --env "MOAT_CANARY_SHM_KEY=$SHM_KEY")
 
 # host_unchanged NAME OUTDIR: the checks every attack must leave true.
@@ -78,6 +92,8 @@ host_unchanged() {
 	local name="$1" out="$2" bad=""
 	[ "$(cat "$CANARY" 2>/dev/null)" = "$CANARY_TEXT" ] && [ -f "$CANARY" ] && [ ! -L "$CANARY" ] ||
 		bad="$bad canary-file"
+	[ "$(stat -c '%u %g %a' "$CANARY")" = "$CANARY_MODE" ] || bad="$bad canary-file-mode"
+	[ "$(stat -c '%u %g %a' "$CANARY_DIR"; ls -A "$CANARY_DIR")" = "$CANARY_DIR_STATE" ] || bad="$bad canary-folder"
 	kill -0 "$CANARY_PID" 2>/dev/null || bad="$bad canary-process"
 	kill -0 "$HELPER_PID" 2>/dev/null || bad="$bad listener-process"
 	[ -s "$ACCEPTS" ] && bad="$bad listener-reached($(head -1 "$ACCEPTS"))"
@@ -136,18 +152,42 @@ for bin in "$MOAT_ATTACKS"/attack_*; do
 	chmod 777 "$MOAT_TDIR/rw-$name"
 	res="$MOAT_TDIR/result-$name.json"
 	# shellcheck disable=SC2086
-	MOAT_HOST_SECRET="$SECRET" timeout -k 5 60 "$MOAT" run --ro "$MOAT_ATTACKS:/attacks" --out "$out" \
+	# CLOSE: N runs moat with its descriptor N closed.
+	close_fd=$(sed -n '2,3s|^/\* CLOSE: \([0-2]\) \*/$|\1|p' "$src")
+	closer=()
+	[ -n "$close_fd" ] && closer=(bash -c "exec $close_fd>&-; exec \"\$@\"" _)
+	MOAT_HOST_SECRET="$SECRET" "${closer[@]}" timeout -k 5 60 "$MOAT" run --ro "$MOAT_ATTACKS:/attacks" --out "$out" \
 		--rw "$MOAT_TDIR/rw-$name:/rw" "${ENVS[@]}" --result "$res" $opts -- "/attacks/attack_$name" \
 		>"$MOAT_TDIR/stdout" 2>"$MOAT_TDIR/err" </dev/null && RC=0 || RC=$?
 	OUT=$(head -c 4096 "$MOAT_TDIR/stdout")
 	status=$(json "$res" 'j["status"]' 2>/dev/null)
 	verdict=$(printf '%s\n' "$OUT" | grep -E '^(BLOCKED|ESCAPED|ERROR): ' | tail -1)
+	[ -z "$verdict" ] && [ -n "$close_fd" ] &&
+		verdict=$(grep -E '^(BLOCKED|ESCAPED|ERROR): ' "$MOAT_TDIR/err" | tail -1)
 	held=no
 	if [ "$RC" = 0 ] && [ "${verdict%%:*}" = BLOCKED ]; then
 		held=yes
 	elif [ -n "$expect" ] && [ -n "$status" ] && printf ',%s,' "$expect" | grep -q ",$status,"; then
 		held=yes
 		verdict="ended by the $status limit"
+	fi
+	then_opts=$(sed -n '2,3s|^/\* THEN: \(.*\) \*/$|\1|p' "$src")
+	if [ "$held" = yes ] && [ -n "$then_opts" ]; then
+		then_opts="${then_opts//@RW@/$MOAT_TDIR/rw-$name}"
+		then_opts="${then_opts//@CANARY@/$CANARY}"
+		# shellcheck disable=SC2086
+		timeout -k 5 60 "$MOAT" run --ro "$MOAT_ATTACKS:/attacks" "${ENVS[@]}" $then_opts \
+			-- "/attacks/attack_$name" then >"$MOAT_TDIR/stdout" 2>"$MOAT_TDIR/err" </dev/null && RC=0 || RC=$?
+		OUT=$(head -c 4096 "$MOAT_TDIR/stdout")
+		verdict=$(printf '%s\n' "$OUT" | grep -E '^(BLOCKED|ESCAPED|ERROR): ' | tail -1)
+		if [ "$RC" = 0 ] && [ "${verdict%%:*}" = BLOCKED ]; then
+			verdict="then: $verdict"
+		elif [ "$RC" = 125 ] && [ "${verdict%%:*}" != ESCAPED ]; then
+			verdict="then: moat refused: $(head -1 "$MOAT_TDIR/err")"
+		else
+			held=no
+			verdict="then: exit $RC, ${verdict:-no verdict}"
+		fi
 	fi
 	case "$name" in outlive_*) sleep 3.5 ;; esac
 	bad=$(host_unchanged "$name" "$out")

@@ -87,12 +87,16 @@ done
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 t_eq "$RUNS runs of /bin/true all succeed (${ms} ms, $((ms * 1000 / RUNS)) us each)" 0 "$fails"
 
-t_eq "no leftover run cgroups" "$b_cg" "$(orphan_cgroups)"
+# Orphaned cgroups are counted host-wide, where another suite's may come and
+# go: fewer than before is theirs gone, more is a leak.
+a_cg=$(orphan_cgroups)
+t_check "no leftover run cgroups ($b_cg before, $a_cg after)" test "$a_cg" -le "$b_cg"
 a_mnt=$(mounts_settled "$b_mnt")
 t_check "no extra mounts in our namespace (${b_mnt} before, ${a_mnt} after)" test "$a_mnt" -le "$b_mnt"
 t_eq "no extra namespaces held by us or our children" "$b_ns" "$(namespaces)"
 t_eq "no leftover descendant processes" "$b_desc" "$(descendants)"
-t_eq "no extra descriptors in this shell" "$b_fd" "$(fds)"
+a_fd=$(fds)
+t_check "no extra descriptors in this shell ($b_fd before, $a_fd after)" test "$a_fd" -le "$b_fd"
 a_init=$(orphan_inits)
 t_check "no orphaned sandbox init of the test user ($b_init before, $a_init after)" test "$a_init" -le "$b_init"
 
@@ -102,8 +106,82 @@ if [ -d "${MOAT_PROGRAMS:-/nonexistent}" ]; then
 		"$MOAT" run --ro "$MOAT_PROGRAMS:/p" --pids 8 --time 2 -- /p/forkbomb >/dev/null 2>&1
 		"$MOAT" run --ro "$MOAT_PROGRAMS:/p" --mem 16M --time 2 -- /p/memhog >/dev/null 2>&1
 	done
-	t_eq "after limit kills: no leftover run cgroups" "$b_cg" "$(orphan_cgroups)"
+	a_cg=$(orphan_cgroups)
+	t_check "after limit kills: no leftover run cgroups ($b_cg before, $a_cg after)" test "$a_cg" -le "$b_cg"
 	a_mnt=$(mounts_settled "$b_mnt")
 	t_check "after limit kills: no extra mounts (${b_mnt} before, ${a_mnt} after)" test "$a_mnt" -le "$b_mnt"
 	t_eq "after limit kills: no leftover descendants" "$b_desc" "$(descendants)"
 fi
+
+# A moat killed with SIGKILL at a random moment (during setup, during the
+# run, while a limit ends it) cannot clean up; the next moat of the same
+# user sweeps what it left, whatever options either run had: every limit
+# flag is used by some killed run, the sweeping run uses none. A few
+# rounds by default; MOAT_SOAK=1 runs many more.
+KILLS="${MOAT_LEAK_KILLS:-12}"
+[ -n "${MOAT_SOAK:-}" ] && KILLS="${MOAT_LEAK_KILLS:-200}"
+export TMPDIR="$MOAT_TDIR/tmp"
+mkdir -p "$TMPDIR"
+printf 'while True:\n    pass\n' >"$MOAT_TDIR/loop.py"
+printf '{"name": "a", "stdin": "", "expected_stdout": ""}\n' >"$MOAT_TDIR/cases.jsonl"
+# Staging folders of the judge in this private TMPDIR (no judge runs
+# when they are counted).
+orphan_stages() { find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'moat-judge*' | wc -l; }
+flagsets=(
+	"--cpus 0.5 --time 5"
+	"--mem 64M --time 5"
+	"--pids 16 --time 5"
+	"--cpu 3 --time 5"
+	"--output 1M --time 5"
+	"--tmp-size 8M --files 64 --fsize 1M --time 5"
+	"--time 300ms"
+)
+killed_stage=0
+for i in $(seq "$KILLS"); do
+	if [ $((i % 4)) = 0 ]; then
+		"$MOAT" judge --tests "$MOAT_TDIR/cases.jsonl" --source "$MOAT_TDIR/loop.py" --time 5 \
+			>/dev/null 2>&1 &
+	else
+		# shellcheck disable=SC2086
+		"$MOAT" run ${flagsets[$((i % ${#flagsets[@]}))]} -- sh -c 'yes >/dev/null & sleep 5' \
+			>/dev/null 2>&1 &
+	fi
+	mpid=$!
+	# 0 to 400 ms: from option parsing through setup into the run.
+	sleep "0.$(printf '%03d' $((RANDOM % 400)))"
+	kill -KILL "$mpid" 2>/dev/null
+	wait "$mpid" 2>/dev/null
+done
+# And surely, last: a run with --cpus and a judge, each killed once its
+# sandbox runs (moat has a child), so that a cpu cgroup and a staging
+# folder are there for a run without --cpus to sweep.
+started() { # PID
+	for _ in $(seq 200); do
+		pgrep -P "$1" >/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+"$MOAT" run --cpus 0.5 --time 20 -- sleep 20 >/dev/null 2>&1 &
+mpid=$!
+started "$mpid" && sleep 0.2
+kill -KILL "$mpid"
+wait "$mpid" 2>/dev/null
+"$MOAT" judge --tests "$MOAT_TDIR/cases.jsonl" --source "$MOAT_TDIR/loop.py" --time 20 >/dev/null 2>&1 &
+mpid=$!
+# The judge's worker, then its sandbox.
+started "$mpid" && sleep 0.5
+kill -KILL "$mpid"
+wait "$mpid" 2>/dev/null
+# The sandboxes die with their moat (and a judge's worker ends its run on
+# the judge's death); give them a moment.
+sleep 1.5
+left_cg=$(orphan_cgroups)
+left_stage=$(orphan_stages)
+"$MOAT" run -- /bin/true
+t_eq "$KILLS moats killed at random moments, then a --cpus run and a judge mid-run: the next run (no options) sweeps their cgroups (${left_cg} left before it)" \
+	"$b_cg" "$(orphan_cgroups)"
+t_eq "and the judge's staging folders (${left_stage} left before it)" 0 "$(orphan_stages)"
+t_eq "after kills: no leftover descendants" "$b_desc" "$(descendants)"
+a_init=$(orphan_inits)
+t_check "after kills: no orphaned sandbox init ($b_init before, $a_init after)" test "$a_init" -le "$b_init"

@@ -142,3 +142,38 @@ lim --tmp-size 8M -- /p/fillfs inodes /tmp
 t_eq "inode filler: stopped by ENOSPC" 0 "$RC"
 n=$(printf '%s' "$OUT" | sed -n 's/fillfs: \([0-9]*\) files.*/\1/p')
 t_check "inode filler: ${n} files <= 8192" test "${n:-99999}" -le 8192
+
+# CPU time of a child its parent never waits for (SIGCHLD ignored, so the
+# kernel reaps it): the cgroup counts it; without a cgroup the result must
+# say its figure is an approximation.
+lim -- python3 -c '
+import os, signal, time
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+if os.fork() == 0:
+    t = time.process_time()
+    while time.process_time() - t < 1.0:
+        pass
+    os._exit(0)
+while True:
+    try:
+        os.kill(os.getpid() + 1, 0)
+    except ProcessLookupError:
+        break
+    time.sleep(0.05)
+'
+cpu=$(j 'j["cpu_ms"]')
+if [ "$cg" != none ]; then
+	t_check "auto-reaped child: its ${cpu} ms of CPU counted by the cgroup" test "$cpu" -ge 800
+else
+	t_match "auto-reaped child: the CPU figure is marked approximate" "cpu_ms: approximate.*ignoring SIGCHLD" \
+		"$(j 'j.get("limits_note")')"
+fi
+
+# limits.disk and limits.inodes are parsed (the code profile sets them) but
+# no mechanism bounds a host folder: the result must say so, not claim them.
+mkdir -p "$MOAT_TDIR/diskout"
+is_root && chown 65534:65534 "$MOAT_TDIR/diskout"
+lim --out "$MOAT_TDIR/diskout" -- /bin/true
+t_eq "disk: listed as not enforced" none "$(j 'j["enforced"]["disk"]["by"]')"
+t_eq "inodes: listed as not enforced" none "$(j 'j["enforced"]["inodes"]["by"]')"
+t_match "disk, inodes: the note says why" "disk, inodes: not enforced" "$(j 'j.get("limits_note")')"

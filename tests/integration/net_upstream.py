@@ -45,6 +45,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         u = urllib.parse.urlsplit(self.path)
+        # Like IIS or Symfony behind a trusted proxy: route by these
+        # headers rather than the request line.
+        for h in ("X-Original-URL", "X-Rewrite-URL"):
+            if self.headers.get(h):
+                return self.send_text(200, ("MOAT-SECRET: routed by %s\n" % h).encode())
         if u.path == "/redirect":
             to = urllib.parse.parse_qs(u.query).get("to", ["/"])[0]
             return self.send_text(302, b"moved\n", {"Location": to})
@@ -54,6 +59,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_text(200, self.body)
 
     do_POST = do_GET
+
+    def do_PUT(self):
+        # Reads the body as framed (Content-Length or chunked) and says how
+        # much arrived, so a test can tell the whole upload went through.
+        n = 0
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                n += len(self.rfile.read(size))
+                self.rfile.readline()
+            how = "chunked"
+        else:
+            n = len(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            how = "length"
+        self.send_text(200, ("got %d bytes %s\n" % (n, how)).encode())
 
 
 class SecretHandler(Handler):
@@ -84,6 +107,12 @@ def serve(srv):
     t.start()
 
 
+WILD_SPECIAL = {
+    "private.wild.test": "10.11.12.13",
+    "azure.wild.test": "168.63.129.16",
+}
+
+
 def dns_server(addr, first, counter):
     host, port = split(addr)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -107,7 +136,15 @@ def dns_server(addr, first, counter):
                 counter["a_queries"] += 1
                 ip = first if counter["a_queries"] == 1 else "127.0.0.1"
                 answers = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 0, 4) + socket.inet_aton(ip)
-            rcode = 0 if name == "rebind.test" else 3
+            # Every name below wild.test is the allowed upstream, so that
+            # the rules, not the resolver, decide which of them is reached.
+            # A few of them answer special addresses the gateway must refuse
+            # without saying what they are.
+            wild = name.endswith(".wild.test")
+            if wild and qtype == 1:
+                ip = WILD_SPECIAL.get(name, "127.0.0.2")
+                answers = b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 0, 4) + socket.inet_aton(ip)
+            rcode = 0 if name == "rebind.test" or wild else 3
             flags = 0x8180 | rcode
             head = q[:2] + struct.pack("!HHHHH", flags, 1, 1 if answers else 0, 0, 0)
             s.sendto(head + question + answers, peer)

@@ -10,6 +10,24 @@ t_eq "the sandbox knows its policy" "/etc/moat/policy.yaml" "$(printf '%s\n' "$O
 t_match "the policy inside is the effective one (flags folded in)" "memory: 100M" "$OUT"
 t_eq "and it cannot be rewritten from inside" 2 "$RC"
 
+# The copy inside shows the sandbox's view: binds where they are inside,
+# never the host folders behind them nor where a secret file lives.
+mkdir -p "$MOAT_TDIR/nest-data" "$MOAT_TDIR/nest-out" "$MOAT_TDIR/nest-sec"
+is_root && chown 65534:65534 "$MOAT_TDIR/nest-out"
+printf 'tok\n' >"$MOAT_TDIR/nest-sec/token"
+cat >"$MOAT_TDIR/nest.yaml" <<EOF
+version: 1
+filesystem:
+  read_only: ["$MOAT_TDIR/nest-data:/data"]
+  out: $MOAT_TDIR/nest-out
+secrets:
+  TOKEN: {from: "file:$MOAT_TDIR/nest-sec/token", hosts: [api.example.com]}
+EOF
+mrun run --policy "$MOAT_TDIR/nest.yaml" -- /bin/cat /etc/moat/policy.yaml
+t_eq "the policy copy is readable inside" 0 "$RC"
+t_nomatch "the policy copy names no host path" "$MOAT_TDIR" "$OUT"
+t_match "it names the binds by their path inside" "- /data" "$OUT"
+
 if [ -n "${MOAT_SANITIZED:-}" ]; then
 	# An instrumented moat cannot itself run inside a sandbox: LeakSanitizer
 	# needs ptrace, which the sandbox forbids, and ASan's shadow memory does

@@ -27,7 +27,7 @@ check_bad "bind over /proc" "may not cover" run --ro /usr:/proc -- /bin/true
 check_bad "bind over /dev" "may not cover" run --rw /tmp:/dev/shm -- /bin/true
 check_bad "bind with dot-dot" "without '.', '..'" run --ro /usr:/a/../b -- /bin/true
 check_bad "bad duration" "is not a duration" run --time 5x -- /bin/true
-check_bad "zero time" "greater than 0" run --time 0 -- /bin/true
+check_bad "zero time" "limits.wall \\(--time\\): 0s is too small \\(at least 1ms\\)" run --time 0 -- /bin/true
 check_bad "bad size" "is not a size" run --mem lots -- /bin/true
 check_bad "zero pids" "at least 1" run --pids 0 -- /bin/true
 check_bad "missing --out" "--out .*No such file" run --out "$MOAT_TDIR/none" -- /bin/true

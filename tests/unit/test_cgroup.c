@@ -332,12 +332,30 @@ static void test_hybrid_backend(void **state)
 	moat_cgroup_host host = {.mountinfo = f.mountinfo,
 				 .self_cgroup = "8:pids:/\n4:memory:/\n2:cpuacct:/\n1:cpu:/\n0::/\n",
 				 .fake_kernel_mkdir = fake_kernel};
+	/* Leftovers of moats killed with SIGKILL: a --cpus run's cpu cgroup
+	 * and a v2 supervisor leaf of a dead pid, and a live moat's cgroup. */
+	pid_t dead = fork();
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);
+	char stale_cpu[512], stale_leaf[512], live_cpu[512];
+	snprintf(stale_cpu, sizeof(stale_cpu), "%s/cpu/moat-%d-0", f.dir, (int)dead);
+	snprintf(stale_leaf, sizeof(stale_leaf), "%s/unified/moat-supervisor-%d", f.dir, (int)dead);
+	snprintf(live_cpu, sizeof(live_cpu), "%s/cpu/moat-%d-0", f.dir, (int)getppid());
+	mkdirs(stale_cpu);
+	mkdirs(stale_leaf);
+	mkdirs(live_cpu);
 	moat_limits lim;
 	moat_limits_unlimited(&lim);
 	lim.memory_bytes = 1 << 20;
 	moat_cgroup *cg = NULL;
 	moat_error err = {0};
 	assert_int_equal(moat__cgroup_create(&host, &lim, "r", &cg, &err), 0);
+	/* A run without --cpus sweeps the cpu hierarchy all the same, and the
+	 * v2 tree it does not use; a live moat's cgroup stays. */
+	assert_int_equal(access(stale_cpu, F_OK), -1);
+	assert_int_equal(access(stale_leaf, F_OK), -1);
+	assert_int_equal(access(live_cpu, F_OK), 0);
 	/* no --cpus: the cpu hierarchy is left alone (one attach write less) */
 	assert_null(moat__cgroup_path(cg, MOAT_CG_CPU));
 	assert_false(moat__cgroup_enforces_cpus(cg));

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 
 #include "confine.h"
+#include "sandbox-internal.h"
 #include "landlock.h"
 #include "landlock-compat.h"
 #include "seccomp-profile.h"
@@ -173,12 +174,50 @@ static void seccomp_child(void *arg)
 	CHECK(moat__seccomp_apply(&c, &iso, &err) == 0);
 	CHECK(iso.seccomp && strcmp(iso.seccomp_profile, profile) == 0 && iso.seccomp_rules > 100);
 	seccomp_common_checks();
+	DENIED(syscall(SYS_fanotify_init, 0, O_RDONLY), EPERM);
 	if (strcmp(profile, "agent") == 0) {
 		int s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 		CHECK(s >= 0);
 		close(s);
+		/* The agent's tools watch files (docs/security.md). */
+		s = (int)syscall(SYS_inotify_init1, O_CLOEXEC);
+		CHECK(s >= 0);
+		close(s);
 	} else {
 		DENIED(socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE), EAFNOSUPPORT);
+		/* The code runner sees nothing of the host's shared inodes. */
+		DENIED(syscall(SYS_inotify_init1, O_CLOEXEC), EPERM);
+		DENIED(syscall(SYS_inotify_init), EPERM);
+		DENIED(syscall(SYS_inotify_add_watch, 0, "/usr/bin", 0x20), EPERM);
+	}
+}
+
+/* Per-namespace limits: no namespaces and no fanotify in any profile, no
+ * inotify in the code runner, a few watchers for the agent. */
+static void test_userns_limits(void **state)
+{
+	(void)state;
+	static const char *const known[] = {
+		"max_user_namespaces", "max_mnt_namespaces", "max_pid_namespaces", "max_net_namespaces",
+		"max_ipc_namespaces", "max_uts_namespaces", "max_cgroup_namespaces", "max_time_namespaces",
+		"max_fanotify_groups", "max_fanotify_marks", "max_inotify_instances", "max_inotify_watches",
+	};
+	const char *profiles[] = {"code", "agent", NULL};
+	for (size_t p = 0; p < ELEMENTSOF(profiles); p++) {
+		const moat_userns_limit *l = moat__userns_limits(profiles[p]);
+		size_t n = 0;
+		for (; l[n].name; n++) {
+			bool ok = false;
+			for (size_t k = 0; k < ELEMENTSOF(known); k++)
+				ok |= strcmp(l[n].name, known[k]) == 0;
+			assert_true(ok);
+			bool inotify = strncmp(l[n].name, "max_inotify_", 12) == 0;
+			if (!inotify || !profiles[p] || strcmp(profiles[p], "agent") != 0)
+				assert_int_equal(l[n].value, 0);
+			else
+				assert_true(l[n].value > 0 && l[n].value <= 8192);
+		}
+		assert_int_equal(n, ELEMENTSOF(known));
 	}
 }
 
@@ -404,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_seccomp_code),
 		cmocka_unit_test(test_seccomp_agent),
 		cmocka_unit_test(test_seccomp_unknown_profile),
+		cmocka_unit_test(test_userns_limits),
 		cmocka_unit_test(test_landlock_plan),
 		cmocka_unit_test(test_landlock_apply),
 	};

@@ -201,11 +201,25 @@ static void test_authority(void **state)
 #undef AUTH
 }
 
+static void test_wire_check(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	assert_int_equal(moat_host_wire_check("up.test", 7, &err), 0);
+	assert_int_equal(moat_host_wire_check("UP.test.", 8, &err), 0);
+	assert_int_equal(moat_host_wire_check("[::1]", 5, &err), 0);
+	assert_int_equal(moat_host_wire_check("up%2etest", 9, &err), -MOAT_EINPUT);
+	assert_non_null(strstr(err.msg, "percent-encoded"));
+	assert_int_equal(moat_host_wire_check("b\xc3\xbc.test", 8, &err), -MOAT_EINPUT);
+	assert_non_null(strstr(err.msg, "punycode"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain),    cmocka_unit_test(test_delimiters), cmocka_unit_test(test_lengths),
 		cmocka_unit_test(test_idn),      cmocka_unit_test(test_literals),   cmocka_unit_test(test_authority),
+		cmocka_unit_test(test_wire_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -254,6 +254,28 @@ static bool jcmp(moat_judge_compare mode, double tol, const char *e, const char 
 	return r;
 }
 
+/* Exact mode, and tolerance 0, compare exactly at any size; a tolerance
+ * above 0 is relative for large values (test_compare_numeric). */
+static void test_compare_big_numbers(void **state)
+{
+	(void)state;
+	char why[256];
+	assert_false(jcmp(MOAT_JUDGE_COMPARE_EXACT, 0, "9007199254740993", "9007199254740992.0", why));
+	assert_false(jcmp(MOAT_JUDGE_COMPARE_NUMERIC, 0, "9007199254740993", "9007199254740992.0", why));
+	assert_false(jcmp(MOAT_JUDGE_COMPARE_NUMERIC, 0, "123456789012345678", "123456789012345679", why));
+	assert_false(jcmp(MOAT_JUDGE_COMPARE_EXACT, 0, "123456789012345678", "123456789012345679", why));
+	assert_true(jcmp(MOAT_JUDGE_COMPARE_EXACT, 0, "9007199254740992", "9007199254740992.0", why));
+	assert_true(jcmp(MOAT_JUDGE_COMPARE_NUMERIC, 1e-6, "1.0", "1.0000001", why));
+	assert_false(text(MOAT_JUDGE_COMPARE_NUMERIC, 0, "123456789012345678", "123456789012345679", why));
+	assert_false(text(MOAT_JUDGE_COMPARE_NUMERIC, 0, "9007199254740993", "9007199254740992.0", why));
+	assert_true(text(MOAT_JUDGE_COMPARE_NUMERIC, 0, "9007199254740992", "9007199254740992.0", why));
+	assert_true(text(MOAT_JUDGE_COMPARE_NUMERIC, 0, "0.50", "5e-1", why));
+	assert_true(text(MOAT_JUDGE_COMPARE_NUMERIC, 0, "-0", "0.000", why));
+	assert_true(text(MOAT_JUDGE_COMPARE_NUMERIC, 0, "007", "7", why));
+	assert_false(text(MOAT_JUDGE_COMPARE_NUMERIC, 0, "0.1", "0.10000000000000001", why));
+	assert_true(text(MOAT_JUDGE_COMPARE_NUMERIC, 1e-6, "0.1", "0.10000000000000001", why));
+}
+
 static void test_compare_json(void **state)
 {
 	(void)state;
@@ -462,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_parse_caps),       cmocka_unit_test(test_compare_exact),
 		cmocka_unit_test(test_compare_whitespace), cmocka_unit_test(test_compare_numeric),
 		cmocka_unit_test(test_compare_json),     cmocka_unit_test(test_call_request),
+		cmocka_unit_test(test_compare_big_numbers),
 		cmocka_unit_test(test_reply_parse),      cmocka_unit_test(test_decide),
 		cmocka_unit_test(test_names),
 	};

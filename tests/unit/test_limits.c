@@ -46,6 +46,13 @@ static void test_verdict(void **state)
 	assert_int_equal(
 		moat__limits_verdict(MOAT_STATUS_SIGNALED, false, false, false, 0, 1000, SIGKILL, true, &lim),
 		MOAT_STATUS_SIGNALED);
+	/* SIGXCPU caught: the hard limit's SIGKILL, with the budget spent. */
+	assert_int_equal(
+		moat__limits_verdict(MOAT_STATUS_SIGNALED, false, false, false, 2000, 1000, SIGKILL, true, &lim),
+		MOAT_STATUS_CPU_LIMIT);
+	assert_int_equal(
+		moat__limits_verdict(MOAT_STATUS_SIGNALED, false, false, false, 999, 1000, SIGKILL, true, &lim),
+		MOAT_STATUS_SIGNALED);
 	assert_int_equal(
 		moat__limits_verdict(MOAT_STATUS_SIGNALED, false, false, false, 0, 1000, SIGXCPU, false, &lim),
 		MOAT_STATUS_SIGNALED);

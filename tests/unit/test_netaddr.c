@@ -70,6 +70,24 @@ static const bypass bypasses[] = {
 	{ "[fd00:ec2::254]", "fd00:ec2::254", MOAT_ADDR_METADATA },
 	{ "169.254.170.2", "169.254.170.2", MOAT_ADDR_METADATA },
 	{ "100.100.100.200", "100.100.100.200", MOAT_ADDR_METADATA },
+	{ "168.63.129.16", "168.63.129.16", MOAT_ADDR_METADATA },       /* Azure WireServer, public space */
+	{ "[::ffff:168.63.129.16]", "::ffff:168.63.129.16", MOAT_ADDR_METADATA },
+	{ "[64:ff9b::a83f:8110]", "64:ff9b::a83f:8110", MOAT_ADDR_METADATA },
+	{ "[2002:a83f:8110::]", "2002:a83f:8110::", MOAT_ADDR_METADATA },
+	{ "2822734096", "168.63.129.16", MOAT_ADDR_METADATA },
+	{ "169.254.169.253", "169.254.169.253", MOAT_ADDR_METADATA },   /* AWS Route 53 Resolver */
+	{ "169.254.169.123", "169.254.169.123", MOAT_ADDR_METADATA },   /* AWS Time Sync */
+	{ "169.254.170.23", "169.254.170.23", MOAT_ADDR_METADATA },     /* EKS Pod Identity Agent */
+	{ "169.254.42.42", "169.254.42.42", MOAT_ADDR_METADATA },       /* Scaleway */
+	{ "169.254.0.23", "169.254.0.23", MOAT_ADDR_METADATA },         /* Tencent Cloud */
+	{ "192.0.0.192", "192.0.0.192", MOAT_ADDR_METADATA },           /* Oracle Cloud Classic */
+	{ "[fd00:ec2::253]", "fd00:ec2::253", MOAT_ADDR_METADATA },
+	{ "[fd00:ec2::123]", "fd00:ec2::123", MOAT_ADDR_METADATA },
+	{ "[fd00:ec2::23]", "fd00:ec2::23", MOAT_ADDR_METADATA },
+	{ "[fd00:ec2::1:2]", "fd00:ec2::1:2", MOAT_ADDR_METADATA },     /* anything in AWS's fd00:ec2::/32 */
+	{ "[fd20:ce::254]", "fd20:ce::254", MOAT_ADDR_METADATA },       /* GCP, IPv6-only instances */
+	{ "[fd00:42::42]", "fd00:42::42", MOAT_ADDR_METADATA },         /* Scaleway */
+	{ "[fe80::a9fe:a9fe]", "fe80::a9fe:a9fe", MOAT_ADDR_METADATA },   /* OpenStack */
 	/* private networks */
 	{ "10.0.0.1", "10.0.0.1", MOAT_ADDR_PRIVATE },
 	{ "012.1", "10.0.0.1", MOAT_ADDR_PRIVATE },
@@ -337,6 +355,28 @@ static void test_allow_private(void **state)
 	/* A metadata address is opened only by naming it exactly. */
 	a = A("fd00:ec2::254");
 	assert_false(moat_addr_allowed_addr(&a, allow, 2, NULL));
+	static const char *const cloud[] = { "fd00:ec2::23", "fd00:ec2::1:2", "fd00:42::42", "fd20:ce::254" };
+	moat_cidr ll;
+	assert_int_equal(moat_cidr_parse("fe80::/10", &ll, &err), 0);
+	a = A("fe80::a9fe:a9fe");
+	assert_false(moat_addr_allowed_addr(&a, &ll, 1, NULL));
+	a = A("fe80::1");
+	assert_true(moat_addr_allowed_addr(&a, &ll, 1, NULL));
+	for (size_t i = 0; i < ELEMENTSOF(cloud); i++) {
+		a = A(cloud[i]);
+		if (moat_addr_allowed_addr(&a, allow, 2, NULL))
+			fail_msg("%s opened by a wide private range", cloud[i]);
+	}
+	moat_cidr wire;
+	assert_int_equal(moat_cidr_parse("168.63.129.16/32", &wire, &err), 0);
+	a = A("168.63.129.16");
+	assert_false(moat_addr_allowed_addr(&a, NULL, 0, NULL));
+	assert_true(moat_addr_allowed_addr(&a, &wire, 1, NULL));
+	assert_int_equal(moat_cidr_parse("168.63.0.0/16", &wire, &err), 0);
+	assert_false(moat_addr_allowed_addr(&a, &wire, 1, NULL));
+	assert_int_equal(moat_cidr_parse("169.254.0.0/16", &wire, &err), 0);
+	a = A("169.254.170.23");
+	assert_false(moat_addr_allowed_addr(&a, &wire, 1, NULL));
 	moat_cidr imds;
 	assert_int_equal(moat_cidr_parse("169.254.169.254/32", &imds, &err), 0);
 	a = A("169.254.169.254");

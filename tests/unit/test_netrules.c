@@ -278,6 +278,8 @@ static void test_path_normalize(void **state)
 		{ "/a?b/../c", "/a" },
 		{ "/a#frag", "/a" },
 		{ "/a;v=1/b", "/a;v=1/b" },
+		{ "/a/../b//c", "/b/c" },
+		{ "/a//b/./c", "/a/b/c" },
 		{ "/%25", "/%25" },
 	};
 	static const struct {
@@ -297,6 +299,9 @@ static void test_path_normalize(void **state)
 		{ "/a/.;x/b", "dot segment" },
 		{ "/a/x%2f..%2fy", "encoded slash" },
 		{ "/a/x%5C..", "encoded slash" },
+		{ "/admin//../public/x", "after \"//\"" },
+		{ "//../x", "after \"//\"" },
+		{ "/a//b/../c", "after \"//\"" },
 		{ "/a b", "control, space" },
 		{ "/a\x01", "control, space" },
 		{ "/a\xc3\xa9", "non-ASCII" },
@@ -373,12 +378,123 @@ static void test_slot(void **state)
 	moat_netrules_slot_destroy(&c.slot);
 }
 
+/* Every rule kind (host only, methods, paths) and action, with and without
+ * ports, against requests on the web ports, the rule's own port and
+ * another: a rule without ports holds on every port when it denies or asks
+ * for approval, and opens 80 and 443 only when it allows. */
+static void test_port_matrix(void **state)
+{
+	(void)state;
+	static const char *const post[] = { "POST" };
+	static const char *const admin[] = { "/admin/*" };
+	static const uint16_t p8000[] = { 8000 };
+	static const uint16_t req_ports[] = { 80, 443, 8000, 22, 65535 };
+	static const moat_net_action actions[] = { MOAT_NET_ALLOW, MOAT_NET_DENY, MOAT_NET_APPROVE };
+	for (size_t a = 0; a < ELEMENTSOF(actions); a++)
+		for (int kind = 0; kind < 3; kind++)
+			for (int with_ports = 0; with_ports < 2; with_ports++)
+				for (size_t p = 0; p < ELEMENTSOF(req_ports); p++) {
+					moat_error err = { 0 };
+					moat_netrules *raw = NULL;
+					_cleanup_netrules_builder_ moat_netrules_builder *b = moat_netrules_builder_new();
+					add(b, "h.test", actions[a], kind == 1 ? post : NULL, kind == 1 ? 1 : 0,
+					    kind == 2 ? admin : NULL, kind == 2 ? 1 : 0, with_ports ? p8000 : NULL,
+					    with_ports ? 1 : 0);
+					/* The default is the opposite of an allow, so that a
+					 * match always shows as rule 0. */
+					moat_netrules_builder_set_default(b, actions[a] == MOAT_NET_ALLOW ? MOAT_NET_DENY
+													  : MOAT_NET_ALLOW);
+					assert_int_equal(moat_netrules_builder_finish(b, &raw, &err), 0);
+					_cleanup_netrules_ moat_netrules *r = raw;
+					uint16_t port = req_ports[p];
+					bool covered = with_ports ? port == 8000
+								  : (actions[a] != MOAT_NET_ALLOW || port == 80 || port == 443);
+					assert_int_equal(moat_netrule_portless_is_any(actions[a]), actions[a] != MOAT_NET_ALLOW);
+					if (covered)
+						ASSERT_DECIDES(r, "h.test", port, "POST", "/admin/x", actions[a], 0);
+					else
+						ASSERT_DECIDES(r, "h.test", port, "POST", "/admin/x",
+							       actions[a] == MOAT_NET_ALLOW ? MOAT_NET_DENY : MOAT_NET_ALLOW, -1);
+					/* A request the rule's method or path does not name
+					 * is never matched by it, whatever the port. */
+					if (kind == 1)
+						ASSERT_DECIDES(r, "h.test", port, "GET", "/admin/x",
+							       actions[a] == MOAT_NET_ALLOW ? MOAT_NET_DENY : MOAT_NET_ALLOW, -1);
+					if (kind == 2)
+						ASSERT_DECIDES(r, "h.test", port, "POST", "/public",
+							       actions[a] == MOAT_NET_ALLOW ? MOAT_NET_DENY : MOAT_NET_ALLOW, -1);
+				}
+}
+
+/* The cases that were once let through: a deny, an approval and a path
+ * deny without ports, each beside a broader allow on other ports. */
+static void test_portless_beats_broader_allow(void **state)
+{
+	(void)state;
+	static const uint16_t ports[] = { 443, 8000 };
+	static const char *const admin[] = { "/admin/*" };
+	moat_error err = { 0 };
+	moat_netrules *raw = NULL;
+	_cleanup_netrules_builder_ moat_netrules_builder *b = moat_netrules_builder_new();
+	add(b, "secret.ex.test", MOAT_NET_DENY, NULL, 0, NULL, 0, NULL, 0);      /* 0 */
+	add(b, "paths.ex.test", MOAT_NET_DENY, NULL, 0, admin, 1, NULL, 0);      /* 1 */
+	add(b, "pay.ex.test", MOAT_NET_APPROVE, NULL, 0, NULL, 0, NULL, 0);      /* 2 */
+	add(b, "*.ex.test", MOAT_NET_ALLOW, NULL, 0, NULL, 0, ports, 2);         /* 3 */
+	assert_int_equal(moat_netrules_builder_finish(b, &raw, &err), 0);
+	_cleanup_netrules_ moat_netrules *r = raw;
+	ASSERT_DECIDES(r, "secret.ex.test", 8000, NULL, NULL, MOAT_NET_DENY, 0);
+	ASSERT_DECIDES(r, "secret.ex.test", 443, NULL, NULL, MOAT_NET_DENY, 0);
+	ASSERT_DECIDES(r, "paths.ex.test", 8000, "GET", "/admin/x", MOAT_NET_DENY, 1);
+	ASSERT_DECIDES(r, "paths.ex.test", 8000, "GET", "/public/x", MOAT_NET_ALLOW, 3);
+	ASSERT_DECIDES(r, "pay.ex.test", 8000, NULL, NULL, MOAT_NET_APPROVE, 2);
+	ASSERT_DECIDES(r, "other.ex.test", 8000, NULL, NULL, MOAT_NET_ALLOW, 3);
+	/* The glob covers what the normaliser accepts. */
+	add(b, "*.internal.ex.test", MOAT_NET_DENY, NULL, 0, NULL, 0, NULL, 0);
+	add(b, "*.ex.test", MOAT_NET_ALLOW, NULL, 0, NULL, 0, NULL, 0);
+	moat_netrules *raw2 = NULL;
+	assert_int_equal(moat_netrules_builder_finish(b, &raw2, &err), 0);
+	_cleanup_netrules_ moat_netrules *r2 = raw2;
+	ASSERT_DECIDES(r2, "a_b.internal.ex.test", 443, NULL, NULL, MOAT_NET_DENY, 0);
+	ASSERT_DECIDES(r2, "x-.internal.ex.test", 443, NULL, NULL, MOAT_NET_DENY, 0);
+	ASSERT_DECIDES(r2, "x-.other.ex.test", 443, NULL, NULL, MOAT_NET_ALLOW, 1);
+}
+
+/* An encoded slash is read both ways; where the readings lead to different
+ * decisions the request is refused. */
+static void test_encoded_slash_both_readings(void **state)
+{
+	(void)state;
+	static const char *const admin[] = { "/admin/*" };
+	static const char *const pub[] = { "/public/*" };
+	moat_error err = { 0 };
+	moat_netrules *raw = NULL;
+	_cleanup_netrules_builder_ moat_netrules_builder *b = moat_netrules_builder_new();
+	add(b, "d.test", MOAT_NET_DENY, NULL, 0, admin, 1, NULL, 0);  /* 0 */
+	add(b, "d.test", MOAT_NET_ALLOW, NULL, 0, NULL, 0, NULL, 0);  /* 1 */
+	add(b, "p.test", MOAT_NET_ALLOW, NULL, 0, pub, 1, NULL, 0);   /* 2 */
+	assert_int_equal(moat_netrules_builder_finish(b, &raw, &err), 0);
+	_cleanup_netrules_ moat_netrules *r = raw;
+	ASSERT_DECIDES(r, "d.test", 80, "GET", "/admin%2Fsecret", MOAT_NET_DENY, 0);
+	ASSERT_DECIDES(r, "d.test", 80, "GET", "/admin%2fsecret", MOAT_NET_DENY, 0);
+	ASSERT_DECIDES(r, "d.test", 80, "GET", "/admin%5Csecret", MOAT_NET_DENY, 0);
+	moat_net_decision d = decide(r, "d.test", 80, "GET", "/admin%2Fsecret");
+	assert_non_null(strstr(d.reason, "encoded slash"));
+	/* Both readings allowed: served. */
+	ASSERT_DECIDES(r, "d.test", 80, "GET", "/files/a%2Fb", MOAT_NET_ALLOW, 1);
+	ASSERT_DECIDES(r, "p.test", 80, "GET", "/public/a%2Fb", MOAT_NET_ALLOW, 2);
+	/* An allow-list path that only one reading reaches: refused. */
+	d = decide(r, "p.test", 80, "GET", "/public%2Fx");
+	assert_int_equal(d.action, MOAT_NET_DENY);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_match),   cmocka_unit_test(test_ports_methods_paths),
 		cmocka_unit_test(test_default_and_literals), cmocka_unit_test(test_bad_rules),
 		cmocka_unit_test(test_path_normalize), cmocka_unit_test(test_slot),
+		cmocka_unit_test(test_port_matrix), cmocka_unit_test(test_portless_beats_broader_allow),
+		cmocka_unit_test(test_encoded_slash_both_readings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

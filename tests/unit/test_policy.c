@@ -225,18 +225,21 @@ static void test_json(void **state)
 static void test_values(void **state)
 {
 	(void)state;
-	_cleanup_policy_ moat_policy *p = parse_ok("version: 1\nlimits: {wall: 1.5, memory: unlimited, files: 0, "
+	_cleanup_policy_ moat_policy *p = parse_ok("version: 1\nlimits: {wall: 1.5, memory: unlimited, files: 8, "
 						    "tmp: 4096, output: 2K}\naudit: {record: ./rec.cast}\n"
 						    "filesystem: {read_only: [{host: \"~/\", path: /home, optional: true}]}\n");
 	assert_int_equal(p->limits.wall_ms, 1500);
 	assert_int_equal(p->limits.memory_bytes, MOAT_UNLIMITED);
-	assert_int_equal(p->limits.files, 0);
+	assert_int_equal(p->limits.files, 8);
 	assert_int_equal(p->limits.tmp_bytes, 4096);
 	assert_int_equal(p->limits.output_bytes, 2048);
 	assert_true(p->record);
 	assert_non_null(strstr(p->record_path, "/rec.cast"));
 	assert_string_equal(p->binds[0].src, "/home/u");
 	moat_policy_free(TAKE_PTR(p));
+	/* The same ranges as the flags (config.c), with the same words. */
+	parse_fails("version: 1\nlimits: {files: 0}\n", 2, 17, "limits.files (--files): 0 is too small (at least 8");
+	parse_fails("version: 1\nlimits: {pids: 4194305}\n", 2, 16, "limits.pids (--pids): 4194305 is too large");
 	p = parse_ok("version: 1\nnetwork: {mode: proxy}\n");
 	assert_int_equal(p->net, MOAT_NET_PROXY);
 }
@@ -460,14 +463,15 @@ static void test_intersect(void **state)
 	/* A narrower child is accepted and keeps the parent's holds. */
 	_cleanup_policy_ moat_policy *ok = parse_ok(
 		"version: 1\nfilesystem: {read_only: [/usr/share, /tmp]}\nexec: {allow: [/bin/sh]}\n"
-		"network: {allow: [a.example.com, {host: api.example.org, methods: [GET]}], "
+		"network: {allow: [a.example.com, {host: b.example.com, ports: [443]}, {host: api.example.org, methods: [GET]}], "
+		"approve: [{host: c.example.com, ports: [80]}], "
 		"allow_private: [10.1.0.0/16]}\nsecrets: {TOK: {from: \"env:TOK\", hosts: [a.example.com]}}\n"
 		"limits: {memory: 256M}\n");
 	assert_int_equal(moat_policy_intersect(parent, ok, &r, &err), 0);
 	assert_int_equal(r->limits.memory_bytes, 256ull << 20);
 	/* Unset in the child: the smaller of its default (10s) and the parent's. */
 	assert_int_equal(r->limits.wall_ms, 10000);
-	assert_int_equal(r->approve.n, 1);
+	assert_int_equal(r->approve.n, 2);
 	assert_int_equal(r->require, MOAT_LAYER_SECCOMP);
 	assert_true(r->audit_files);
 	assert_int_equal(moat_policy_net_decide(r, "mail.example.com", 443, "POST", "/", NULL, 0),
@@ -494,6 +498,11 @@ static void test_intersect(void **state)
 		{"network: {allow: [{host: api.example.org, methods: [DELETE]}]}", "network.allow[0]: api.example.org"},
 		{"network: {allow: [{host: api.example.org}]}", "network.allow[0]: api.example.org"},
 		{"network: {allow: [mail.example.org]}", "not allowed"},
+		/* The parent's port-less allow opens 80 and 443, nothing more. */
+		{"network: {allow: [{host: a.example.com, ports: [8080]}]}", "network.allow[0]: a.example.com"},
+		/* A port-less approval holds every port, more than the parent's
+		 * port-less allow (80, 443) grants. */
+		{"network: {approve: [a.example.com]}", "network.approve[0]: a.example.com"},
 		{"network: {allow_private: [192.168.0.0/16]}", "network.allow_private: 192.168.0.0/16"},
 		{"network: {hosts: {a.example.com: 10.0.0.1}}", "network.hosts.a.example.com"},
 		{"secrets: {TOK: {from: \"env:OTHER\", hosts: [a.example.com]}}", "secrets.TOK"},
@@ -610,20 +619,77 @@ static void test_required(void **state)
 	assert_non_null(strstr(err.msg, "requires cgroup"));
 }
 
+/* network.budget: parsed, carried through YAML, only shrunk by a child,
+ * shown by explain. */
+static void test_net_budget(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	_cleanup_policy_ moat_policy *p = parse_ok(
+		"version: 1\nnetwork: {allow: [a.example.com], budget: {bytes_up: 10M, bytes_down: 1G,"
+		" requests_per_minute: 600, connections: 32}}\n");
+	assert_int_equal(p->budget.bytes_up, 10ull << 20);
+	assert_int_equal(p->budget.bytes_down, 1ull << 30);
+	assert_int_equal(p->budget.requests_per_minute, 600);
+	assert_int_equal(p->budget.connections, 32);
+	_cleanup_free_ char *y = moat_policy_to_yaml(p);
+	_cleanup_policy_ moat_policy *back = parse_ok(y);
+	assert_memory_equal(&back->budget, &p->budget, sizeof(p->budget));
+	_cleanup_free_ char *e = moat_policy_explain(p);
+	assert_non_null(strstr(e, "budget:    10485760 bytes up 1073741824 bytes down 600 requests a minute 32 connections at once\n"));
+
+	moat_policy *r = NULL;
+	_cleanup_policy_ moat_policy *narrow = parse_ok(
+		"version: 1\nnetwork: {allow: [a.example.com], budget: {bytes_up: 1M}}\n");
+	assert_int_equal(moat_policy_intersect(p, narrow, &r, &err), 0);
+	assert_int_equal(r->budget.bytes_up, 1ull << 20);
+	assert_int_equal(r->budget.connections, 32); /* inherited */
+	moat_policy_free(TAKE_PTR(r));
+	_cleanup_policy_ moat_policy *wide = parse_ok(
+		"version: 1\nnetwork: {allow: [a.example.com], budget: {connections: 64}}\n");
+	assert_true(moat_policy_intersect(p, wide, &r, &err) < 0);
+	assert_non_null(strstr(err.msg, "network.budget.connections: 64 exceeds the parent's 32"));
+
+	static const struct {
+		const char *src, *msg;
+	} bad[] = {
+		{"network: {budget: {bytes_up: 0}}", "0 would forbid all egress"},
+		{"network: {budget: {connections: 20000}}", "too large"},
+		{"network: {budget: {requests: 5}}", "unknown key 'requests'"},
+		{"network: {budget: [1]}", "a mapping"},
+	};
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		char src[256];
+		snprintf(src, sizeof(src), "version: 1\n%s\n", bad[i].src);
+		moat_policy *c = NULL;
+		moat_error perr = {0};
+		assert_true(moat_policy_parse(src, strlen(src), "t.yaml", dir, NULL, &c, &perr) < 0);
+		if (!strstr(perr.msg, bad[i].msg))
+			fail_msg("%s: %s", bad[i].src, perr.msg);
+	}
+}
+
 static void test_explain(void **state)
 {
 	(void)state;
 	_cleanup_policy_ moat_policy *p = parse_ok(
 		"version: 1\nname: demo\nfilesystem: {read_only: [./input], read_write: [\"./output:/work\"]}\n"
-		"network: {allow: [{host: api.example.com, methods: [GET]}], approve: [mail.example.com]}\n"
+		"network: {allow: [{host: api.example.com, methods: [GET]}, {host: alt.example.com, ports: [8443]},"
+		" {host: two.example.com, ports: [81, 8080]}],"
+		" deny: [secret.example.com], approve: [mail.example.com]}\n"
 		"secrets: {TOK: {from: \"env:SECRET_SOURCE\", hosts: [api.example.com]}}\n");
 	_cleanup_free_ char *e = moat_policy_explain(p);
 	assert_non_null(e);
 	assert_non_null(strstr(e, "policy demo\n"));
 	assert_non_null(strstr(e, "read-only:  ./input\n"));
 	assert_non_null(strstr(e, "read-write: ./output at /work\n"));
-	assert_non_null(strstr(e, "allowed:  api.example.com (GET)\n"));
-	assert_non_null(strstr(e, "held:     mail.example.com\n"));
+	/* Every rule says which ports it covers, also when the policy names
+	 * none: 80 and 443 for an allow, every port for a deny or approval. */
+	assert_non_null(strstr(e, "allowed:  api.example.com ports 80,443 (GET)\n"));
+	assert_non_null(strstr(e, "allowed:  alt.example.com port 8443\n"));
+	assert_non_null(strstr(e, "allowed:  two.example.com ports 81,8080\n"));
+	assert_non_null(strstr(e, "denied:   secret.example.com every port\n"));
+	assert_non_null(strstr(e, "held:     mail.example.com every port\n"));
 	assert_non_null(strstr(e, "TOK from env:SECRET_SOURCE, sent only to api.example.com\n"));
 	assert_non_null(strstr(e, "memory 256M"));
 }
@@ -643,6 +709,7 @@ int main(void)
 		cmocka_unit_test(test_yaml_round_trip),
 		cmocka_unit_test(test_audit_max_size),
 		cmocka_unit_test(test_intersect),
+		cmocka_unit_test(test_net_budget),
 		cmocka_unit_test(test_net_decide),
 		cmocka_unit_test(test_required),
 		cmocka_unit_test(test_explain),

@@ -191,12 +191,33 @@ static void test_http_smuggling(void **state)
 	BAD(p, "GET / HTTP/1.0\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n", "HTTP/1.0");
 	BAD(p, "GET / HTTP/1.1\r\nHost: a.test\nX: y\r\n\r\n", "bare LF");
 	BAD(p, "GET / HTTP/1.1\nHost: a.test\n\n\r\n\r\n", "bare LF");
+	/* A head of bare LFs never ends in CRLFCRLF: refused as soon as the
+	 * first bare LF arrives, whole or byte by byte, not left waiting. */
+	BAD(p, "GET / HTTP/1.1\nHost: a.test\n\n", "bare LF");
+	BAD(p, "GET / HTTP/1.1\n", "bare LF");
 	parse_bad(p, "GET / HTTP/1.1\r\nHost: a.test\r\nX: \0\r\n\r\n", 38, -EBADMSG, "NUL");
 	/* The Host header must agree with the target. */
 	BAD(p, "GET http://a.test/ HTTP/1.1\r\nHost: b.test\r\n\r\n", "disagrees");
 	BAD(p, "GET http://a.test/ HTTP/1.1\r\nHost: a.test:8080\r\n\r\n", "disagrees");
 	BAD(p, "CONNECT a.test:443 HTTP/1.1\r\nHost: b.test:443\r\n\r\n", "disagrees");
+	/* A CONNECT whose Host names the proxy (loopback) is what Node sends:
+	 * the target is judged, the Host is never forwarded. Not for other
+	 * requests, whose Host the upstream reads. */
+	const moat_http_request *q = parse_ok(p, "CONNECT a.test:443 HTTP/1.1\r\nHost: 127.0.0.1:3128\r\n\r\n");
+	assert_string_equal(q->host.name, "a.test");
+	assert_int_equal(q->port, 443);
+	q = parse_ok(p, "CONNECT a.test:443 HTTP/1.1\r\nHost: localhost:3128\r\n\r\n");
+	assert_string_equal(q->host.name, "a.test");
+	BAD(p, "GET http://a.test/ HTTP/1.1\r\nHost: 127.0.0.1:3128\r\n\r\n", "disagrees");
+	BAD(p, "CONNECT a.test:443 HTTP/1.1\r\nHost: 10.0.0.1:3128\r\n\r\n", "disagrees");
 	BAD(p, "GET http://a.test/ HTTP/1.1\r\nHost: a.test@b.test\r\n\r\n", "user info");
+	/* A host is spelt on the wire as it is judged: no percent-escapes, no
+	 * raw UTF-8, wherever a name appears. */
+	BAD(p, "GET http://a.test/ HTTP/1.1\r\nHost: a%2etest\r\n\r\n", "percent-encoded");
+	BAD(p, "GET http://a%2etest/ HTTP/1.1\r\nHost: a.test\r\n\r\n", "percent-encoded");
+	BAD(p, "GET / HTTP/1.1\r\nHost: %61.test\r\n\r\n", "percent-encoded");
+	BAD(p, "CONNECT a%2etest:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\n", "percent-encoded");
+	BAD(p, "GET http://a.test/ HTTP/1.1\r\nHost: b\xc3\xbc.test\r\n\r\n", "outside ASCII");
 }
 
 static void test_http_malformed(void **state)
@@ -369,6 +390,23 @@ static void test_tls_sni(void **state)
 	assert_int_equal(moat_tls_hello_parse(r_.b, r_.n, &h, &err), MOAT_PARSE_DONE);
 	assert_false(h.has_sni);
 	assert_true(h.has_ech);
+
+	/* Every ECH draft code point and ESNI, beside a plain SNI. */
+	static const uint16_t hiding[] = { 0xfe08, 0xfe09, 0xfe0a, 0xfe0b, 0xfe0c, 0xfe0d, 0xfd00, 0xffce };
+	for (size_t i = 0; i < ELEMENTSOF(hiding); i++) {
+		uint8_t ext[] = { (uint8_t)(hiding[i] >> 8), (uint8_t)hiding[i], 0, 2, 0, 0 };
+		hello_msg(&m_, "front.test", ext, sizeof(ext), 0);
+		records(&r_, &m_, 16384);
+		assert_int_equal(moat_tls_hello_parse(r_.b, r_.n, &h, &err), MOAT_PARSE_DONE);
+		if (!h.has_ech)
+			fail_msg("extension 0x%04x not flagged as hiding the server name", hiding[i]);
+	}
+	/* A neighbour that hides nothing is not flagged. */
+	static const uint8_t other[] = { 0xfe, 0x0e, 0, 2, 0, 0 };
+	hello_msg(&m_, "front.test", other, sizeof(other), 0);
+	records(&r_, &m_, 16384);
+	assert_int_equal(moat_tls_hello_parse(r_.b, r_.n, &h, &err), MOAT_PARSE_DONE);
+	assert_false(h.has_ech);
 }
 
 static void tls_bad(const bytes *b, int want, const char *why)
@@ -526,9 +564,77 @@ static void test_socks5(void **state)
 	assert_memory_equal(rep, "\x05\x02\x00\x01\x00\x00\x00\x00\x00\x00", 10);
 }
 
+static int chunked_all(const char *body, size_t step, size_t *ret_used, moat_error *err)
+{
+	moat_chunked c;
+	moat_chunked_init(&c);
+	size_t len = strlen(body), total = 0;
+	int r = MOAT_PARSE_MORE;
+	for (size_t off = 0; off < len && r == MOAT_PARSE_MORE; off += step) {
+		size_t n = len - off < step ? len - off : step, used = 0;
+		r = moat_chunked_feed(&c, body + off, n, &used, err);
+		if (r >= 0)
+			total += used;
+	}
+	*ret_used = total;
+	return r;
+}
+
+static void test_chunked(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		size_t body_len; /* bytes that belong to the body */
+	} ok[] = {
+		{ "0\r\n\r\n", 5 },
+		{ "5\r\nhello\r\n0\r\n\r\n", 15 },
+		{ "5\r\nhello\r\n0\r\n\r\nGET / HTTP/1.1\r\n\r\n", 15 },
+		{ "A;name=v\r\n0123456789\r\n0\r\n\r\n", 27 },
+		{ "00005\r\nhello\r\n0\r\n\r\n", 19 },
+	};
+	static const struct {
+		const char *in, *why;
+	} bad[] = {
+		{ "\r\n", "not a hexadecimal" },
+		{ "-5\r\n", "not a hexadecimal" },
+		{ "5 \r\nhello\r\n", "something other" },
+		{ "0x5\r\n", "something other" },
+		{ "5\nhello", "something other" },
+		{ "5\r\nhelloX\r\n", "longer than its size" },
+		{ "5\r\nhello\n0", "bare LF after chunk data" },
+		{ "5\r\nhello\r0", "bare CR after chunk data" },
+		{ "1000000000000000\r\n", "15 digits" },
+		{ "0\r\nX-Trailer: 1\r\n\r\n", "trailer" },
+		{ "5;a\x01\r\n", "control byte" },
+	};
+	for (size_t step = 1; step <= 64; step *= 4) {
+		for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+			moat_error err = { 0 };
+			size_t used = 0;
+			int r = chunked_all(ok[i].in, step, &used, &err);
+			if (r != MOAT_PARSE_DONE || used != ok[i].body_len)
+				fail_msg("step %zu: %s: r %d used %zu (%s)", step, ok[i].in, r, used, err.msg);
+		}
+		for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+			moat_error err = { 0 };
+			size_t used = 0;
+			int r = chunked_all(bad[i].in, step, &used, &err);
+			if (r != -EBADMSG || !strstr(err.msg, bad[i].why))
+				fail_msg("step %zu: %s: r %d (%s), expected \"%s\"", step, bad[i].in, r, err.msg, bad[i].why);
+		}
+	}
+	/* An unfinished body wants more. */
+	moat_error err = { 0 };
+	size_t used = 0;
+	assert_int_equal(chunked_all("5\r\nhel", 64, &used, &err), MOAT_PARSE_MORE);
+	assert_int_equal(used, 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_chunked),
 		cmocka_unit_test(test_http_forms),      cmocka_unit_test(test_http_pipelined),
 		cmocka_unit_test(test_http_smuggling),  cmocka_unit_test(test_http_malformed),
 		cmocka_unit_test(test_tls_sni),         cmocka_unit_test(test_tls_malformed),

@@ -1,0 +1,10 @@
+/* ATTACK: a name with an underscore below a denied wildcard (a_b.internal.wild.test) | LAYER: gateway rules: glob and normaliser share one name check | REF: - */
+#include "netattack.h"
+
+int main(void)
+{
+	char hp[128], what[160];
+	snprintf(hp, sizeof(hp), "a_b.internal.wild.test:%u", na_up_port());
+	snprintf(what, sizeof(what), "GET http://%s/ (deny: [\"*.internal.wild.test\"])", hp);
+	return na_get(what, hp);
+}
