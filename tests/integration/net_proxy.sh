@@ -73,8 +73,12 @@ except urllib.error.HTTPError as e:
     print(e.code, e.read().decode().strip())"
 t_eq "python urllib: 403 with the reason" "403 moat: api.evil.test is not in this sandbox's network allowlist" "$OUT"
 
+# NO_PROXY keeps loopback inside the sandbox; asked through the gateway, the
+# host's loopback is refused there too.
+mrun run "${NET[@]}" -- env NO_PROXY= no_proxy= curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$SECRET/"
+t_eq "the host's loopback is refused by the gateway" 403 "$OUT"
 mrun run "${NET[@]}" -- curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$SECRET/"
-t_eq "the host's loopback is refused" 403 "$OUT"
+t_eq "and, directly (NO_PROXY), it is the sandbox's own loopback, where nothing listens" 000 "$OUT"
 
 mrun run "${NET[@]}" -- curl -sS --cacert /etc/moat-test-ca.pem "https://$api/"
 t_eq "curl https: CONNECT tunnel to an allowed host" "tls-upstream-ok" "$OUT"
@@ -230,7 +234,7 @@ t_nomatch "Proxy-Authorization never reaches the upstream" "[Pp]roxy-[Aa]uthoriz
 t_match "other headers are kept" "X-Test: kept" "$OUT"
 
 mrun run "${NET[@]}" -- sh -c 'env | grep -i _proxy= | sort | tr "\n" " "'
-t_eq "proxy variables, in both cases" "ALL_PROXY=socks5h://127.0.0.1:3128 HTTPS_PROXY=http://127.0.0.1:3128 HTTP_PROXY=http://127.0.0.1:3128 NO_PROXY= all_proxy=socks5h://127.0.0.1:3128 http_proxy=http://127.0.0.1:3128 https_proxy=http://127.0.0.1:3128 no_proxy= " "$OUT"
+t_eq "proxy variables, in both cases" "ALL_PROXY=socks5h://127.0.0.1:3128 HTTPS_PROXY=http://127.0.0.1:3128 HTTP_PROXY=http://127.0.0.1:3128 NO_PROXY=localhost,127.0.0.1,::1 all_proxy=socks5h://127.0.0.1:3128 http_proxy=http://127.0.0.1:3128 https_proxy=http://127.0.0.1:3128 no_proxy=localhost,127.0.0.1,::1 " "$OUT"
 mrun run -- sh -c 'env | grep -c -i _proxy='
 t_eq "no proxy variables without --net proxy" 0 "$OUT"
 mrun run -- curl -sS -m 5 "http://up.test:$UP/"
