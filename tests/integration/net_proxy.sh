@@ -263,6 +263,8 @@ def tunnel(i):
         if not c:
             raise EOFError("the gateway closed before answering CONNECT: %r" % head)
         head += c
+    if not head.startswith(b"HTTP/1.1 200"):
+        raise ConnectionError("CONNECT refused: %r" % head.split(b"\r\n")[0])
     t = ctx.wrap_socket(s, server_hostname="api.example.test")
     barrier.wait(timeout=240)
     t.sendall(b"GET /n%d HTTP/1.1\r\nHost: api.example.test\r\nConnection: close\r\n\r\n" % i)
