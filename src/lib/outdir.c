@@ -25,6 +25,10 @@ typedef struct walk {
 	unsigned fixed;
 	unsigned long entries;
 	unsigned long moves; /* names given to entries moved up by remove_tree */
+	/* The capped /out's tmpfs: a folder too deep is left where it is
+	 * and never copied out (copy_dir stops at the same depth), since
+	 * the tmpfs is dropped after the copy. */
+	bool skip_deep;
 } walk;
 
 static const uint64_t beneath = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
@@ -126,11 +130,21 @@ static int remove_tree(int dirfd, const char *name, walk *w, moat_error *err)
 				if (strcmp(se->d_name, ".") == 0 || strcmp(se->d_name, "..") == 0)
 					continue;
 				char up[64];
-				do
+				int e;
+				do {
 					snprintf(up, sizeof(up), ".moat-removed-%lu", w->moves++);
-				while (renameat2(sub, se->d_name, top, up, RENAME_NOREPLACE) < 0 && errno == EEXIST);
+					e = renameat2(sub, se->d_name, top, up, RENAME_NOREPLACE) < 0 ? errno : 0;
+				} while (e == EEXIST);
+				/* An entry that cannot move would be met again
+				 * on every pass: stop, the run fails closed. */
+				if (e != 0) {
+					r = moat_error_set(err, e, "remove a folder too deep to check in the output directory");
+					break;
+				}
 			}
 			closedir(sd);
+			if (r < 0)
+				break;
 			unlinkat(top, de->d_name, AT_REMOVEDIR);
 		}
 		closedir(d);
@@ -186,6 +200,8 @@ static int walk_dir(int dirfd, int depth, walk *w, moat_error *err)
 				r = moat_error_set(err, errno, "remove a special file from the output directory");
 				break;
 			}
+			w->removed++;
+		} else if (S_ISDIR(st.st_mode) && depth + 1 >= OUT_MAX_DEPTH && w->skip_deep) {
 			w->removed++;
 		} else if (S_ISDIR(st.st_mode) && depth + 1 >= OUT_MAX_DEPTH) {
 			/* Too deep to walk with a descriptor a level: removed,
@@ -341,7 +357,7 @@ static int copy_file(int src, int dst, copy_state *cs, moat_error *err)
 	}
 }
 
-static int copy_dir(int src, int dst, copy_state *cs, moat_error *err)
+static int copy_dir(int src, int dst, int depth, copy_state *cs, moat_error *err)
 {
 	int dupfd = fcntl(src, F_DUPFD_CLOEXEC, 3);
 	DIR *d = dupfd < 0 ? NULL : fdopendir(dupfd);
@@ -367,7 +383,9 @@ static int copy_dir(int src, int dst, copy_state *cs, moat_error *err)
 			break;
 		}
 		mode_t mode = st.st_mode & 0777;
-		if (S_ISDIR(st.st_mode)) {
+		if (S_ISDIR(st.st_mode) && depth + 1 >= OUT_MAX_DEPTH) {
+			continue; /* left unchecked by the walk: never copied */
+		} else if (S_ISDIR(st.st_mode)) {
 			_cleanup_close_ int s = open_subdir(src, name);
 			if (s < 0) {
 				r = moat_error_set(err, errno, "read /out");
@@ -388,7 +406,7 @@ static int copy_dir(int src, int dst, copy_state *cs, moat_error *err)
 					break;
 				}
 			}
-			if ((r = copy_dir(s, t, cs, err)) < 0)
+			if ((r = copy_dir(s, t, depth + 1, cs, err)) < 0)
 				break;
 			if (fchmod(t, mode) < 0 || own(cs, t) < 0)
 				r = moat_error_set(err, errno, "set the mode of a folder in the --out folder");
@@ -444,7 +462,7 @@ int moat__out_copy_out(const moat_config *c, int out_fs, unsigned *ret_removed, 
 	_cleanup_close_ int src = openat(out_fs, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (src < 0)
 		return moat_error_set(err, errno, "open the run's /out");
-	walk w = {0};
+	walk w = {.skip_deep = true};
 	int r = walk_dir(src, 0, &w, err);
 	*ret_removed = w.removed;
 	*ret_fixed = w.fixed;
@@ -470,7 +488,7 @@ int moat__out_copy_out(const moat_config *c, int out_fs, unsigned *ret_removed, 
 	/* The walk read the folder through a dup that shares its offset. */
 	if (lseek(src, 0, SEEK_SET) < 0)
 		return moat_error_set(err, errno, "read /out");
-	r = copy_dir(src, dst, &cs, err);
+	r = copy_dir(src, dst, 0, &cs, err);
 	if (r < 0)
 		return moat_error_wrap(err, "copy /out to --out %s (it may hold part of the output)", c->out_dir);
 	return 0;

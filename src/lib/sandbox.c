@@ -998,8 +998,6 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 					    c->out_dir);
 		else
 			sr = moat__out_copy_out(c, s.out_fs, &r->out_removed, &r->out_fixed, &serr);
-		if (s.out_fs >= 0)
-			close(TAKE_FD(s.out_fs));
 		if (sr == 0) {
 			r->out_checked = true;
 		} else {
@@ -1011,6 +1009,10 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 			s.setup_errno = serr.code == MOAT_EINPUT ? EINVAL : serr.code;
 		}
 	}
+
+	/* The capped /out's last reference: its tmpfs goes with it. */
+	if (s.out_fs >= 0)
+		close(TAKE_FD(s.out_fs));
 
 	if (r->status == MOAT_STATUS_SETUP_ERROR) {
 		ret = moat_error_set(err, s.setup_errno ? s.setup_errno : EIO, "%s", r->error);
