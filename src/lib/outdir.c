@@ -393,7 +393,8 @@ static int copy_dir(int src, int dst, int depth, copy_state *cs, moat_error *err
 			}
 			_cleanup_close_ int t = moat__openat2(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 							      0, beneath);
-			if (t < 0) {
+			bool made = t < 0;
+			if (made) {
 				if ((r = clear_name(dst, name, err)) < 0)
 					break;
 				if (mkdirat(dst, name, 0700) < 0) {
@@ -408,7 +409,9 @@ static int copy_dir(int src, int dst, int depth, copy_state *cs, moat_error *err
 			}
 			if ((r = copy_dir(s, t, depth + 1, cs, err)) < 0)
 				break;
-			if (fchmod(t, mode) < 0 || own(cs, t) < 0)
+			/* A folder of the host's that the run's merges into keeps
+			 * its owner. */
+			if (fchmod(t, mode) < 0 || (made && own(cs, t) < 0))
 				r = moat_error_set(err, errno, "set the mode of a folder in the --out folder");
 		} else if (S_ISREG(st.st_mode)) {
 			_cleanup_close_ int s = open_source_file(src, name);

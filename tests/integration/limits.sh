@@ -198,6 +198,18 @@ rm -rf "$D" && mkdir -p "$D" && { ! is_root || chown 65534:65534 "$D"; }
 lim --out "$D" --disk 1M -- /bin/sh -c 'head -c 700K /dev/zero > a; ln a b'
 t_eq "hard links past --disk: setup_error" "setup_error 125" "$(j 'j["status"]') $RC"
 t_match "and the error says the copy is partial" "may hold part of the output.*limits.disk" "$(j 'j.get("error")')"
+# A link left in the folder (by an earlier run bound in place) is replaced,
+# never written through; a name the copy cannot take fails the run closed.
+rm -rf "$D" && mkdir -p "$D/full" && { ! is_root || chown -R 65534:65534 "$D"; }
+printf 'canary\n' >"$MOAT_TDIR/outside"
+ln -s "$MOAT_TDIR/outside" "$D/a"
+printf 'x\n' >"$D/full/x"
+lim --out "$D" -- /bin/sh -c 'echo mine > a'
+t_eq "a link in the folder is replaced, not followed" "canary mine" \
+	"$(cat "$MOAT_TDIR/outside") $(test -L "$D/a" || cat "$D/a")"
+lim --out "$D" -- /bin/sh -c 'echo file > full'
+t_eq "a name the copy cannot replace: setup_error" "setup_error 125" "$(j 'j["status"]') $RC"
+t_match "and the error names it" "copy /out to --out .*: replace 'full' in the --out folder" "$(j 'j.get("error")')"
 rm -rf "$D" && mkdir -p "$D" && { ! is_root || chown 65534:65534 "$D"; }
 lim --out "$D" --disk 0 -- /bin/sh -c 'touch /out/f 2>/dev/null; echo $?'
 t_eq "--disk 0: /out holds nothing" "1" "$OUT"
