@@ -30,12 +30,13 @@ static void run_usage(FILE *f)
 {
 	moat_limits d;
 	moat_limits_default_code(&d);
-	char wall[32], cpu[32], mem[32], out[32], tmp[32];
+	char wall[32], cpu[32], mem[32], out[32], tmp[32], disk[32];
 	moat_format_duration_ms(d.wall_ms, wall, sizeof(wall));
 	moat_format_duration_ms(d.cpu_ms, cpu, sizeof(cpu));
 	moat_format_size(d.memory_bytes, mem, sizeof(mem));
 	moat_format_size(d.output_bytes, out, sizeof(out));
 	moat_format_size(d.tmp_bytes, tmp, sizeof(tmp));
+	moat_format_size(d.disk_bytes, disk, sizeof(disk));
 	fprintf(f,
 		"usage: moat run [OPTIONS] -- COMMAND [ARG...]\n"
 		"\n"
@@ -61,6 +62,9 @@ static void run_usage(FILE *f)
 		"  --pids N             processes and threads [%llu]\n"
 		"  --output BYTES       stdout and stderr together [%s]\n"
 		"  --tmp-size BYTES     size of /tmp [%s]\n"
+		"  --disk BYTES         what /out may hold, a tmpfs copied to --out after\n"
+		"                       the run [%s]\n"
+		"  --inodes N           files and folders /out may hold [%llu]\n"
 		"  --files N            open files per process [%llu]\n"
 		"  --fsize BYTES        largest file a process may write\n"
 		"  --cpus N             CPU bandwidth, e.g. 0.5\n"
@@ -94,7 +98,8 @@ static void run_usage(FILE *f)
 		"example:\n"
 		"  moat run --ro ./input:/input --out ./output --time 5s --result - \\\n"
 		"      -- python3 -c 'print(open(\"/input/data.txt\").read().upper())'\n",
-		wall, cpu, mem, (unsigned long long)d.pids, out, tmp, (unsigned long long)d.files);
+		wall, cpu, mem, (unsigned long long)d.pids, out, tmp, disk,
+		(unsigned long long)d.disk_inodes, (unsigned long long)d.files);
 }
 
 enum {
@@ -111,6 +116,8 @@ enum {
 	OPT_PIDS,
 	OPT_OUTPUT,
 	OPT_TMP_SIZE,
+	OPT_DISK,
+	OPT_INODES,
 	OPT_FILES,
 	OPT_FSIZE,
 	OPT_CPUS,
@@ -144,6 +151,8 @@ static const struct option run_options[] = {
 	{"pids", required_argument, NULL, OPT_PIDS},
 	{"output", required_argument, NULL, OPT_OUTPUT},
 	{"tmp-size", required_argument, NULL, OPT_TMP_SIZE},
+	{"disk", required_argument, NULL, OPT_DISK},
+	{"inodes", required_argument, NULL, OPT_INODES},
 	{"files", required_argument, NULL, OPT_FILES},
 	{"fsize", required_argument, NULL, OPT_FSIZE},
 	{"cpus", required_argument, NULL, OPT_CPUS},
@@ -272,6 +281,12 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 			break;
 		case OPT_TMP_SIZE:
 			r = moat_parse_size(optarg, &c->limits.tmp_bytes, &err);
+			break;
+		case OPT_DISK:
+			r = moat_parse_size(optarg, &c->limits.disk_bytes, &err);
+			break;
+		case OPT_INODES:
+			r = moat_parse_count(optarg, &c->limits.disk_inodes, &err);
 			break;
 		case OPT_FILES:
 			r = moat_parse_count(optarg, &c->limits.files, &err);

@@ -303,16 +303,8 @@ static void fill_enforced(moat_run_limits *rl, const moat_limits *l, moat_result
 		moat_result_enforce(r, MOAT_LIMIT_KIND_FILES, l->files, MOAT_MECH_RLIMIT);
 	if (l->fsize != MOAT_UNLIMITED)
 		moat_result_enforce(r, MOAT_LIMIT_KIND_FSIZE, l->fsize, MOAT_MECH_RLIMIT);
-	/* --out and --rw are host folders, written in place: no per-run
-	 * quota bounds them on a host without project quotas. Say so rather
-	 * than let a parsed limit look enforced (only /tmp is capped, by its
-	 * tmpfs). */
-	if (l->disk_bytes != MOAT_UNLIMITED)
-		moat_result_enforce(r, MOAT_LIMIT_KIND_DISK, l->disk_bytes, MOAT_MECH_NONE);
-	if (l->disk_inodes != MOAT_UNLIMITED)
-		moat_result_enforce(r, MOAT_LIMIT_KIND_INODES, l->disk_inodes, MOAT_MECH_NONE);
-	if (l->disk_bytes != MOAT_UNLIMITED || l->disk_inodes != MOAT_UNLIMITED)
-		note_add(r, "disk, inodes: not enforced on --out and --rw folders (host folders without a quota)");
+	/* limits.disk and limits.inodes depend on how /out is built:
+	 * outdir.c (moat__out_enforced) says. */
 }
 
 void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_result *r, bool killed_for_limit)

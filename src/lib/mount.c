@@ -155,7 +155,7 @@ int moat__rootfs_resolve_sources(const moat_config *c, moat_host_srcs *ret, moat
 	for (size_t i = 0; i < ELEMENTSOF(system_paths); i++)
 		if ((r = resolve_one(NULL, system_paths[i], ret, err)) < 0)
 			return r;
-	if (c->out_dir && (r = resolve_one("--out", c->out_dir, ret, err)) < 0)
+	if (c->out_dir && !moat__out_capped(c) && (r = resolve_one("--out", c->out_dir, ret, err)) < 0)
 		return r;
 	for (size_t i = 0; i < c->n_binds; i++) {
 		const char *what = c->binds[i].flags & MOAT_BIND_RW ? "--rw" : "--ro";
@@ -296,6 +296,45 @@ static int mount_tmpfs(int rootfd, const char *dst, const char *size, const char
 	if (m < 0)
 		return moat_error_wrap(err, "%s", dst);
 	return attach_at(rootfd, m, dst, true, err);
+}
+
+/* /out as a tmpfs of its own, capped at limits.disk bytes and
+ * limits.inodes entries (the kernel answers ENOSPC past either), owned by
+ * the sandbox user. The supervisor gets a descriptor on it before it is
+ * attached: that keeps the file system alive after the sandbox's mount
+ * namespace is gone, and the copy-out to the host's --out folder reads it
+ * from there once nothing of the run is left (outdir.c). Limits of 0 make
+ * it read-only: tmpfs takes size=0 and nr_inodes=0 as "no limit". */
+static int mount_out_tmpfs(int rootfd, const moat_init_args *a, moat_error *err)
+{
+	const moat_limits *l = &a->config->limits;
+	char size[32], inodes[32], uid[16], gid[16];
+	snprintf(uid, sizeof(uid), "%u", MOAT_SANDBOX_UID);
+	snprintf(gid, sizeof(gid), "%u", MOAT_SANDBOX_GID);
+	const char *opts[11] = {"mode", "0755", "uid", uid, "gid", gid};
+	size_t n = 6;
+	if (l->disk_bytes != MOAT_UNLIMITED && l->disk_bytes > 0) {
+		snprintf(size, sizeof(size), "%llu", (unsigned long long)l->disk_bytes);
+		opts[n++] = "size";
+		opts[n++] = size;
+	}
+	if (l->disk_inodes != MOAT_UNLIMITED && l->disk_inodes > 0) {
+		/* The root folder is one inode of the tmpfs: N entries fit. */
+		snprintf(inodes, sizeof(inodes), "%llu", (unsigned long long)l->disk_inodes + 1);
+		opts[n++] = "nr_inodes";
+		opts[n++] = inodes;
+	}
+	opts[n] = NULL;
+	uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	if (l->disk_bytes == 0 || l->disk_inodes == 0)
+		attrs |= MOUNT_ATTR_RDONLY;
+	_cleanup_close_ int m = new_fs("tmpfs", opts, attrs, err);
+	if (m < 0)
+		return moat_error_wrap(err, "/out");
+	int r = moat__ctl_send_fd(a->ctl_fd, MOAT_CTL_FD_OUT_TMPFS, m);
+	if (r < 0)
+		return moat_error_set(err, -r, "pass /out to the supervisor");
+	return attach_at(rootfd, m, "out", true, err);
 }
 
 /* /bin, /sbin and /lib*: symlinks on merged-/usr hosts, directories on
@@ -774,7 +813,11 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 	if (r < 0)
 		return r;
 
-	if (c->out_dir) {
+	if (c->out_dir && moat__out_capped(c)) {
+		r = mount_out_tmpfs(rootfd, a, err);
+		if (r < 0)
+			return r;
+	} else if (c->out_dir) {
 		r = bind_host(rootfd, c->out_dir, "out", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false, err);
 		if (r < 0)
 			return moat_error_wrap(err, "--out");

@@ -470,6 +470,13 @@ char *moat_policy_explain(const moat_policy *p)
 	explain_binds(&t, p, true);
 	if (p->out_dir)
 		add(&t, "  output:     %s at /out (writable)\n", show_path(p, p->out_dir, buf, sizeof(buf)));
+	/* How /out is built follows moat__out_capped (outdir.c). */
+	if (p->out_dir && !p->exec_workspace && !(p->name && strcmp(p->name, "agent") == 0) &&
+	    (p->limits.disk_bytes != MOAT_UNLIMITED || p->limits.disk_inodes != MOAT_UNLIMITED))
+		add(&t, "              a tmpfs capped by limits.disk and limits.inodes, starting empty,\n"
+			"              copied into the folder after the run\n");
+	else if (p->out_dir)
+		add(&t, "              the folder itself, bound in place: limits.disk and limits.inodes not enforced\n");
 	add(&t, "  workspace:  %s\n", p->workspace == MOAT_WORKSPACE_PERSISTENT
 					   ? "persistent (kept between commands)"
 					   : "ephemeral (gone when the sandbox ends)");

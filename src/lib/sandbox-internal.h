@@ -33,6 +33,7 @@ typedef enum moat_ctl_fd_kind {
 	MOAT_CTL_FD_PTY_MASTER = 1,
 	MOAT_CTL_FD_PROXY_LISTENER,
 	MOAT_CTL_FD_NOTIFY,
+	MOAT_CTL_FD_OUT_TMPFS, /* the capped /out, for the copy-out (outdir.c) */
 } moat_ctl_fd_kind;
 
 typedef struct moat_ctl_msg {
@@ -136,3 +137,23 @@ int moat__net_loopback_up(moat_error *err);
  * output directory harmless to read (links out, FIFOs, sockets, devices,
  * setuid bits): how many entries were removed and how many modes fixed. */
 int moat__out_sanitize(const char *out_dir, unsigned *ret_removed, unsigned *ret_fixed, moat_error *err);
+
+/* outdir.c, pure: whether /out is a tmpfs capped at limits.disk and
+ * limits.inodes, copied out to the host's --out folder after the run
+ * (true when either limit is set), or the host folder bound in place (the
+ * agent profile's workspace, exec.workspace: it keeps the folder's files
+ * live, and the two limits are reported as not enforced). */
+bool moat__out_capped(const moat_config *c);
+
+/* outdir.c: records in r what enforces limits.disk and limits.inodes. */
+void moat__out_enforced(const moat_config *c, moat_result *r);
+
+/* outdir.c, after the run, from the host: checks the capped /out (out_fs,
+ * the tmpfs's mount descriptor, which nothing of the run can reach any
+ * more) with the same hygiene walk, then copies it into the --out folder.
+ * The copy writes at most limits.disk bytes and limits.inodes entries (hard
+ * links and sparse files cannot make it larger than what the cap held);
+ * anything that stops it is an error: the folder may then hold part of the
+ * output, and the run is a setup error. */
+int moat__out_copy_out(const moat_config *c, int out_fs, unsigned *ret_removed, unsigned *ret_fixed,
+		       moat_error *err);

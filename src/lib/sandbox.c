@@ -128,7 +128,7 @@ static int build_env(const moat_config *c, char ***ret)
  * stay owned by that id, never by host root. */
 static int prepare_out_dir(const moat_config *c, bool rootless, moat_error *err)
 {
-	if (!c->out_dir || rootless)
+	if (!c->out_dir || rootless || moat__out_capped(c))
 		return 0;
 	/* A link planted where --out points would make this fchown hand any
 	 * root-owned folder of the host to the sandbox (hostpath.h). */
@@ -290,6 +290,7 @@ typedef struct run {
 	bool sandbox_gone;     /* the init is reaped: take what pipes hold */
 	uint64_t grace_end_ns; /* a caller's signal was passed on: end by then */
 	int caller_signal;     /* the last signal the caller sent us, or 0 */
+	int out_fs;            /* the capped /out's tmpfs (outdir.c), or -1 */
 } run;
 
 /* How long the command has to end by itself after moat passed it the
@@ -454,6 +455,8 @@ static void handle_ctl(run *s, int ctl, bool *ctl_open)
 				ioctl(s->pty_master, TIOCSWINSZ, &ws);
 		} else if (m.b == MOAT_CTL_FD_NOTIFY && fd >= 0 && !s->trail && s->io->audit) {
 			moat__filetrail_start(TAKE_FD(fd), s->io->audit, &s->trail, NULL);
+		} else if (m.b == MOAT_CTL_FD_OUT_TMPFS && fd >= 0 && s->out_fs < 0) {
+			s->out_fs = TAKE_FD(fd);
 		}
 		break;
 	default:
@@ -641,7 +644,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	_cleanup_limits_ moat_run_limits *lim = NULL;
 	_cleanup_(host_srcs_freep) moat_host_srcs *srcs = calloc(1, sizeof(*srcs));
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, ctl[2] = {-1, -1};
-	run s = {.c = c, .io = io_in, .r = r, .pidfd = -1, .pty_master = -1, .out = MOAT_SINK_INIT,
+	run s = {.c = c, .io = io_in, .r = r, .pidfd = -1, .pty_master = -1, .out_fs = -1, .out = MOAT_SINK_INIT,
 		 .err = MOAT_SINK_INIT, .pty_in = MOAT_SINK_INIT};
 	sigset_t mask, oldmask;
 	struct sigaction oldchld;
@@ -956,6 +959,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	moat__netproxy_stop(s.netproxy, NULL);
 	finish_result(&s, &ru);
 	moat__limits_account(lim, &c->limits, r, s.killed);
+	moat__out_enforced(c, r);
 	/* Nothing of the run is left once its cgroup is gone: remove it
 	 * before waiting on any consumer. */
 	moat__limits_free(TAKE_PTR(lim));
@@ -984,9 +988,17 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		;
 	restore_signals(&oldmask, &oldchld);
 
-	if (c->out_dir) {
+	if (c->out_dir && (!moat__out_capped(c) || r->status != MOAT_STATUS_SETUP_ERROR)) {
 		moat_error serr = {0};
-		if (moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr) == 0) {
+		int sr;
+		if (!moat__out_capped(c))
+			sr = moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr);
+		else if (s.out_fs < 0)
+			sr = moat_error_set(&serr, EIO, "the run's /out never reached moat; nothing was copied to --out %s",
+					    c->out_dir);
+		else
+			sr = moat__out_copy_out(c, s.out_fs, &r->out_removed, &r->out_fixed, &serr);
+		if (sr == 0) {
 			r->out_checked = true;
 		} else {
 			/* Fail closed: output that could not be checked is never
@@ -997,6 +1009,10 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 			s.setup_errno = serr.code == MOAT_EINPUT ? EINVAL : serr.code;
 		}
 	}
+
+	/* The capped /out's last reference: its tmpfs goes with it. */
+	if (s.out_fs >= 0)
+		close(TAKE_FD(s.out_fs));
 
 	if (r->status == MOAT_STATUS_SETUP_ERROR) {
 		ret = moat_error_set(err, s.setup_errno ? s.setup_errno : EIO, "%s", r->error);

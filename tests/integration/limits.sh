@@ -169,11 +169,55 @@ else
 		"$(j 'j.get("limits_note")')"
 fi
 
-# limits.disk and limits.inodes are parsed (the code profile sets them) but
-# no mechanism bounds a host folder: the result must say so, not claim them.
-mkdir -p "$MOAT_TDIR/diskout"
-is_root && chown 65534:65534 "$MOAT_TDIR/diskout"
-lim --out "$MOAT_TDIR/diskout" -- /bin/true
-t_eq "disk: listed as not enforced" none "$(j 'j["enforced"]["disk"]["by"]')"
-t_eq "inodes: listed as not enforced" none "$(j 'j["enforced"]["inodes"]["by"]')"
-t_match "disk, inodes: the note says why" "disk, inodes: not enforced" "$(j 'j.get("limits_note")')"
+# limits.disk and limits.inodes (the code profile sets them) make /out a
+# capped tmpfs, copied into the --out folder after the run.
+D="$MOAT_TDIR/diskout"
+mkdir -p "$D"
+is_root && chown 65534:65534 "$D"
+printf 'before\n' >"$D/old"
+printf 'stale\n' >"$D/kept"
+lim --out "$D" -- /bin/sh -c 'ls /out; echo new > old; mkdir -p sub; echo deep > sub/f; ln -s sub/f rel'
+t_eq "disk: enforced by a tmpfs" tmpfs "$(j 'j["enforced"]["disk"]["by"]')"
+t_eq "inodes: enforced by a tmpfs" tmpfs "$(j 'j["enforced"]["inodes"]["by"]')"
+t_eq "/out starts empty (the folder's files are not shown)" "" "$OUT"
+t_eq "the run's files are copied to --out" "new deep sub/f" \
+	"$(cat "$D/old" 2>/dev/null) $(cat "$D/sub/f" 2>/dev/null) $(readlink "$D/rel")"
+t_eq "files of the folder the run did not touch are kept" stale "$(cat "$D/kept" 2>/dev/null)"
+if is_root; then
+	t_eq "as root, the copy belongs to the folder's owner" 65534 "$(stat -c %u "$D/sub/f")"
+fi
+rm -rf "$D" && mkdir -p "$D" && { ! is_root || chown 65534:65534 "$D"; }
+lim --out "$D" --disk 1M --inodes 16 -- /bin/sh -c \
+	'head -c 2M /dev/zero > big 2>/dev/null; echo "big $?"; for i in $(seq 40); do touch f$i 2>/dev/null || { echo "touch $i"; break; }; done; head -c 100 /dev/zero > big2 2>&1'
+t_eq "past --disk and --inodes the program sees ENOSPC" "big 1 touch 16" "$(printf '%s' "$OUT" | tr '\n' ' ' | sed 's/ $//')"
+t_eq "and the run still ends normally" exited "$(j 'j["status"]')"
+t_check "the copy holds at most --disk" test "$(du -sb "$D" | cut -f1)" -le $((1024 * 1024 + 64 * 4096))
+# A hard link names a file twice: copied as two files it would double what
+# the tmpfs held. The copy stops at the cap and the run fails closed.
+rm -rf "$D" && mkdir -p "$D" && { ! is_root || chown 65534:65534 "$D"; }
+lim --out "$D" --disk 1M -- /bin/sh -c 'head -c 700K /dev/zero > a; ln a b'
+t_eq "hard links past --disk: setup_error" "setup_error 125" "$(j 'j["status"]') $RC"
+t_match "and the error says the copy is partial" "may hold part of the output.*limits.disk" "$(j 'j.get("error")')"
+# A link left in the folder (by an earlier run bound in place) is replaced,
+# never written through; a name the copy cannot take fails the run closed.
+rm -rf "$D" && mkdir -p "$D/full" && { ! is_root || chown -R 65534:65534 "$D"; }
+printf 'canary\n' >"$MOAT_TDIR/outside"
+ln -s "$MOAT_TDIR/outside" "$D/a"
+printf 'x\n' >"$D/full/x"
+lim --out "$D" -- /bin/sh -c 'echo mine > a'
+t_eq "a link in the folder is replaced, not followed" "canary mine" \
+	"$(cat "$MOAT_TDIR/outside") $(test -L "$D/a" || cat "$D/a")"
+lim --out "$D" -- /bin/sh -c 'echo file > full'
+t_eq "a name the copy cannot replace: setup_error" "setup_error 125" "$(j 'j["status"]') $RC"
+t_match "and the error names it" "copy /out to --out .*: replace 'full' in the --out folder" "$(j 'j.get("error")')"
+rm -rf "$D" && mkdir -p "$D" && { ! is_root || chown 65534:65534 "$D"; }
+lim --out "$D" --disk 0 -- /bin/sh -c 'touch /out/f 2>/dev/null; echo $?'
+t_eq "--disk 0: /out holds nothing" "1" "$OUT"
+# The agent profile binds its workspace in place: not enforced, and said.
+lim --profile agent --out "$D" --disk 64M -- /bin/true
+t_eq "agent workspace: disk listed as not enforced" none "$(j 'j["enforced"]["disk"]["by"]')"
+t_match "agent workspace: the note says why" "disk, inodes: not enforced" "$(j 'j.get("limits_note")')"
+lim --disk 2000T -- /bin/true
+t_match "--disk is range-checked" "limits.disk \(--disk\): .* is too large" "$ERR"
+lim --inodes 5000000000 -- /bin/true
+t_match "--inodes is range-checked" "limits.inodes \(--inodes\): .* is too large" "$ERR"

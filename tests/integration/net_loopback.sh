@@ -63,8 +63,11 @@ t_check "the host's server is alive" kill -0 "$HOSTSRV"
 t_check "the host's server saw no connection" test ! -e hostport.hit
 
 # Two sandboxes: one listens, the other cannot reach it, nor can the host.
+# The host reads the port from /out while the run goes on: the folder is
+# bound in place (no --disk or --inodes cap, which would make /out a tmpfs
+# copied out only after the run).
 mkdir -p outa
-"$MOAT" run --out "$MOAT_TDIR/outa" --time 60s -- python3 -c '
+"$MOAT" run --out "$MOAT_TDIR/outa" --disk unlimited --inodes unlimited --time 60s -- python3 -c '
 import socket
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
 open("/out/port.tmp", "w").write(str(s.getsockname()[1]))

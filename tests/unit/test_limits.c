@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "limits.h"
+#include "sandbox-internal.h"
 
 static void test_verdict(void **state)
 {
@@ -93,11 +94,60 @@ static void test_enforced_json(void **state)
 	assert_string_equal(moat_limit_kind_to_string(MOAT_LIMIT_KIND_FSIZE), "fsize");
 }
 
+/* Which /out is capped (a tmpfs) and what the result says about it. */
+static void test_out_capped(void **state)
+{
+	(void)state;
+	moat_config *c = moat_config_new(); /* the code profile: disk 64M, inodes 4096 */
+	assert_non_null(c);
+	assert_false(moat__out_capped(c)); /* no --out */
+	moat_result r;
+	moat_result_init(&r);
+	moat__out_enforced(c, &r);
+	assert_int_equal(r.enforced[MOAT_LIMIT_KIND_DISK].by, MOAT_MECH_NONE);
+	assert_non_null(strstr(r.limits_note, "disk, inodes: not enforced without --out"));
+
+	c->out_dir = strdup("/srv/out");
+	assert_true(moat__out_capped(c));
+	moat_result_init(&r);
+	moat__out_enforced(c, &r);
+	assert_true(r.enforced[MOAT_LIMIT_KIND_DISK].set);
+	assert_int_equal(r.enforced[MOAT_LIMIT_KIND_DISK].value, 64ull << 20);
+	assert_int_equal(r.enforced[MOAT_LIMIT_KIND_DISK].by, MOAT_MECH_TMPFS);
+	assert_int_equal(r.enforced[MOAT_LIMIT_KIND_INODES].value, 4096);
+	assert_int_equal(r.enforced[MOAT_LIMIT_KIND_INODES].by, MOAT_MECH_TMPFS);
+	assert_string_equal(r.limits_note, "");
+
+	/* One limit is enough; none leaves the folder bound and says nothing. */
+	c->limits.disk_bytes = MOAT_UNLIMITED;
+	assert_true(moat__out_capped(c));
+	c->limits.disk_inodes = MOAT_UNLIMITED;
+	assert_false(moat__out_capped(c));
+	moat_result_init(&r);
+	moat__out_enforced(c, &r);
+	assert_false(r.enforced[MOAT_LIMIT_KIND_DISK].set);
+	assert_string_equal(r.limits_note, "");
+
+	/* A workspace is bound in place: listed, not enforced, and said. */
+	c->limits.disk_bytes = 1 << 20;
+	c->exec_workspace = true;
+	assert_false(moat__out_capped(c));
+	moat_result_init(&r);
+	moat__out_enforced(c, &r);
+	assert_int_equal(r.enforced[MOAT_LIMIT_KIND_DISK].by, MOAT_MECH_NONE);
+	assert_non_null(strstr(r.limits_note, "bound in place"));
+	c->exec_workspace = false;
+	c->profile = strdup("agent");
+	assert_false(moat__out_capped(c));
+	moat_config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verdict),
 		cmocka_unit_test(test_enforced_json),
+		cmocka_unit_test(test_out_capped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
