@@ -495,7 +495,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		moat_ctl_msg m;
 		int mfd = -1;
 		if (poll(&q, 1, 0) > 0 && moat__ctl_recv(ctl, &m, &mfd) == 0 && m.type == MOAT_CTL_SETUP_ERROR)
-			ret = moat_error_set(err, MOAT_EINPUT, "%s", m.text);
+			ret = moat_error_set_said(err, m.a, "%s", m.text);
 		if (mfd >= 0)
 			close(mfd);
 		moat__super_end_init(&s, NULL);
@@ -527,15 +527,14 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 			moat_error_format(&serr, r->error, sizeof(r->error));
 			r->status = MOAT_STATUS_SETUP_ERROR;
 			r->exit_status = 125;
-			s.setup_errno = serr.code == MOAT_EINPUT ? EINVAL : serr.code;
+			s.setup_errno = serr.code;
 		}
 	}
 
 	if (r->status == MOAT_STATUS_SETUP_ERROR) {
-		ret = moat_error_set(err, s.setup_errno ? s.setup_errno : EIO, "%s", r->error);
-		/* The text already carries the reason. */
-		err->code = MOAT_EINPUT;
-		return ret;
+		/* The text already carries the reason; the code stays for
+		 * callers that act on it. */
+		return moat_error_set_said(err, s.setup_errno ? s.setup_errno : EIO, "%s", r->error);
 	}
 	return 0;
 

@@ -82,7 +82,7 @@ static void start_gateway(moat_super *s, int fd)
 	moat_error gerr = {0};
 	if (moat__netproxy_start(s->io->gateway, fd, &s->netproxy, &gerr) < 0) {
 		s->setup_failed = true;
-		s->setup_errno = gerr.code == MOAT_EINPUT ? EINVAL : gerr.code;
+		s->setup_errno = gerr.code;
 		moat_error_format(&gerr, s->r->error, sizeof(s->r->error));
 		moat__pidfd_send_signal(s->pidfd, SIGKILL);
 	}
