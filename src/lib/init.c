@@ -405,7 +405,12 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 			continue;
 		}
 		if (rep.kind == 2) {
-			moat__ctl_send(ctl, MOAT_CTL_SETUP_ERROR, rep.err, 0, rep.text);
+			/* The text names what failed; the reason goes with it,
+			 * as in every other setup error (fail_setup). */
+			moat_error e = {0};
+			char msg[MOAT_ERROR_MAX + 64];
+			moat_error_set(&e, rep.err, "%s", rep.text);
+			moat__ctl_send(ctl, MOAT_CTL_SETUP_ERROR, rep.err, 0, moat_error_format(&e, msg, sizeof(msg)));
 			break;
 		}
 		if (rep.kind == 3) {
