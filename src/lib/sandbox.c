@@ -242,7 +242,7 @@ static int open_stdin(const moat_config *c, const moat_run_io *io, int *ret_chil
 	/* The caller's terminal never crosses into the sandbox (TIOCSTI,
 	 * bubblewrap CVE-2017-5226): a terminal stdin becomes /dev/null unless
 	 * -t gives the command a pseudo-terminal of its own. */
-	if (!isatty(STDIN_FILENO) && fcntl(STDIN_FILENO, F_GETFD) >= 0) {
+	if (io->stdin_inherit && !isatty(STDIN_FILENO) && fcntl(STDIN_FILENO, F_GETFD) >= 0) {
 		int fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
 		if (fd < 0)
 			return moat_error_set(err, errno, "duplicate stdin");
