@@ -67,8 +67,34 @@ static int run(char **argv, bool inherit, moat_result *res, captured *cap, moat_
 	return r;
 }
 
-int main(void)
+/* "hold SECS": one sandbox whose command says it started, then sleeps
+ * (SECS, a number the caller can look for) until its creator is killed (api.sh does that with SIGKILL and looks for what is
+ * left). */
+static int hold(const char *secs)
 {
+	char script[128];
+	snprintf(script, sizeof(script), "echo started; exec sleep %s", secs);
+	moat_config *c = moat_config_new();
+	if (!c)
+		return 1;
+	moat_limits_default_code(&c->limits);
+	c->limits.wall_ms = 120000;
+	char *argv[] = {"/bin/sh", "-c", script, NULL};
+	for (char **a = argv; *a; a++)
+		moat__strv_push(&c->argv, *a);
+	moat_run_io io;
+	moat_run_io_init(&io);
+	moat_result res;
+	moat_error err = {0};
+	moat_sandbox_run(c, &io, &res, &err);
+	moat_config_free(c);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 2 && strcmp(argv[1], "hold") == 0)
+		return hold(argv[2]);
 	moat_result res;
 	captured cap;
 	moat_error err = {0};
