@@ -425,9 +425,6 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	moat_init_args ia = {
 		.config = c,
 		.ctl_fd = ctl_init,
-		.stdin_fd = stdin_child,
-		.stdout_fd = out_w,
-		.stderr_fd = err_w,
 		.rootless = rootless,
 		.tty = c->tty,
 		.envp = envp,
@@ -454,18 +451,20 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		goto fail;
 	}
 	if (pid == 0) {
+		/* The init holds none of the command's streams until it is
+		 * asked to start it (MOAT_CTL_SPAWN). */
 		close(ctl);
 		close(out_r);
 		close(err_r);
+		close(out_w);
+		close(err_w);
+		close(stdin_child);
 		if (stdin_feed >= 0)
 			close(stdin_feed);
 		moat__init_main(&ia);
 	}
 	iso->userns = iso->mountns = iso->pidns = iso->netns = iso->ipcns = iso->utsns = iso->cgroupns = true;
 	close(TAKE_FD(ctl_init));
-	close(TAKE_FD(out_w));
-	close(TAKE_FD(err_w));
-	close(TAKE_FD(stdin_child));
 	s.pidfd = pidfd;
 	s.pid = (pid_t)pid;
 	s.t0 = t0;
@@ -474,12 +473,24 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	if (ret >= 0) {
 		/* As for CGROUP_JOINED: an init already gone is reported by
 		 * the loop with what it said, not as a broken pipe here. */
-		int e = moat__ctl_send(ctl, MOAT_CTL_GO, 0, 0, NULL);
+		int e = moat__ctl_send(ctl, MOAT_CTL_GO, MOAT_CTL_VERSION, 0, NULL);
 		if (e < 0 && e != -EPIPE && e != -ECONNRESET)
 			ret = moat_error_set(err, -e, "start the sandbox");
 	}
 	if (ret >= 0)
 		ret = join_cgroup(lim, ctl, (pid_t)pid, ca.flags & CLONE_INTO_CGROUP, ia.wait_cgroup, err);
+	if (ret >= 0) {
+		/* Only the init starts processes in the sandbox: it is handed
+		 * the command's streams and forks it. Our copies go, so the
+		 * loop sees end-of-file when the sandbox's last one closes. */
+		int stdio[3] = {stdin_child, out_w, err_w};
+		int e = moat__ctl_send_fds(ctl, MOAT_CTL_SPAWN, 0, stdio, 3);
+		if (e < 0 && e != -EPIPE && e != -ECONNRESET)
+			ret = moat_error_set(err, -e, "start the command");
+	}
+	close(TAKE_FD(out_w));
+	close(TAKE_FD(err_w));
+	close(TAKE_FD(stdin_child));
 	if (ret >= 0 && c->limits.wall_ms != MOAT_UNLIMITED) {
 		s.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		struct itimerspec its = {.it_value = {.tv_sec = (time_t)(c->limits.wall_ms / 1000),
