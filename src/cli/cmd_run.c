@@ -415,6 +415,8 @@ int moat_cmd_run(int argc, char **argv)
 	}
 	io.audit = audit;
 	io.record = rec;
+	/* moat run is a filter: what is piped into it is the command's input. */
+	io.stdin_inherit = true;
 	moat_cli_net net;
 	int r = moat_cli_net_setup(c, policy, audit, &net, &err);
 	if (r < 0) {

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -790,7 +791,9 @@ static int read_proc_text(const char *given, const char *path, char **ret, moat_
 int moat__cgroup_create(const moat_cgroup_host *host, const moat_limits *limits, const char *name,
 			moat_cgroup **ret, moat_error *err)
 {
-	static unsigned counter;
+	/* Two threads of one process (a server running sandboxes side by
+	 * side) must never be handed the same name. */
+	static atomic_uint counter;
 	_cleanup_free_ char *mountinfo = NULL, *self = NULL;
 	int r = read_proc_text(host ? host->mountinfo : NULL, "/proc/self/mountinfo", &mountinfo, err);
 	if (r < 0)
@@ -807,7 +810,7 @@ int moat__cgroup_create(const moat_cgroup_host *host, const moat_limits *limits,
 
 	char defname[64];
 	if (!name) {
-		snprintf(defname, sizeof(defname), "moat-%d-%u", (int)getpid(), counter++);
+		snprintf(defname, sizeof(defname), "moat-%d-%u", (int)getpid(), atomic_fetch_add(&counter, 1));
 		name = defname;
 	}
 	if (!name[0] || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)

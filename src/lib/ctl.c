@@ -1,37 +1,52 @@
 /* The control channel between the supervisor and the sandbox's init: a
  * SOCK_SEQPACKET pair, one fixed-size message per packet, optionally with
- * one file descriptor attached (SCM_RIGHTS). */
+ * file descriptors attached (SCM_RIGHTS, at most MOAT_CTL_MAX_FDS). */
 #include "sandbox-internal.h"
 
 #include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 
-static int send_msg(int fd, const moat_ctl_msg *m, int passfd)
+static int send_msg_fds(int fd, const moat_ctl_msg *m, const int *fds, size_t n)
 {
 	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * MOAT_CTL_MAX_FDS)];
 		struct cmsghdr align;
 	} u;
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (passfd >= 0) {
+	if (n > MOAT_CTL_MAX_FDS)
+		return -EINVAL;
+	if (n > 0) {
 		memset(&u, 0, sizeof(u));
 		msg.msg_control = u.buf;
-		msg.msg_controllen = sizeof(u.buf);
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
 		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &passfd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
 	}
 	for (;;) {
-		ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-		if (n >= 0)
+		if (sendmsg(fd, &msg, MSG_NOSIGNAL) >= 0)
 			return 0;
 		if (errno != EINTR)
 			return moat__neg_errno();
 	}
+}
+
+static int send_msg(int fd, const moat_ctl_msg *m, int passfd)
+{
+	return send_msg_fds(fd, m, &passfd, passfd >= 0 ? 1 : 0);
+}
+
+int moat__ctl_send_fds(int fd, int type, int a, const int *fds, size_t n)
+{
+	moat_ctl_msg m;
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.a = a;
+	return send_msg_fds(fd, &m, fds, n);
 }
 
 int moat__ctl_send(int fd, int type, int a, int b, const char *text)
@@ -70,14 +85,23 @@ int moat__ctl_send_fd(int fd, int kind, int passfd)
 
 int moat__ctl_recv(int fd, moat_ctl_msg *m, int *ret_fd)
 {
+	size_t n = 0;
+	int got = -1;
+	int r = moat__ctl_recv_fds(fd, m, &got, ret_fd ? 1 : 0, &n);
+	if (ret_fd)
+		*ret_fd = n > 0 ? got : -1;
+	return r;
+}
+
+int moat__ctl_recv_fds(int fd, moat_ctl_msg *m, int *fds, size_t max, size_t *ret_n)
+{
 	struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m)};
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * MOAT_CTL_MAX_FDS)];
 		struct cmsghdr align;
 	} u;
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
-	if (ret_fd)
-		*ret_fd = -1;
+	*ret_n = 0;
 	/* A peer that closes with our last message still unread in its queue
 	 * leaves ECONNRESET pending on this socket, and the kernel reports
 	 * that error once before handing out what the peer sent before it
@@ -102,17 +126,24 @@ int moat__ctl_recv(int fd, moat_ctl_msg *m, int *ret_fd)
 	if (n == 0)
 		return -EPIPE;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
 			int got;
-			memcpy(&got, CMSG_DATA(c), sizeof(int));
-			if (ret_fd && *ret_fd < 0)
-				*ret_fd = got;
+			memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*ret_n < max)
+				fds[(*ret_n)++] = got;
 			else
 				close(got);
 		}
 	}
-	if ((size_t)n != sizeof(*m) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+	if ((size_t)n != sizeof(*m) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		for (size_t i = 0; i < *ret_n; i++)
+			close(fds[i]);
+		*ret_n = 0;
 		return -EBADMSG;
+	}
 	m->text[sizeof(m->text) - 1] = '\0';
 	return 0;
 }

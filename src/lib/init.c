@@ -142,7 +142,7 @@ _noreturn_ static void report_and_exit(int fd, int kind, int e, const char *text
 
 /* The command's process: from here to execve, nothing but the confinement
  * steps and the exec itself. */
-_noreturn_ static void command_child(const moat_init_args *a, int report_fd, int tty_slave)
+_noreturn_ static void command_child(const moat_init_args *a, const int stdio[3], int report_fd, int tty_slave)
 {
 	const moat_config *c = a->config;
 	moat_error err = {0};
@@ -159,7 +159,7 @@ _noreturn_ static void command_child(const moat_init_args *a, int report_fd, int
 	 * caller's terminal, bubblewrap CVE-2017-5226, needs one). */
 	if (setsid() < 0)
 		report_and_exit(report_fd, 2, errno, "setsid");
-	int in = a->stdin_fd, out = a->stdout_fd, errfd = a->stderr_fd;
+	int in = stdio[0], out = stdio[1], errfd = stdio[2];
 	if (tty_slave >= 0) {
 		if (ioctl(tty_slave, TIOCSCTTY, 0) < 0)
 			report_and_exit(report_fd, 2, errno, "set controlling terminal");
@@ -226,13 +226,14 @@ typedef struct command_start {
 	int report_fd;
 	int unused_fd; /* the init's end of the report pipe */
 	int tty_slave;
+	int stdio[3];  /* the command's stdin, stdout, stderr (MOAT_CTL_SPAWN) */
 } command_start;
 
 static int command_entry(void *p)
 {
 	const command_start *s = p;
 	close(s->unused_fd);
-	command_child(s->a, s->report_fd, s->tty_slave);
+	command_child(s->a, s->stdio, s->report_fd, s->tty_slave);
 }
 
 /* Starts the command's process the way posix_spawn does: it shares the
@@ -304,6 +305,23 @@ static int wait_cgroup_joined(int ctl)
 	}
 }
 
+/* Waits for the request to start the command, with its three streams. */
+static int wait_spawn(int ctl, int stdio[3])
+{
+	moat_ctl_msg m;
+	for (;;) {
+		size_t n = 0;
+		if (moat__ctl_recv_fds(ctl, &m, stdio, 3, &n) < 0)
+			return -EPIPE;
+		if (m.type == MOAT_CTL_SPAWN && n == 3)
+			return 0;
+		for (size_t i = 0; i < n; i++)
+			close(stdio[i]);
+		if (m.type == MOAT_CTL_SPAWN)
+			return -EBADMSG;
+	}
+}
+
 _noreturn_ void moat__init_main(const moat_init_args *a)
 {
 	moat_error err = {0};
@@ -317,6 +335,10 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 	moat_ctl_msg m;
 	if (moat__ctl_recv(ctl, &m, NULL) < 0 || m.type != MOAT_CTL_GO)
 		_exit(1);
+	if (m.a != MOAT_CTL_VERSION) {
+		moat_error_set(&err, EPROTO, "control protocol version %d, expected %d", m.a, MOAT_CTL_VERSION);
+		fail_setup(ctl, &err);
+	}
 
 	/* The per-namespace limits are written once the root filesystem is
 	 * built (making it takes mount namespaces of its own: open_tree and
@@ -370,6 +392,8 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 	if (a->wait_cgroup && wait_cgroup_joined(ctl) < 0)
 		_exit(1);
 	command_start start = {.a = a, .report_fd = rp[1], .unused_fd = rp[0], .tty_slave = tty_slave};
+	if (wait_spawn(ctl, start.stdio) < 0)
+		_exit(1);
 	pid_t cmd = start_command(&start);
 	if (cmd < 0) {
 		moat_error_set(&err, errno, "fork the command");
@@ -380,9 +404,8 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		close(tty_slave);
 	/* The init keeps no copy of the command's streams, so the supervisor
 	 * sees EOF as soon as the run's last process closes them. */
-	close(a->stdin_fd);
-	close(a->stdout_fd);
-	close(a->stderr_fd);
+	for (int i = 0; i < 3; i++)
+		close(start.stdio[i]);
 
 	exec_report rep;
 	bool started = false;
@@ -405,7 +428,12 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 			continue;
 		}
 		if (rep.kind == 2) {
-			moat__ctl_send(ctl, MOAT_CTL_SETUP_ERROR, rep.err, 0, rep.text);
+			/* The text names what failed; the reason goes with it,
+			 * as in every other setup error (fail_setup). */
+			moat_error e = {0};
+			char msg[MOAT_ERROR_MAX + 64];
+			moat_error_set(&e, rep.err, "%s", rep.text);
+			moat__ctl_send(ctl, MOAT_CTL_SETUP_ERROR, rep.err, 0, moat_error_format(&e, msg, sizeof(msg)));
 			break;
 		}
 		if (rep.kind == 3) {

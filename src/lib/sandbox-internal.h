@@ -17,9 +17,12 @@
 #define MOAT_ROOT_HOST_GID 65534
 
 /* Messages on the control socket between the supervisor and the init.
- * SOCK_SEQPACKET keeps each one whole. */
+ * SOCK_SEQPACKET keeps each one whole. GO carries the protocol's version:
+ * an init of another version refuses it (docs/architecture.md). */
+#define MOAT_CTL_VERSION 1
+
 typedef enum moat_ctl_type {
-	MOAT_CTL_GO = 1,          /* sup -> init: maps written, cgroup joined */
+	MOAT_CTL_GO = 1,          /* sup -> init: maps written; a = version */
 	MOAT_CTL_SIGNAL,          /* sup -> init: forward signal a */
 	MOAT_CTL_SETUP_ERROR,     /* init -> sup: errno a, text */
 	MOAT_CTL_STARTED,         /* init -> sup: command forked, pid a (in ns) */
@@ -27,6 +30,8 @@ typedef enum moat_ctl_type {
 	MOAT_CTL_EXITED,          /* init -> sup: wait status a of the command */
 	MOAT_CTL_FD,              /* init -> sup: an fd rides along (b = kind) */
 	MOAT_CTL_CGROUP_JOINED,   /* sup -> init: the init is in the run's cgroup */
+	MOAT_CTL_SPAWN,           /* sup -> init: start the command; its stdin,
+				   * stdout and stderr ride along (SCM_RIGHTS) */
 } moat_ctl_type;
 
 typedef enum moat_ctl_fd_kind {
@@ -50,6 +55,12 @@ int moat__ctl_send_data(int fd, int type, int a, int b, const void *data, size_t
 /* Receives one message; *ret_fd gets a passed fd or -1. Returns 0, or
  * -EPIPE at EOF, or -errno. */
 int moat__ctl_recv(int fd, moat_ctl_msg *m, int *ret_fd);
+/* A message of type with a and n descriptors (n <= MOAT_CTL_MAX_FDS). */
+#define MOAT_CTL_MAX_FDS 3
+int moat__ctl_send_fds(int fd, int type, int a, const int *fds, size_t n);
+/* Receives one message with up to max descriptors into fds (*ret_n of
+ * them; any beyond max are closed). Returns as moat__ctl_recv. */
+int moat__ctl_recv_fds(int fd, moat_ctl_msg *m, int *fds, size_t max, size_t *ret_n);
 
 /* A host path the init binds, resolved by the supervisor before clone
  * (hostpath.h): inside its user namespace the init sees host root as the
@@ -79,10 +90,8 @@ void moat__rootfs_sources_free(moat_host_srcs *s);
  * child never allocates from state the parent might have half-built. */
 typedef struct moat_init_args {
 	const moat_config *config;
-	int ctl_fd;            /* control socket, init side */
-	int stdin_fd;          /* for the command */
-	int stdout_fd;
-	int stderr_fd;
+	int ctl_fd;            /* control socket, init side; the command's
+				* streams come over it with MOAT_CTL_SPAWN */
 	bool rootless;
 	bool tty;
 	char **envp;           /* the command's environment */

@@ -15,19 +15,20 @@
  *   init's exit is reported; reap, account, remove the cgroup, report;
  *   then deliver what consumers have not taken yet, for a bounded time.
  *
- * The poll loop is the only place the supervisor waits: every descriptor
- * it writes is non-blocking behind a bounded buffer (iobuf.h), so no
- * consumer can hold a run past its limits or keep a signal unanswered.
+ * This file builds the sandbox and hands it to the supervisor loop
+ * (supervise.c; the command's terminal is tty.c). The poll loop is the
+ * only place the supervisor waits: every descriptor it writes is
+ * non-blocking behind a bounded buffer (iobuf.h), so no consumer can hold
+ * a run past its limits or keep a signal unanswered.
  *
  * Nothing in the spawn path sleeps, polls on a timer or runs a helper
  * program: the only processes are the init and the command. */
 #include "sandbox.h"
 
 #include "audit.h"
-#include "filetrail.h"
 #include "iobuf.h"
-#include "record.h"
 #include "sandbox-internal.h"
+#include "supervise.h"
 #include "hostpath.h"
 #include "sweep.h"
 #include "netproxy.h"
@@ -37,15 +38,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
-#include <sys/wait.h>
-#include <termios.h>
 
 void moat_run_io_init(moat_run_io *io)
 {
@@ -245,7 +242,7 @@ static int open_stdin(const moat_config *c, const moat_run_io *io, int *ret_chil
 	/* The caller's terminal never crosses into the sandbox (TIOCSTI,
 	 * bubblewrap CVE-2017-5226): a terminal stdin becomes /dev/null unless
 	 * -t gives the command a pseudo-terminal of its own. */
-	if (!isatty(STDIN_FILENO) && fcntl(STDIN_FILENO, F_GETFD) >= 0) {
+	if (io->stdin_inherit && !isatty(STDIN_FILENO) && fcntl(STDIN_FILENO, F_GETFD) >= 0) {
 		int fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
 		if (fd < 0)
 			return moat_error_set(err, errno, "duplicate stdin");
@@ -263,52 +260,6 @@ static void host_srcs_freep(moat_host_srcs **s)
 {
 	moat__rootfs_sources_free(*s);
 	free(*s);
-}
-
-typedef struct run {
-	const moat_config *c;
-	const moat_run_io *io;
-	moat_result *r;
-	int pidfd;
-	pid_t pid;
-	bool killed;
-	moat_status kill_reason;
-	bool got_exit;
-	int wait_status;
-	bool setup_failed;
-	int setup_errno;
-	bool exec_failed;
-	uint64_t out_total;
-	int pty_master;
-	moat_netproxy *netproxy;
-	int netproxy_errno;
-	moat_filetrail *trail; /* the file and exec trail, when on */
-	bool session_logged;   /* session.start is in the audit log */
-	/* Where output goes, and the caller's terminal input on its way to
-	 * the pseudo-terminal: never written with a blocking call (iobuf.h). */
-	moat_sink out, err, pty_in;
-	bool sandbox_gone;     /* the init is reaped: take what pipes hold */
-	uint64_t grace_end_ns; /* a caller's signal was passed on: end by then */
-	int caller_signal;     /* the last signal the caller sent us, or 0 */
-	int out_fs;            /* the capped /out's tmpfs (outdir.c), or -1 */
-} run;
-
-/* How long the command has to end by itself after moat passed it the
- * caller's SIGINT, SIGTERM, SIGHUP or SIGQUIT; then the run is ended. */
-#define MOAT_SIGNAL_GRACE_MS 1000
-/* How long output still held for a consumer that does not read may keep
- * moat alive past the wall-clock limit (or past the caller's signal). */
-#define MOAT_DRAIN_GRACE_MS 500
-
-static void kill_sandbox(run *s, moat_status why, const char *limit)
-{
-	if (!s->killed) {
-		s->killed = true;
-		s->kill_reason = why;
-		if (limit)
-			snprintf(s->r->limit_hit, sizeof(s->r->limit_hit), "%s", limit);
-	}
-	moat__pidfd_send_signal(s->pidfd, SIGKILL);
 }
 
 /* clone3, into the run's v2 cgroup when there is one (the child then
@@ -347,288 +298,30 @@ static int join_cgroup(moat_run_limits *lim, int ctl, pid_t pid, bool cloned_int
 	return 0;
 }
 
-/* The cgroup notified an event or the budget timer fired. */
-static void check_limits(run *s, moat_run_limits *lim)
-{
-	const char *limit = NULL;
-	moat_status v = moat__limits_check(lim, &limit);
-	if (v != MOAT_STATUS_EXITED)
-		kill_sandbox(s, v, limit);
-}
-
-/* Counts, caps and forwards one chunk of output. */
-static void handle_output(run *s, int stream, const char *buf, size_t n)
-{
-	uint64_t cap = s->c->limits.output_bytes;
-	size_t keep = n;
-	if (cap != MOAT_UNLIMITED && s->out_total + n > cap) {
-		keep = (size_t)(cap - s->out_total);
-		s->r->output_truncated = true;
-	}
-	s->out_total += keep;
-	if (stream == 1)
-		s->r->stdout_bytes += keep;
-	else
-		s->r->stderr_bytes += keep;
-	if (keep > 0) {
-		if (s->io->record)
-			moat_record_write(s->io->record, 'o', buf, keep, NULL);
-		if (s->io->on_output)
-			s->io->on_output(s->io->userdata, stream, buf, keep);
-		moat_sink *k = stream == 1 ? &s->out : &s->err;
-		if (s->sandbox_gone)
-			moat__sink_put_final(k, buf, keep);
-		else
-			moat__sink_put(k, buf, keep);
-	}
-	if (keep < n)
-		kill_sandbox(s, MOAT_STATUS_OUTPUT_LIMIT, "output");
-}
-
-/* Serves the proxy port the init passed out. When the gateway cannot start,
- * the run is ended as a setup error: a sandbox that was promised egress and
- * finds a dead port would only fail later and less clearly. */
-static void start_gateway(run *s, int fd)
-{
-	moat_error gerr = {0};
-	if (moat__netproxy_start(s->io->gateway, fd, &s->netproxy, &gerr) < 0) {
-		s->setup_failed = true;
-		s->setup_errno = gerr.code == MOAT_EINPUT ? EINVAL : gerr.code;
-		moat_error_format(&gerr, s->r->error, sizeof(s->r->error));
-		moat__pidfd_send_signal(s->pidfd, SIGKILL);
-	}
-}
-
-static void handle_ctl(run *s, int ctl, bool *ctl_open)
-{
-	moat_ctl_msg m;
-	int fd = -1;
-	int r = moat__ctl_recv(ctl, &m, &fd);
-	if (r < 0) {
-		*ctl_open = false;
-		return;
-	}
-	switch (m.type) {
-	case MOAT_CTL_SETUP_ERROR:
-		s->setup_failed = true;
-		s->setup_errno = m.a;
-		snprintf(s->r->error, sizeof(s->r->error), "%s", m.text);
-		break;
-	case MOAT_CTL_EXEC_FAILED:
-		s->exec_failed = true;
-		s->setup_errno = m.a;
-		snprintf(s->r->error, sizeof(s->r->error), "%s: %s", m.text,
-			 m.a == ENOENT ? "command not found" : strerror(m.a));
-		break;
-	case MOAT_CTL_STARTED: {
-		moat_isolation in;
-		memcpy(&in, m.text, sizeof(in));
-		moat_isolation *iso = &s->r->isolation;
-		iso->rootfs_readonly = in.rootfs_readonly;
-		iso->proc_masked = in.proc_masked;
-		iso->no_new_privs = in.no_new_privs;
-		iso->caps_dropped = in.caps_dropped;
-		iso->seccomp = in.seccomp;
-		memcpy(iso->seccomp_profile, in.seccomp_profile, sizeof(iso->seccomp_profile));
-		iso->seccomp_rules = in.seccomp_rules;
-		iso->landlock_abi = in.landlock_abi;
-		memcpy(iso->landlock_rules, in.landlock_rules, sizeof(iso->landlock_rules));
-		if (s->io->audit && !s->session_logged) {
-			moat__audit_run_started(s->io->audit, s->c, iso, (pid_t)m.a, s->trail != NULL);
-			s->session_logged = true;
-			moat__filetrail_session_started(s->trail);
-		}
-		break;
-	}
-	case MOAT_CTL_EXITED:
-		s->got_exit = true;
-		s->wait_status = m.a;
-		break;
-	case MOAT_CTL_FD:
-		if (m.b == MOAT_CTL_FD_PROXY_LISTENER && fd >= 0 && !s->netproxy) {
-			start_gateway(s, TAKE_FD(fd));
-		} else if (m.b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && s->pty_master < 0 &&
-			   moat__sink_open(&s->pty_in, fd, true) == 0) {
-			s->pty_master = TAKE_FD(fd);
-			struct winsize ws;
-			if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
-				ioctl(s->pty_master, TIOCSWINSZ, &ws);
-		} else if (m.b == MOAT_CTL_FD_NOTIFY && fd >= 0 && !s->trail && s->io->audit) {
-			moat__filetrail_start(TAKE_FD(fd), s->io->audit, &s->trail, NULL);
-		} else if (m.b == MOAT_CTL_FD_OUT_TMPFS && fd >= 0 && s->out_fs < 0) {
-			s->out_fs = TAKE_FD(fd);
-		}
-		break;
-	default:
-		break;
-	}
-	if (fd >= 0)
-		close(fd);
-}
-
-static void finish_result(run *s, struct rusage *ru)
-{
-	moat_result *r = s->r;
-	r->cpu_user_ms = (uint64_t)ru->ru_utime.tv_sec * 1000 + (uint64_t)ru->ru_utime.tv_usec / 1000;
-	r->cpu_sys_ms = (uint64_t)ru->ru_stime.tv_sec * 1000 + (uint64_t)ru->ru_stime.tv_usec / 1000;
-	r->cpu_ms = r->cpu_user_ms + r->cpu_sys_ms;
-
-	if (s->killed && s->kill_reason != MOAT_STATUS_EXITED) {
-		/* A limit ended the run; the command died of our SIGKILL. */
-		r->status = s->kill_reason;
-		r->exit_code = -1;
-		r->signal = SIGKILL;
-		r->exit_status = 128 + SIGKILL;
-		if (s->got_exit && WIFEXITED(s->wait_status) && r->status == MOAT_STATUS_OUTPUT_LIMIT) {
-			/* It finished on its own right at the cap. */
-			r->signal = 0;
-		}
-		return;
-	}
-	if (s->setup_failed) {
-		r->status = MOAT_STATUS_SETUP_ERROR;
-		r->exit_status = 125;
-		return;
-	}
-	if (s->exec_failed) {
-		r->status = MOAT_STATUS_EXITED;
-		r->exit_code = s->setup_errno == ENOENT ? 127 : 126;
-		r->exit_status = r->exit_code;
-		return;
-	}
-	if (s->got_exit) {
-		if (WIFEXITED(s->wait_status)) {
-			r->status = MOAT_STATUS_EXITED;
-			r->exit_code = WEXITSTATUS(s->wait_status);
-			r->exit_status = r->exit_code;
-		} else if (WIFSIGNALED(s->wait_status)) {
-			r->status = MOAT_STATUS_SIGNALED;
-			r->signal = WTERMSIG(s->wait_status);
-			r->exit_status = 128 + r->signal;
-		}
-		return;
-	}
-	r->status = MOAT_STATUS_SETUP_ERROR;
-	r->exit_status = 125;
-	if (!r->error[0])
-		snprintf(r->error, sizeof(r->error), "the sandbox's init ended before the command did");
-}
-
 static void restore_signals(const sigset_t *oldmask, const struct sigaction *oldchld)
 {
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
 	sigaction(SIGCHLD, oldchld, NULL);
 }
 
-static int ms_until(uint64_t now_ns, uint64_t then_ns)
+static int pipe_pair(int *ret_read, int *ret_write)
 {
-	if (then_ns <= now_ns)
-		return 0;
-	uint64_t ms = (then_ns - now_ns + 999999) / 1000000;
-	return ms > INT32_MAX ? INT32_MAX : (int)ms;
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	*ret_read = p[0];
+	*ret_write = p[1];
+	return 0;
 }
 
-/* Reads one chunk of the sandbox's stdout, stderr or terminal: while the
- * sandbox lives, no more than the sink it goes to has room for, so a
- * consumer that does not read holds the sandbox's writes up, never moat.
- * Returns false at EOF or on an error. */
-static bool read_stream(run *s, int fd, int stream, char *buf, size_t size)
+static int socket_pair(int *ret_ours, int *ret_init)
 {
-	size_t room = s->sandbox_gone ? size : moat__sink_room(stream == 1 ? &s->out : &s->err);
-	if (room < size)
-		size = room;
-	ssize_t n = read(fd, buf, size);
-	if (n > 0) {
-		handle_output(s, stream, buf, (size_t)n);
-		return true;
-	}
-	return n < 0 && (errno == EAGAIN || errno == EINTR);
-}
-
-/* The caller's SIGINT, SIGTERM, SIGHUP and SIGQUIT: the first is passed to
- * the command, which then has MOAT_SIGNAL_GRACE_MS to end by itself; a
- * second one ends the run at once. SIGPIPE (a consumer that went away) is
- * absorbed. */
-static void handle_signals(run *s, int sigfd, int ctl, bool ctl_open, bool init_alive)
-{
-	struct signalfd_siginfo si;
-	while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo == SIGPIPE)
-			continue;
-		bool first = s->caller_signal == 0;
-		s->caller_signal = (int)si.ssi_signo;
-		if (!init_alive)
-			continue;
-		if (first && ctl_open && moat__ctl_send(ctl, MOAT_CTL_SIGNAL, (int)si.ssi_signo, 0, NULL) == 0)
-			s->grace_end_ns = moat__now_ns() + (uint64_t)MOAT_SIGNAL_GRACE_MS * 1000000ull;
-		else
-			kill_sandbox(s, MOAT_STATUS_SIGNALED, NULL);
-	}
-}
-
-/* The run is over and cleaned up; what the sinks still hold goes to
- * consumers that take it, until give_up_ns or a signal of the caller. */
-static void drain_sinks(run *s, int sigfd, uint64_t give_up_ns)
-{
-	for (;;) {
-		struct pollfd p[3];
-		int n = 0, i_out = -1, i_err = -1, i_sig = -1;
-		if (moat__sink_pending(&s->out))
-			p[i_out = n++] = (struct pollfd){.fd = s->out.fd, .events = POLLOUT};
-		if (moat__sink_pending(&s->err))
-			p[i_err = n++] = (struct pollfd){.fd = s->err.fd, .events = POLLOUT};
-		if (n == 0)
-			return;
-		if (sigfd >= 0)
-			p[i_sig = n++] = (struct pollfd){.fd = sigfd, .events = POLLIN};
-		int timeout = -1;
-		if (give_up_ns != UINT64_MAX) {
-			uint64_t now = moat__now_ns();
-			if (now >= give_up_ns)
-				return;
-			timeout = ms_until(now, give_up_ns);
-		}
-		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
-			return;
-		if (i_out >= 0 && p[i_out].revents)
-			moat__sink_flush(&s->out);
-		if (i_err >= 0 && p[i_err].revents)
-			moat__sink_flush(&s->err);
-		if (i_sig >= 0 && p[i_sig].revents) {
-			struct signalfd_siginfo si;
-			bool stop = false;
-			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				stop |= si.ssi_signo != SIGPIPE;
-			if (stop)
-				return;
-		}
-	}
-}
-
-/* When moat stops waiting for consumers: output of a run with a wall-clock
- * limit is delivered by the limit plus MOAT_DRAIN_GRACE_MS at the latest,
- * and soon after the caller asked moat to stop; without either, moat waits
- * for the consumer as long as it reads (like cat), and a signal still ends
- * the wait. */
-static uint64_t drain_deadline(const run *s, uint64_t t0)
-{
-	const uint64_t grace = (uint64_t)MOAT_DRAIN_GRACE_MS * 1000000ull;
-	uint64_t now = moat__now_ns(), end = UINT64_MAX;
-	uint64_t wall = s->c->limits.wall_ms;
-	if (wall != MOAT_UNLIMITED && wall < UINT64_MAX / 1000000ull - t0 / 1000000ull - 1000) {
-		uint64_t limit = t0 + wall * 1000000ull;
-		end = (limit > now ? limit : now) + grace;
-	}
-	if (s->caller_signal && now + grace < end)
-		end = now + grace;
-	return end;
-}
-
-static void close_sinks(run *s)
-{
-	moat__sink_close(&s->out);
-	moat__sink_close(&s->err);
-	moat__sink_close(&s->pty_in);
+	int p[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p) < 0)
+		return -errno;
+	*ret_ours = p[0];
+	*ret_init = p[1];
+	return 0;
 }
 
 int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result *r, moat_error *err)
@@ -640,12 +333,12 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	}
 	moat_result_init(r);
 	_cleanup_strv_free_ char **envp = NULL;
-	_cleanup_close_ int stdin_child = -1, stdin_feed = -1, tfd = -1, sigfd = -1;
+	_cleanup_close_ int stdin_child = -1, stdin_feed = -1, sigfd = -1;
+	_cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1, ctl = -1, ctl_init = -1;
 	_cleanup_limits_ moat_run_limits *lim = NULL;
 	_cleanup_(host_srcs_freep) moat_host_srcs *srcs = calloc(1, sizeof(*srcs));
-	int outp[2] = {-1, -1}, errp[2] = {-1, -1}, ctl[2] = {-1, -1};
-	run s = {.c = c, .io = io_in, .r = r, .pidfd = -1, .pty_master = -1, .out_fs = -1, .out = MOAT_SINK_INIT,
-		 .err = MOAT_SINK_INIT, .pty_in = MOAT_SINK_INIT};
+	moat_super s;
+	moat__super_init(&s, c, io_in, r);
 	sigset_t mask, oldmask;
 	struct sigaction oldchld;
 	bool signals_held = false;
@@ -718,23 +411,20 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	ret = open_stdin(c, io_in, &stdin_child, &stdin_feed, err);
 	if (ret < 0)
 		goto fail;
-	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0) {
-		ret = moat_error_set(err, errno, "pipes");
-		goto fail_fds;
+	if ((ret = pipe_pair(&out_r, &out_w)) < 0 || (ret = pipe_pair(&err_r, &err_w)) < 0 ||
+	    (ret = socket_pair(&ctl, &ctl_init)) < 0) {
+		ret = moat_error_set(err, ret, "pipes");
+		goto fail;
 	}
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sigfd < 0) {
 		ret = moat_error_set(err, errno, "signalfd");
-		goto fail_fds;
+		goto fail;
 	}
 
 	moat_init_args ia = {
 		.config = c,
-		.ctl_fd = ctl[1],
-		.stdin_fd = stdin_child,
-		.stdout_fd = outp[1],
-		.stderr_fd = errp[1],
+		.ctl_fd = ctl_init,
 		.rootless = rootless,
 		.tty = c->tty,
 		.envp = envp,
@@ -758,228 +448,78 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	long pid = clone_into_cgroup(&ca, lim);
 	if (pid < 0) {
 		ret = moat_error_set(err, errno, "create the sandbox's namespaces (clone3)");
-		goto fail_fds;
+		goto fail;
 	}
 	if (pid == 0) {
-		close(ctl[0]);
-		close(outp[0]);
-		close(errp[0]);
+		/* The init holds none of the command's streams until it is
+		 * asked to start it (MOAT_CTL_SPAWN). */
+		close(ctl);
+		close(out_r);
+		close(err_r);
+		close(out_w);
+		close(err_w);
+		close(stdin_child);
 		if (stdin_feed >= 0)
 			close(stdin_feed);
 		moat__init_main(&ia);
 	}
 	iso->userns = iso->mountns = iso->pidns = iso->netns = iso->ipcns = iso->utsns = iso->cgroupns = true;
-	close(ctl[1]);
-	close(outp[1]);
-	close(errp[1]);
-	ctl[1] = outp[1] = errp[1] = -1;
-	close(TAKE_FD(stdin_child));
+	close(TAKE_FD(ctl_init));
 	s.pidfd = pidfd;
 	s.pid = (pid_t)pid;
+	s.t0 = t0;
 
 	ret = moat__userns_write_maps((pid_t)pid, rootless, host_uid, host_gid, err);
 	if (ret >= 0) {
 		/* As for CGROUP_JOINED: an init already gone is reported by
 		 * the loop with what it said, not as a broken pipe here. */
-		int e = moat__ctl_send(ctl[0], MOAT_CTL_GO, 0, 0, NULL);
+		int e = moat__ctl_send(ctl, MOAT_CTL_GO, MOAT_CTL_VERSION, 0, NULL);
 		if (e < 0 && e != -EPIPE && e != -ECONNRESET)
 			ret = moat_error_set(err, -e, "start the sandbox");
 	}
 	if (ret >= 0)
-		ret = join_cgroup(lim, ctl[0], (pid_t)pid, ca.flags & CLONE_INTO_CGROUP, ia.wait_cgroup, err);
+		ret = join_cgroup(lim, ctl, (pid_t)pid, ca.flags & CLONE_INTO_CGROUP, ia.wait_cgroup, err);
+	if (ret >= 0) {
+		/* Only the init starts processes in the sandbox: it is handed
+		 * the command's streams and forks it. Our copies go, so the
+		 * loop sees end-of-file when the sandbox's last one closes. */
+		int stdio[3] = {stdin_child, out_w, err_w};
+		int e = moat__ctl_send_fds(ctl, MOAT_CTL_SPAWN, 0, stdio, 3);
+		if (e < 0 && e != -EPIPE && e != -ECONNRESET)
+			ret = moat_error_set(err, -e, "start the command");
+	}
+	close(TAKE_FD(out_w));
+	close(TAKE_FD(err_w));
+	close(TAKE_FD(stdin_child));
 	if (ret >= 0 && c->limits.wall_ms != MOAT_UNLIMITED) {
-		tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		s.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		struct itimerspec its = {.it_value = {.tv_sec = (time_t)(c->limits.wall_ms / 1000),
 						      .tv_nsec = (long)(c->limits.wall_ms % 1000) * 1000000}};
-		if (tfd < 0 || timerfd_settime(tfd, 0, &its, NULL) < 0)
+		if (s.timer_fd < 0 || timerfd_settime(s.timer_fd, 0, &its, NULL) < 0)
 			ret = moat_error_set(err, errno, "wall-clock timer");
 	}
 	if (ret < 0) {
 		/* The init may have failed its setup before it could be told
 		 * to go on (a fast refusal of a mount target): its reason is
 		 * waiting on the socket and says more than our own error. */
-		struct pollfd q = {.fd = ctl[0], .events = POLLIN};
+		struct pollfd q = {.fd = ctl, .events = POLLIN};
 		moat_ctl_msg m;
 		int mfd = -1;
-		if (poll(&q, 1, 0) > 0 && moat__ctl_recv(ctl[0], &m, &mfd) == 0 && m.type == MOAT_CTL_SETUP_ERROR)
-			ret = moat_error_set(err, MOAT_EINPUT, "%s", m.text);
+		if (poll(&q, 1, 0) > 0 && moat__ctl_recv(ctl, &m, &mfd) == 0 && m.type == MOAT_CTL_SETUP_ERROR)
+			ret = moat_error_set_said(err, m.a, "%s", m.text);
 		if (mfd >= 0)
 			close(mfd);
-		moat__pidfd_send_signal(pidfd, SIGKILL);
-		waitpid((pid_t)pid, NULL, 0);
-		close(pidfd);
-		goto fail_fds;
+		moat__super_end_init(&s, NULL);
+		goto fail;
 	}
-	int limfd = moat__limits_fd(lim);
 
-	fcntl(outp[0], F_SETFL, O_NONBLOCK);
-	fcntl(errp[0], F_SETFL, O_NONBLOCK);
-	bool out_open = true, err_open = true, ctl_open = true, init_alive = true;
-	size_t fed = 0;
-	struct rusage ru;
-	memset(&ru, 0, sizeof(ru));
-	char buf[65536];
-	bool tty_in_open = c->tty && isatty(STDIN_FILENO);
-	struct termios saved_tio;
-	bool tio_saved = false;
-
-	/* The loop never blocks but in poll: every descriptor it reads or
-	 * writes is non-blocking, and it reads the sandbox's output only as
-	 * far as the consumer keeps up (iobuf.h). So the wall timer, the
-	 * limits and the caller's signals are served whatever the consumers
-	 * do. */
-	while (init_alive || out_open || err_open || s.pty_master >= 0) {
-		struct pollfd p[14];
-		int n = 0, i_out = -1, i_err = -1, i_ctl = -1, i_pid = -1, i_t = -1, i_sig = -1, i_feed = -1,
-		    i_pty = -1, i_tin = -1, i_lim = -1, i_sout = -1, i_serr = -1;
-		bool out_room = s.sandbox_gone || moat__sink_room(&s.out) > 0;
-		bool err_room = s.sandbox_gone || moat__sink_room(&s.err) > 0;
-		if (limfd >= 0 && init_alive && !s.killed)
-			p[i_lim = n++] = (struct pollfd){.fd = limfd, .events = POLLIN};
-		if (out_open && out_room)
-			p[i_out = n++] = (struct pollfd){.fd = outp[0], .events = POLLIN};
-		if (err_open && err_room)
-			p[i_err = n++] = (struct pollfd){.fd = errp[0], .events = POLLIN};
-		if (ctl_open)
-			p[i_ctl = n++] = (struct pollfd){.fd = ctl[0], .events = POLLIN};
-		if (init_alive)
-			p[i_pid = n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
-		if (tfd >= 0 && init_alive)
-			p[i_t = n++] = (struct pollfd){.fd = tfd, .events = POLLIN};
-		p[i_sig = n++] = (struct pollfd){.fd = sigfd, .events = POLLIN};
-		if (stdin_feed >= 0)
-			p[i_feed = n++] = (struct pollfd){.fd = stdin_feed, .events = POLLOUT};
-		if (s.pty_master >= 0) {
-			short ev = (short)((out_room ? POLLIN : 0) | (moat__sink_pending(&s.pty_in) ? POLLOUT : 0));
-			if (ev)
-				p[i_pty = n++] = (struct pollfd){.fd = s.pty_master, .events = ev};
-		}
-		if (s.pty_master >= 0 && tty_in_open && moat__sink_room(&s.pty_in) > 0)
-			p[i_tin = n++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
-		if (moat__sink_pending(&s.out))
-			p[i_sout = n++] = (struct pollfd){.fd = s.out.fd, .events = POLLOUT};
-		if (moat__sink_pending(&s.err))
-			p[i_serr = n++] = (struct pollfd){.fd = s.err.fd, .events = POLLOUT};
-		int timeout = -1;
-		if (s.grace_end_ns && init_alive)
-			timeout = ms_until(moat__now_ns(), s.grace_end_ns);
-		if (poll(p, (nfds_t)n, timeout) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (i_sout >= 0 && p[i_sout].revents)
-			moat__sink_flush(&s.out);
-		if (i_serr >= 0 && p[i_serr].revents)
-			moat__sink_flush(&s.err);
-		if (i_out >= 0 && p[i_out].revents)
-			out_open = read_stream(&s, outp[0], 1, buf, sizeof(buf));
-		if (i_err >= 0 && p[i_err].revents)
-			err_open = read_stream(&s, errp[0], 2, buf, sizeof(buf));
-		if (i_pty >= 0 && p[i_pty].revents) {
-			short rev = p[i_pty].revents;
-			if (rev & POLLOUT)
-				moat__sink_flush(&s.pty_in);
-			if (!tio_saved && tty_in_open && tcgetattr(STDIN_FILENO, &saved_tio) == 0) {
-				struct termios raw = saved_tio;
-				cfmakeraw(&raw);
-				tcsetattr(STDIN_FILENO, TCSANOW, &raw);
-				tio_saved = true;
-			}
-			bool open = true;
-			if (rev & (POLLIN | POLLHUP | POLLERR)) {
-				if (out_room)
-					open = read_stream(&s, s.pty_master, 1, buf, sizeof(buf));
-				else /* a hung-up terminal takes no more input */
-					moat__sink_close(&s.pty_in);
-			}
-			if (!open) {
-				moat__sink_close(&s.pty_in);
-				close(s.pty_master);
-				s.pty_master = -1;
-			}
-		}
-		if (i_tin >= 0 && p[i_tin].revents) {
-			size_t room = moat__sink_room(&s.pty_in);
-			ssize_t k = read(STDIN_FILENO, buf, room < sizeof(buf) ? room : sizeof(buf));
-			if (k > 0 && s.pty_master >= 0) {
-				if (io_in->record)
-					moat_record_write(io_in->record, 'i', buf, (size_t)k, NULL);
-				moat__sink_put(&s.pty_in, buf, (size_t)k);
-			} else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
-				tty_in_open = false;
-			}
-		}
-		if (i_ctl >= 0 && p[i_ctl].revents)
-			handle_ctl(&s, ctl[0], &ctl_open);
-		if (i_feed >= 0 && p[i_feed].revents) {
-			if (p[i_feed].revents & POLLOUT && fed < io_in->stdin_len) {
-				ssize_t k = write(stdin_feed, io_in->stdin_data + fed, io_in->stdin_len - fed);
-				if (k > 0)
-					fed += (size_t)k;
-				else if (k < 0 && errno != EAGAIN && errno != EINTR)
-					fed = io_in->stdin_len;
-			}
-			if (fed >= io_in->stdin_len || (p[i_feed].revents & (POLLERR | POLLHUP)))
-				close(TAKE_FD(stdin_feed));
-		}
-		if (i_t >= 0 && p[i_t].revents)
-			kill_sandbox(&s, MOAT_STATUS_TIMEOUT, "wall");
-		if (i_lim >= 0 && p[i_lim].revents)
-			check_limits(&s, lim);
-		if (p[i_sig].revents)
-			handle_signals(&s, sigfd, ctl[0], ctl_open, init_alive);
-		if (s.grace_end_ns && init_alive && moat__now_ns() >= s.grace_end_ns)
-			kill_sandbox(&s, MOAT_STATUS_SIGNALED, NULL);
-		if (i_pid >= 0 && p[i_pid].revents) {
-			/* Every process of the pid namespace is gone once the
-			 * init's exit is visible here. Read what it last said. */
-			while (ctl_open) {
-				struct pollfd q = {.fd = ctl[0], .events = POLLIN};
-				if (poll(&q, 1, 0) <= 0)
-					break;
-				handle_ctl(&s, ctl[0], &ctl_open);
-			}
-			int st;
-			if (wait4((pid_t)pid, &st, 0, &ru) == (pid_t)pid) {
-				init_alive = false;
-				s.sandbox_gone = true;
-			}
-			r->wall_ms = (moat__now_ns() - t0) / 1000000;
-		}
-	}
-	if (tio_saved)
-		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
-	if (init_alive) {
-		moat__pidfd_send_signal(pidfd, SIGKILL);
-		wait4((pid_t)pid, NULL, 0, &ru);
-		r->wall_ms = (moat__now_ns() - t0) / 1000000;
-	}
-	close(pidfd);
-	moat__netproxy_stop(s.netproxy, NULL);
-	finish_result(&s, &ru);
-	moat__limits_account(lim, &c->limits, r, s.killed);
-	moat__out_enforced(c, r);
-	/* Nothing of the run is left once its cgroup is gone: remove it
-	 * before waiting on any consumer. */
-	moat__limits_free(TAKE_PTR(lim));
-	if (io_in->audit) {
-		/* Every process of the run is gone: the trail's listener has hung
-		 * up, and what the thread holds is written before session.stop. */
-		moat_filetrail_stats st = {0};
-		if (!s.session_logged)
-			moat__audit_run_started(io_in->audit, c, iso, 0, s.trail != NULL);
-		moat__filetrail_session_started(s.trail);
-		moat__filetrail_stop(TAKE_PTR(s.trail), &st);
-		moat__audit_run_finished(io_in->audit, c, r, &st);
-	}
-	close(outp[0]);
-	close(errp[0]);
-	close(ctl[0]);
-
-	drain_sinks(&s, sigfd, drain_deadline(&s, t0));
-	close_sinks(&s);
-	r->output_dropped_bytes = s.out.dropped + s.err.dropped;
+	s.lim = TAKE_PTR(lim);
+	s.ctl = TAKE_FD(ctl);
+	s.out_fd = TAKE_FD(out_r);
+	s.err_fd = TAKE_FD(err_r);
+	s.stdin_feed = TAKE_FD(stdin_feed);
+	s.sig_fd = sigfd;
+	moat__supervise(&s);
 
 	/* Drop a SIGPIPE or interrupt that is still pending before restoring
 	 * the caller's mask, so it does not kill us on the way out. */
@@ -1006,7 +546,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 			moat_error_format(&serr, r->error, sizeof(r->error));
 			r->status = MOAT_STATUS_SETUP_ERROR;
 			r->exit_status = 125;
-			s.setup_errno = serr.code == MOAT_EINPUT ? EINVAL : serr.code;
+			s.setup_errno = serr.code;
 		}
 	}
 
@@ -1015,24 +555,16 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		close(TAKE_FD(s.out_fs));
 
 	if (r->status == MOAT_STATUS_SETUP_ERROR) {
-		ret = moat_error_set(err, s.setup_errno ? s.setup_errno : EIO, "%s", r->error);
-		/* The text already carries the reason. */
-		err->code = MOAT_EINPUT;
-		return ret;
+		/* The text already carries the reason; the code stays for
+		 * callers that act on it. */
+		return moat_error_set_said(err, s.setup_errno ? s.setup_errno : EIO, "%s", r->error);
 	}
 	return 0;
 
-fail_fds:
-	for (int i = 0; i < 2; i++) {
-		if (outp[i] >= 0)
-			close(outp[i]);
-		if (errp[i] >= 0)
-			close(errp[i]);
-		if (ctl[i] >= 0)
-			close(ctl[i]);
-	}
 fail:
-	close_sinks(&s);
+	moat__super_close(&s);
+	if (s.out_fs >= 0)
+		close(TAKE_FD(s.out_fs));
 	moat__limits_free(TAKE_PTR(lim));
 	r->status = MOAT_STATUS_SETUP_ERROR;
 	r->exit_status = 125;

@@ -20,11 +20,15 @@ typedef struct moat_run_io {
 	void (*on_output)(void *userdata, int stream, const char *buf, size_t len);
 	void *userdata;
 	/* When set, the sandbox's stdin is a pipe fed with these bytes (then
-	 * closed); otherwise config->stdin_path, or the caller's stdin when it
-	 * is not a terminal, or /dev/null. */
+	 * closed); otherwise config->stdin_path, or with stdin_inherit the
+	 * caller's stdin when it is not a terminal, or /dev/null. */
 	const char *stdin_data;
 	size_t stdin_len;
 	bool stdin_data_set;
+	/* The caller's fd 0 is the command's stdin (unless it is a terminal):
+	 * only when asked, since a library's caller may be a server whose fd 0
+	 * is not meant for the sandbox. */
+	bool stdin_inherit;
 	/* Audit writer, or NULL. With config->audit_files it also gets the
 	 * file and exec trail (filetrail.h). */
 	struct moat_audit *audit;

@@ -35,7 +35,7 @@ check_bad "missing --stdin" "--stdin .*No such file" run --stdin /nonexistent-mo
 check_bad "relative --cwd" "--cwd" run --cwd relative -- /bin/true
 check_bad "bad --env" "not a valid variable name" run --env 1BAD=x -- /bin/true
 check_bad "unknown command" "unknown command 'frob'" frob
-check_bad "a --cwd that does not exist inside" "working directory /nope" run --cwd /nope -- /bin/true
+check_bad "a --cwd that does not exist inside, and why" "working directory /nope: No such file or directory" run --cwd /nope -- /bin/true
 # A value is echoed with its control characters escaped, so the error stays
 # one line and cannot drive the terminal.
 check_bad "a newline in a size" "'5\\\\n' is not a size" run --mem $'5\n' -- /bin/true

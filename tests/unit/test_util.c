@@ -81,6 +81,27 @@ static void test_error_messages_are_one_line(void **state)
 	assert_null(strchr(moat_error_format(&err, buf, sizeof(buf)), '\n'));
 }
 
+/* A message that already names its reason keeps its errno for callers
+ * that act on it, without the errno text said twice; a plain one gets it. */
+static void test_error_said_keeps_the_code(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	char buf[MOAT_ERROR_MAX + 64];
+	moat_error_set_said(&err, -ENOENT, "mount /data: %s", strerror(ENOENT));
+	assert_int_equal(err.code, ENOENT);
+	assert_string_equal(moat_error_format(&err, buf, sizeof(buf)), "mount /data: No such file or directory");
+	moat_error_wrap(&err, "start");
+	assert_int_equal(err.code, ENOENT);
+	assert_string_equal(moat_error_format(&err, buf, sizeof(buf)), "start: mount /data: No such file or directory");
+	moat_error_set(&err, EACCES, "open /x");
+	assert_string_equal(moat_error_format(&err, buf, sizeof(buf)), "open /x: Permission denied");
+	moat_error_set_said(&err, EACCES, "open /x");
+	moat_error_clear(&err);
+	moat_error_set(&err, EPERM, "y");
+	assert_string_equal(moat_error_format(&err, buf, sizeof(buf)), "y: Operation not permitted");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -89,6 +110,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_utf8_is_escaped),
 		cmocka_unit_test(test_cap_never_cuts_an_escape),
 		cmocka_unit_test(test_error_messages_are_one_line),
+		cmocka_unit_test(test_error_said_keeps_the_code),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
