@@ -7,6 +7,7 @@
 #include "audit.h"
 #include "cli.h"
 #include "config.h"
+#include "egress.h"
 #include "policy.h"
 #include "probe.h"
 #include "record.h"
@@ -400,16 +401,13 @@ int moat_cmd_run(int argc, char **argv)
 	}
 	io.audit = audit;
 	io.record = rec;
-	moat_cli_net net;
-	int r = moat_cli_net_setup(c, policy, audit, &net, &err);
-	if (r < 0) {
-		moat_cli_net_done(&net);
+	moat_egress egress;
+	int r = moat_egress_from_policy(c, policy, audit, &egress, &err);
+	if (r < 0)
 		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
-	}
-	if (c->net == MOAT_NET_PROXY)
-		io.gateway = &net.cfg;
+	io.gateway = moat_egress_gateway(&egress);
 	r = moat_sandbox_run(c, &io, &res, &err);
-	moat_cli_net_done(&net);
+	moat_egress_done(&egress);
 	if (r < 0)
 		moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
 	else if (res.error[0])
