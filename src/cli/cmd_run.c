@@ -372,11 +372,11 @@ int moat_cmd_run(int argc, char **argv)
 	c->argv = moat__strv_copy(argv + first);
 	if (!c->argv)
 		return moat_cli_fail("out of memory");
-	if (policy && !(c->policy_yaml = moat_policy_to_yaml_inside(policy)))
-		return moat_cli_fail("out of memory");
 
 	moat_result res;
 	moat_error err = {0};
+	if (policy && moat_policy_attach(policy, c, &err) < 0)
+		return moat_cli_fail("out of memory");
 	if (policy && check_host_requirements(policy, &err) < 0) {
 		char ebuf[MOAT_ERROR_MAX + 64];
 		return moat_cli_fail("run: %s", moat_error_format(&err, ebuf, sizeof(ebuf)));

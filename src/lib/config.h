@@ -84,6 +84,9 @@ typedef struct moat_config {
 	 * MOAT_POLICY_INSIDE so that a run started inside this one is bounded
 	 * by it (MOAT_PARENT_POLICY points there). NULL: none. */
 	char *policy_yaml;
+	/* SHA-256 (hex) of the effective policy's YAML (moat_policy_attach),
+	 * logged in session.start; "" when the run has no policy. */
+	char policy_sha256[65];
 	moat_limits limits;
 	/* Programs that may be executed (policy exec.allow), absolute paths
 	 * inside the sandbox, enforced by Landlock; NULL means the system

@@ -1,6 +1,7 @@
 /* What a policy does to a run: filling a run configuration, taking the
  * command-line flags back, nesting (a child policy may only narrow its
  * parent), and the network decision the gateway asks for each request. */
+#include "audit.h"
 #include "netrules.h"
 #include "policy-internal.h"
 
@@ -698,3 +699,16 @@ int moat_policy_check_required(const moat_policy *p, const moat_isolation *iso, 
 	}
 	return 0;
 }
+
+int moat_policy_attach(const moat_policy *p, moat_config *c, moat_error *err)
+{
+	_cleanup_free_ char *full = moat_policy_to_yaml_run(p);
+	_cleanup_free_ char *inside = moat_policy_to_yaml_inside(p);
+	if (!full || !inside)
+		return moat_error_set(err, ENOMEM, "policy");
+	moat_audit_hash(full, strlen(full), c->policy_sha256);
+	free(c->policy_yaml);
+	c->policy_yaml = TAKE_PTR(inside);
+	return 0;
+}
+_Static_assert(sizeof(((moat_config *)0)->policy_sha256) == MOAT_AUDIT_HASH_HEX, "policy_sha256 holds one hash");
