@@ -1,6 +1,7 @@
 /* What a policy does to a run: filling a run configuration, taking the
  * command-line flags back, nesting (a child policy may only narrow its
  * parent), and the network decision the gateway asks for each request. */
+#include "baseroot.h"
 #include "audit.h"
 #include "netrules.h"
 #include "policy-internal.h"
@@ -272,9 +273,6 @@ static bool path_within(const char *p, const char *base)
 	return strncmp(p, base, n) == 0 && (p[n] == '\0' || p[n] == '/');
 }
 
-/* What every sandbox shows without a bind (mount.c builds it): the base
- * system read-only and a private /tmp. */
-static const char *const base_readonly[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"};
 
 /* 1 when path is visible in the parent and writable when rw is asked,
  * 0 when not visible, -1 when visible but read-only. */
@@ -291,9 +289,13 @@ static int parent_grants(const moat_policy *parent, const char *path, bool rw)
 		return 1;
 	if (path_within(path, "/tmp"))
 		return 1;
-	for (size_t i = 0; i < ELEMENTSOF(base_readonly); i++)
-		if (path_within(path, base_readonly[i]))
+	/* What every sandbox shows without a bind (mount.c builds it): the
+	 * base root and /etc, read-only. */
+	for (size_t i = 0; i < ELEMENTSOF(moat__base_system_dirs); i++)
+		if (path_within(path, moat__base_system_dirs[i]))
 			return rw ? -1 : 1;
+	if (path_within(path, "/etc"))
+		return rw ? -1 : 1;
 	return best;
 }
 
