@@ -175,7 +175,9 @@ static int set_str(char **dst, const char *v)
 /* Makes a host path absolute against the caller's working directory. */
 static int abs_host_path(const char *p, char **ret)
 {
-	if (p[0] == '/')
+	/* An empty path stays empty, to meet the policy's own check of the
+	 * field ("empty string") rather than become the current folder. */
+	if (p[0] == '/' || !p[0])
 		return (*ret = strdup(p)) ? 0 : -ENOMEM;
 	char cwd[MOAT_MAX_PATH];
 	if (!getcwd(cwd, sizeof(cwd)))

@@ -255,6 +255,10 @@ int moat_policy_take_flags(moat_policy *p, const moat_config *c, const moat_limi
 	int r = moat_policy_update_from_config(p, c, set, err);
 	if (r < 0)
 		return r;
+	/* The limits first, with the messages that name both the field and
+	 * its flag (limits.c); then every other field as in a policy file. */
+	if ((r = moat_limits_check(&c->limits, err)) < 0 || (r = moat__policy_check(p, err)) < 0)
+		return r;
 	_cleanup_policy_ moat_policy *parent = NULL, *check = NULL;
 	if ((r = load_parent(&parent, err)) < 0)
 		return r;
