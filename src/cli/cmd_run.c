@@ -209,6 +209,25 @@ static int add_bind(moat_config *c, const char *spec, unsigned flags, moat_error
 	return moat_config_add_bind_spec(c, full ? full : spec, flags, err);
 }
 
+/* --env NAME=VALUE, or --env NAME: the caller's value, not passed when
+ * unset (a bad name is refused either way). */
+static int add_env(moat_config *c, const char *spec, moat_error *err)
+{
+	if (strchr(spec, '='))
+		return moat_config_add_env(c, spec, err);
+	const char *v = getenv(spec);
+	_cleanup_free_ char *kv = NULL;
+	if (asprintf(&kv, "%s=%s", spec, v ? v : "") < 0)
+		return moat_error_set(err, ENOMEM, "env");
+	if (v)
+		return moat_config_add_env(c, kv, err);
+	/* Checked on a scratch configuration, then dropped. */
+	_cleanup_config_ moat_config *scratch = moat_config_new();
+	if (!scratch)
+		return moat_error_set(err, ENOMEM, "env");
+	return moat_config_add_env(scratch, kv, err);
+}
+
 /* Parses the options of `moat run` (and of commands that take the same
  * ones) into c. Returns the index of the first command word, or -1 after
  * printing an error. */
@@ -250,7 +269,7 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 			r = set_str(&c->cwd, optarg);
 			break;
 		case OPT_ENV:
-			r = moat_config_add_env(c, optarg, &err);
+			r = add_env(c, optarg, &err);
 			break;
 		case OPT_STDIN:
 			r = set_str(&c->stdin_path, optarg);
@@ -339,6 +358,50 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 		}
 	}
 	return optind;
+}
+
+static int run_fail_err(const moat_error *err)
+{
+	char buf[MOAT_ERROR_MAX + 64];
+	return moat_cli_fail("%s", moat_error_format(err, buf, sizeof(buf)));
+}
+
+/* --profile/--policy first, the flags on top (cli.h). */
+int moat_cli_load_run_config(int argc, char **argv, moat_config **ret, moat_policy **ret_policy, bool *ret_help)
+{
+	/* First pass: only to learn --profile and --policy (and to report bad
+	 * options once). */
+	_cleanup_config_ moat_config *scratch = moat_config_new();
+	if (!scratch)
+		return moat_cli_fail("out of memory"), -1;
+	int first = moat_cli_parse_run_options(argc, argv, scratch, ret_help);
+	if (first < 0 || *ret_help)
+		return first;
+
+	/* Second pass: the policy fills a fresh configuration, then the flags
+	 * change single fields on top. */
+	_cleanup_config_ moat_config *c = moat_config_new();
+	_cleanup_policy_ moat_policy *p = NULL;
+	moat_error err = {0};
+	if (!c)
+		return moat_cli_fail("out of memory"), -1;
+	if (moat_policy_load_into(scratch->profile, scratch->policy_path, c, &p, &err) < 0)
+		return run_fail_err(&err), -1;
+	/* The policy's pass-through names (env: [NAME]) take this process's
+	 * values, as --env NAME does. */
+	for (char **e = p->env; e && *e; e++)
+		if (!strchr(*e, '=') && add_env(c, *e, &err) < 0)
+			return run_fail_err(&err), -1;
+	moat_limits before = c->limits;
+	first = moat_cli_parse_run_options(argc, argv, c, ret_help);
+	if (first < 0)
+		return -1;
+	if (moat_policy_take_flags(p, c, &before, &err) < 0)
+		return run_fail_err(&err), -1;
+	*ret = TAKE_PTR(c);
+	if (ret_policy)
+		*ret_policy = TAKE_PTR(p);
+	return first;
 }
 
 /* The policy's require: list, checked against the host before anything

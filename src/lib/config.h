@@ -118,7 +118,8 @@ static inline void moat_config_freep(moat_config **c) { moat_config_free(*c); }
  * resolves policy-relative paths before calling). */
 int moat_config_add_bind_spec(moat_config *c, const char *spec, unsigned flags, moat_error *err);
 int moat_config_add_bind(moat_config *c, const char *src, const char *dst, unsigned flags, moat_error *err);
-/* "NAME" copies NAME from environ (skipped if unset); "NAME=VALUE" sets it. */
+/* Adds "NAME=VALUE". Copying a variable from the caller's environment is
+ * the front's choice (moat run --env NAME), never the library's. */
 int moat_config_add_env(moat_config *c, const char *spec, moat_error *err);
 /* Checks everything that can be checked before any side effect: paths,
  * ranges, forbidden bind targets. */

@@ -84,8 +84,10 @@ int moat_policy_apply(const moat_policy *p, moat_config *c, moat_error *err)
 	for (size_t i = 0; i < p->n_binds; i++)
 		if ((r = moat_config_add_bind(c, p->binds[i].src, p->binds[i].dst, p->binds[i].flags, err)) < 0)
 			return r;
+	/* A bare NAME passes the caller's value: the front reads its own
+	 * environment for it (moat run does), the engine never does. */
 	for (char **e = p->env; e && *e; e++)
-		if ((r = moat_config_add_env(c, *e, err)) < 0)
+		if (strchr(*e, '=') && (r = moat_config_add_env(c, *e, err)) < 0)
 			return r;
 	/* Only rules that restrict nothing but the host fit in the run
 	 * configuration's host list; narrower rules would be widened there,

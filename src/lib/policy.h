@@ -185,7 +185,9 @@ const char *const *moat_policy_profile_names(void);
  * network mode and hosts, stdin, tty, result/audit/record paths, hostname.
  * Fields the run configuration has no place for (rules with methods or
  * paths, approvals, secrets, exec allowlist, require) stay in the policy,
- * which the caller hands on to the sandbox and the gateway. */
+ * which the caller hands on to the sandbox and the gateway. env entries
+ * that are a bare NAME (pass the caller's value) are left to the front,
+ * which alone knows whose environment that is. */
 int moat_policy_apply(const moat_policy *p, moat_config *c, moat_error *err);
 
 /* Overwrites the policy's fields from a run configuration: what

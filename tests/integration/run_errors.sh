@@ -33,7 +33,7 @@ check_bad "zero pids" "at least 1" run --pids 0 -- /bin/true
 check_bad "missing --out" "--out .*No such file" run --out "$MOAT_TDIR/none" -- /bin/true
 check_bad "missing --stdin" "--stdin .*No such file" run --stdin /nonexistent-moat -- /bin/true
 check_bad "relative --cwd" "filesystem.cwd: .relative. is not a clean absolute path" run --cwd relative -- /bin/true
-check_bad "bad --env" "not a valid variable name" run --env 1BAD=x -- /bin/true
+check_bad "bad --env" "env: '1BAD' is not a variable name" run --env 1BAD=x -- /bin/true
 check_bad "unknown command" "unknown command 'frob'" frob
 check_bad "a --cwd that does not exist inside" "working directory /nope" run --cwd /nope -- /bin/true
 # A value is echoed with its control characters escaped, so the error stays

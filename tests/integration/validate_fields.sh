@@ -46,6 +46,16 @@ same "bind over /dev/shm" "--rw=/tmp:/dev/shm" 'filesystem: {read_write: ["/tmp:
 	'filesystem\.read_write'
 same "empty stdin" "--stdin=" 'stdin: ""' stdin
 same "empty result" "--result=" 'result: ""' result
+# --env is still read by the front first ("--env: "), then the same words.
+a=$("$MOAT" run --env 1BAD=x -- /bin/true 2>&1)
+printf 'version: 1\nenv: {1BAD: x}\n' >field.yaml
+b=$("$MOAT" run --policy field.yaml -- /bin/true 2>&1 | sed -E 's/^moat: field\.yaml:[0-9]+:[0-9]+: //')
+t_match "bad variable name: the flag's message ends with the policy's" "env: '1BAD' is not a variable name" "$a"
+t_eq "bad variable name: the policy's message" "env: '1BAD' is not a variable name (expected letters, digits and '_')" "$b"
+MOAT_TEST_FROM_CALLER=caller-value
+export MOAT_TEST_FROM_CALLER
+mrun run --env MOAT_TEST_FROM_CALLER --env MOAT_TEST_UNSET_HERE -- /bin/sh -c 'echo "$MOAT_TEST_FROM_CALLER ${MOAT_TEST_UNSET_HERE-unset}"'
+t_eq "--env NAME passes the caller's value, an unset one is not passed" "caller-value unset" "$OUT"
 same "empty audit log" "--audit=" 'audit: {log: ""}' 'audit\.log'
 
 # --out "" used to mount the current folder at /out.
