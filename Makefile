@@ -45,7 +45,7 @@ asan: asan-build
 # Both passes at full length: 1,000 leak runs, every attack in both modes
 # under the sanitizers. Not part of CI (about an hour on two cores).
 soak: asan-build
-	@MOAT_SOAK=1 tests/run $(BUILD); a=$$?; \
+	@MOAT_SOAK=1 MOAT_SCRIPT_TIMEOUT=$${MOAT_SCRIPT_TIMEOUT:-14400} tests/run $(BUILD); a=$$?; \
 	MOAT_SOAK=1 MOAT_SANITIZED=1 MOAT_TEST_PROGRAMS=$(BUILD) tests/run $(ASAN); b=$$?; \
 	[ $$a -eq 0 ] && [ $$b -eq 0 ]
 

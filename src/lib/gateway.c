@@ -997,11 +997,19 @@ static void upstream_connected(gw_conn *c)
 		relay_start(c, ST_RELAY);
 		return;
 	}
-	/* The ClientHello gets a deadline of its own, from the 200 on: the
-	 * client could not send it before, and a loaded client with many
-	 * tunnels opening at once may take a while to get to it. */
-	if (c->deadline)
-		evtimer_add(c->deadline, &c->gw->head_timeout);
+	/* The ClientHello gets a deadline of its own, from the 200 on and
+	 * twice as long: the client could not send it before, and a loaded
+	 * client opening many tunnels at once may take a while to get to it. */
+	if (c->deadline) {
+		struct timeval twice = c->gw->head_timeout;
+		twice.tv_sec *= 2;
+		twice.tv_usec *= 2;
+		if (twice.tv_usec >= 1000000) {
+			twice.tv_sec += 1;
+			twice.tv_usec -= 1000000;
+		}
+		evtimer_add(c->deadline, &twice);
+	}
 	c->state = ST_TLS_PEEK;
 	tunnel_peek(c);
 }
@@ -1632,6 +1640,10 @@ void moat_gateway_get_stats(const moat_gateway *gw, moat_gateway_stats *ret)
 char **moat_gateway_proxy_env(uint16_t port)
 {
 	char http[64], socks[64];
+	/* The sandbox's own loopback servers are reached directly: the
+	 * gateway would refuse loopback, and the namespace's loopback holds
+	 * nothing but the sandbox's own. */
+	static const char loopback[] = "localhost,127.0.0.1,::1";
 	snprintf(http, sizeof(http), "http://127.0.0.1:%u", (unsigned)port);
 	snprintf(socks, sizeof(socks), "socks5h://127.0.0.1:%u", (unsigned)port);
 	const struct {
@@ -1639,7 +1651,7 @@ char **moat_gateway_proxy_env(uint16_t port)
 	} vars[] = {
 		{"HTTP_PROXY", http}, {"HTTPS_PROXY", http}, {"ALL_PROXY", socks},
 		{"http_proxy", http}, {"https_proxy", http}, {"all_proxy", socks},
-		{"NO_PROXY", ""},     {"no_proxy", ""},
+		{"NO_PROXY", loopback}, {"no_proxy", loopback},
 	};
 	char **env = NULL;
 	for (size_t i = 0; i < ELEMENTSOF(vars); i++) {

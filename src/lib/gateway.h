@@ -96,7 +96,7 @@ typedef struct moat_gateway_config {
 	 * once, so idle connections cannot use up the supervisor's
 	 * descriptors. A client must have sent its whole request (head or
 	 * SOCKS5 request) head_timeout_ms after it connected, and a tunnel's
-	 * ClientHello head_timeout_ms after the tunnel was opened, however it
+	 * ClientHello twice that after the tunnel was opened, however it
 	 * trickles the bytes (0: 30 s). At most events_per_sec
 	 * events reach on_event each second, after a burst of ten seconds'
 	 * worth (0: 50); the rest are counted into one net.flood event a

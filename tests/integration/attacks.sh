@@ -142,6 +142,7 @@ for bin in "$MOAT_ATTACKS"/attack_*; do
 		continue ;;
 	esac
 	runline=$(sed -n '2s|^/\* RUN: \(.*\) \*/$|\1|p' "$src")
+	runline="${runline//@TDIR@/$MOAT_TDIR}"
 	opts="${runline%%|*}"
 	expect=""
 	case "$runline" in *"EXPECT:"*) expect="${runline##*EXPECT: }" ;; esac
@@ -156,8 +157,13 @@ for bin in "$MOAT_ATTACKS"/attack_*; do
 	close_fd=$(sed -n '2,3s|^/\* CLOSE: \([0-2]\) \*/$|\1|p' "$src")
 	closer=()
 	[ -n "$close_fd" ] && closer=(bash -c "exec $close_fd>&-; exec \"\$@\"" _)
-	MOAT_HOST_SECRET="$SECRET" "${closer[@]}" timeout -k 5 60 "$MOAT" run --ro "$MOAT_ATTACKS:/attacks" --out "$out" \
-		--rw "$MOAT_TDIR/rw-$name:/rw" "${ENVS[@]}" --result "$res" $opts -- "/attacks/attack_$name" \
+	# Without a closed descriptor the run gets /out and a --rw folder; with
+	# one, nothing but its own options, so that what moat opens first is
+	# what the attack names (the audit log), as a plain call would.
+	binds=(--out "$out" --rw "$MOAT_TDIR/rw-$name:/rw")
+	[ -n "$close_fd" ] && binds=()
+	MOAT_HOST_SECRET="$SECRET" "${closer[@]}" timeout -k 5 60 "$MOAT" run --ro "$MOAT_ATTACKS:/attacks" \
+		"${binds[@]}" "${ENVS[@]}" --result "$res" $opts -- "/attacks/attack_$name" \
 		>"$MOAT_TDIR/stdout" 2>"$MOAT_TDIR/err" </dev/null && RC=0 || RC=$?
 	OUT=$(head -c 4096 "$MOAT_TDIR/stdout")
 	status=$(json "$res" 'j["status"]' 2>/dev/null)
@@ -190,6 +196,13 @@ for bin in "$MOAT_ATTACKS"/attack_*; do
 		fi
 	fi
 	case "$name" in outlive_*) sleep 3.5 ;; esac
+	# With a descriptor of moat closed, what the sandbox writes must reach
+	# no host file in its place (the attack writes a mark on 0, 1 and 2).
+	if [ -n "$close_fd" ]; then
+		leaked=$(grep -rl --exclude=stdout --exclude=err "MOAT-STDIO-MARK" "$MOAT_TDIR" 2>/dev/null | head -1)
+		[ -n "$leaked" ] && held=no && verdict="the sandbox's stdio went into $leaked"
+		rm -f "$MOAT_TDIR"/audit-stdio-*.jsonl
+	fi
 	bad=$(host_unchanged "$name" "$out")
 	if [ "$held" = yes ] && [ -z "$bad" ]; then
 		t_ok "$name: $verdict"

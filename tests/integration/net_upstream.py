@@ -90,11 +90,27 @@ class TlsHandler(Handler):
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # Tests open up to 100 connections at once; the default backlog of 5
+    # drops the rest on a loaded machine, until the gateway's connect times out.
+    request_queue_size = 128
 
     def __init__(self, addr, handler):
         host, port = addr
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), handler)
+
+
+class TlsServer(Server):
+    """TLS per connection, the handshake in the connection's own thread: a
+    listening socket wrapped whole would make every handshake wait in line
+    in the accept loop."""
+
+    def finish_request(self, request, client_address):
+        try:
+            request = self.ctx.wrap_socket(request, server_side=True)
+        except (OSError, ssl.SSLError):
+            return
+        super().finish_request(request, client_address)
 
 
 def split(addr):
@@ -185,10 +201,9 @@ def main():
             ports[name] = srv.server_address[1]
             serve(srv)
     if a.tls:
-        srv = Server(split(a.tls), TlsHandler)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(a.cert, a.key)
-        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+        srv = TlsServer(split(a.tls), TlsHandler)
+        srv.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        srv.ctx.load_cert_chain(a.cert, a.key)
         ports["tls"] = srv.server_address[1]
         serve(srv)
     counter = {"a_queries": 0}

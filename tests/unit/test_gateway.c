@@ -1187,12 +1187,13 @@ static void test_proxy_env(void **state)
 	(void)state;
 	char **env = moat_gateway_proxy_env(3128);
 	assert_non_null(env);
-	bool http = false, socks = false;
+	bool http = false, socks = false, noproxy = false;
 	for (char **e = env; *e; e++) {
 		http = http || strcmp(*e, "https_proxy=http://127.0.0.1:3128") == 0;
 		socks = socks || strcmp(*e, "ALL_PROXY=socks5h://127.0.0.1:3128") == 0;
+		noproxy = noproxy || strcmp(*e, "NO_PROXY=localhost,127.0.0.1,::1") == 0;
 	}
-	assert_true(http && socks);
+	assert_true(http && socks && noproxy);
 	moat__strv_free(env);
 }
 
