@@ -44,23 +44,6 @@ int moat_cli_load_run_config(int argc, char **argv, moat_config **ret, moat_poli
 int moat_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Network options of `moat run` (run_net.c). */
-#include "config.h"
-#include "gateway.h"
-typedef struct moat_cli_net {
-	moat_gateway_config cfg;
-	moat_netrules *rules;
-	moat_gateway_host *hosts;
-	size_t n_hosts;
-	int log_fd;
-	struct moat_audit *audit; /* not owned */
-} moat_cli_net;
 /* Applies one of --net, --allow-host, --allow-private, --net-host,
  * --resolver, --net-log (name without dashes). */
 int moat_cli_run_net_option(moat_config *c, const char *name, const char *value, moat_error *err);
-/* The gateway configuration for c, when c->net is proxy. */
-struct moat_policy;
-struct moat_audit;
-/* audit may be NULL; when set, every net.request event also goes there. */
-int moat_cli_net_setup(const moat_config *c, const struct moat_policy *policy, struct moat_audit *audit,
-		       moat_cli_net *n, moat_error *err);
-void moat_cli_net_done(moat_cli_net *n);

@@ -1,4 +1,5 @@
 /* moat audit verify|show LOG: prove a log intact; read it. */
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -159,6 +160,15 @@ static bool type_matches(const char *type, const char *want)
 	size_t n = strlen(want);
 	/* "file" matches file.open, file.write...; "file.open" only itself. */
 	return strcmp(type, want) == 0 || (strncmp(type, want, n) == 0 && type[n] == '.');
+}
+
+void moat_cli_sleep(double s)
+{
+	if (s <= 0)
+		return;
+	struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }
 
 int moat_cli_audit_walk(const char *path, const moat_cli_walk *w)

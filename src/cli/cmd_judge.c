@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "judge.h"
+#include "egress.h"
 #include "policy.h"
 
 static void judge_usage(FILE *f)
@@ -152,7 +153,8 @@ static int fail_err(const char *what, const moat_error *err)
 
 /* Checks what can be checked before the first sandbox, runs the cases and
  * prints the summary; returns the exit status. */
-static int grade(moat_config *c, const moat_judge_program *prog, const moat_judge_suite *suite, unsigned parallel)
+static int grade(moat_config *c, const moat_policy *policy, const moat_judge_program *prog,
+		 const moat_judge_suite *suite, unsigned parallel)
 {
 	moat_error err = {0};
 	if (moat_judge_program_configure(prog, c, &err) < 0)
@@ -166,8 +168,16 @@ static int grade(moat_config *c, const moat_judge_program *prog, const moat_judg
 	if (moat_config_validate(&check, &err) < 0)
 		return fail_err(NULL, &err);
 
+	/* The same gateway as moat run's, from the same policy, shared by
+	 * every case. */
+	moat_egress egress;
+	if (moat_egress_from_policy(c, policy, NULL, &egress, &err) < 0)
+		return fail_err(NULL, &err);
 	moat_judge_totals totals = {0};
-	if (moat_judge_run_suite(c, prog, suite, parallel, emit_line, NULL, &totals, &err) < 0)
+	int r = moat_judge_run_suite(c, moat_egress_gateway(&egress), prog, suite, parallel, emit_line, NULL,
+				     &totals, &err);
+	moat_egress_done(&egress);
+	if (r < 0)
 		return fail_err(NULL, &err);
 	_cleanup_free_ char *summary = moat_judge_totals_json(&totals);
 	moat_judge_totals_done(&totals);
@@ -250,7 +260,7 @@ int moat_cmd_judge(int argc, char **argv)
 		return fail_err(NULL, &err);
 
 	catch_fatal_signals(&prog);
-	r = grade(c, &prog, suite, parallel);
+	r = grade(c, policy, &prog, suite, parallel);
 	moat_judge_program_done(&prog);
 	return r;
 }

@@ -1,6 +1,6 @@
 /* moat policy check|explain|show: validate a policy file, summarise it for
- * a reviewer, print the effective policy after defaults and flags. Also the
- * loading step `moat run` shares: --profile/--policy first, flags on top. */
+ * a reviewer, print the effective policy after defaults and flags (loaded
+ * as `moat run` loads them, cmd_run.c). */
 #include <getopt.h>
 #include <string.h>
 
@@ -26,38 +26,6 @@ static int fail_err(const moat_error *err)
 {
 	char buf[MOAT_ERROR_MAX + 64];
 	return moat_cli_fail("%s", moat_error_format(err, buf, sizeof(buf)));
-}
-
-int moat_cli_load_run_config(int argc, char **argv, moat_config **ret, moat_policy **ret_policy, bool *ret_help)
-{
-	/* First pass: only to learn --profile and --policy (and to report bad
-	 * options once). */
-	_cleanup_config_ moat_config *scratch = moat_config_new();
-	if (!scratch)
-		return moat_cli_fail("out of memory"), -1;
-	int first = moat_cli_parse_run_options(argc, argv, scratch, ret_help);
-	if (first < 0 || *ret_help)
-		return first;
-
-	/* Second pass: the policy fills a fresh configuration, then the flags
-	 * change single fields on top. */
-	_cleanup_config_ moat_config *c = moat_config_new();
-	_cleanup_policy_ moat_policy *p = NULL;
-	moat_error err = {0};
-	if (!c)
-		return moat_cli_fail("out of memory"), -1;
-	if (moat_policy_load_into(scratch->profile, scratch->policy_path, c, &p, &err) < 0)
-		return fail_err(&err), -1;
-	moat_limits before = c->limits;
-	first = moat_cli_parse_run_options(argc, argv, c, ret_help);
-	if (first < 0)
-		return -1;
-	if (moat_policy_take_flags(p, c, &before, &err) < 0)
-		return fail_err(&err), -1;
-	*ret = TAKE_PTR(c);
-	if (ret_policy)
-		*ret_policy = TAKE_PTR(p);
-	return first;
 }
 
 static int policy_check(int argc, char **argv)

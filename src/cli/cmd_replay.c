@@ -10,15 +10,6 @@
 #include "cli.h"
 #include "util.h"
 
-void moat_cli_sleep(double s)
-{
-	if (s <= 0)
-		return;
-	struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static int usage(FILE *f, int rc)
 {
 	fprintf(f, "usage: moat replay FILE.cast [--speed X] [--max-idle S]\n"

@@ -7,6 +7,7 @@
 #include "audit.h"
 #include "cli.h"
 #include "config.h"
+#include "egress.h"
 #include "policy.h"
 #include "probe.h"
 #include "record.h"
@@ -183,7 +184,9 @@ static int set_str(char **dst, const char *v)
 /* Makes a host path absolute against the caller's working directory. */
 static int abs_host_path(const char *p, char **ret)
 {
-	if (p[0] == '/')
+	/* An empty path stays empty, to meet the policy's own check of the
+	 * field ("empty string") rather than become the current folder. */
+	if (p[0] == '/' || !p[0])
 		return (*ret = strdup(p)) ? 0 : -ENOMEM;
 	char cwd[MOAT_MAX_PATH];
 	if (!getcwd(cwd, sizeof(cwd)))
@@ -213,6 +216,25 @@ static int add_bind(moat_config *c, const char *spec, unsigned flags, moat_error
 					      flags & MOAT_BIND_RW ? "--rw" : "--ro", spec);
 	}
 	return moat_config_add_bind_spec(c, full ? full : spec, flags, err);
+}
+
+/* --env NAME=VALUE, or --env NAME: the caller's value, not passed when
+ * unset (a bad name is refused either way). */
+static int add_env(moat_config *c, const char *spec, moat_error *err)
+{
+	if (strchr(spec, '='))
+		return moat_config_add_env(c, spec, err);
+	const char *v = getenv(spec);
+	_cleanup_free_ char *kv = NULL;
+	if (asprintf(&kv, "%s=%s", spec, v ? v : "") < 0)
+		return moat_error_set(err, ENOMEM, "env");
+	if (v)
+		return moat_config_add_env(c, kv, err);
+	/* Checked on a scratch configuration, then dropped. */
+	_cleanup_config_ moat_config *scratch = moat_config_new();
+	if (!scratch)
+		return moat_error_set(err, ENOMEM, "env");
+	return moat_config_add_env(scratch, kv, err);
 }
 
 /* Parses the options of `moat run` (and of commands that take the same
@@ -256,7 +278,7 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 			r = set_str(&c->cwd, optarg);
 			break;
 		case OPT_ENV:
-			r = moat_config_add_env(c, optarg, &err);
+			r = add_env(c, optarg, &err);
 			break;
 		case OPT_STDIN:
 			r = set_str(&c->stdin_path, optarg);
@@ -353,6 +375,50 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 	return optind;
 }
 
+static int run_fail_err(const moat_error *err)
+{
+	char buf[MOAT_ERROR_MAX + 64];
+	return moat_cli_fail("%s", moat_error_format(err, buf, sizeof(buf)));
+}
+
+/* --profile/--policy first, the flags on top (cli.h). */
+int moat_cli_load_run_config(int argc, char **argv, moat_config **ret, moat_policy **ret_policy, bool *ret_help)
+{
+	/* First pass: only to learn --profile and --policy (and to report bad
+	 * options once). */
+	_cleanup_config_ moat_config *scratch = moat_config_new();
+	if (!scratch)
+		return moat_cli_fail("out of memory"), -1;
+	int first = moat_cli_parse_run_options(argc, argv, scratch, ret_help);
+	if (first < 0 || *ret_help)
+		return first;
+
+	/* Second pass: the policy fills a fresh configuration, then the flags
+	 * change single fields on top. */
+	_cleanup_config_ moat_config *c = moat_config_new();
+	_cleanup_policy_ moat_policy *p = NULL;
+	moat_error err = {0};
+	if (!c)
+		return moat_cli_fail("out of memory"), -1;
+	if (moat_policy_load_into(scratch->profile, scratch->policy_path, c, &p, &err) < 0)
+		return run_fail_err(&err), -1;
+	/* The policy's pass-through names (env: [NAME]) take this process's
+	 * values, as --env NAME does. */
+	for (char **e = p->env; e && *e; e++)
+		if (!strchr(*e, '=') && add_env(c, *e, &err) < 0)
+			return run_fail_err(&err), -1;
+	moat_limits before = c->limits;
+	first = moat_cli_parse_run_options(argc, argv, c, ret_help);
+	if (first < 0)
+		return -1;
+	if (moat_policy_take_flags(p, c, &before, &err) < 0)
+		return run_fail_err(&err), -1;
+	*ret = TAKE_PTR(c);
+	if (ret_policy)
+		*ret_policy = TAKE_PTR(p);
+	return first;
+}
+
 /* The policy's require: list, checked against the host before anything
  * starts, so a run that would lack a required layer never begins. */
 static int check_host_requirements(const moat_policy *p, moat_error *err)
@@ -386,11 +452,11 @@ int moat_cmd_run(int argc, char **argv)
 	c->argv = moat__strv_copy(argv + first);
 	if (!c->argv)
 		return moat_cli_fail("out of memory");
-	if (policy && !(c->policy_yaml = moat_policy_to_yaml_inside(policy)))
-		return moat_cli_fail("out of memory");
 
 	moat_result res;
 	moat_error err = {0};
+	if (policy && moat_policy_attach(policy, c, &err) < 0)
+		return moat_cli_fail("out of memory");
 	if (policy && check_host_requirements(policy, &err) < 0) {
 		char ebuf[MOAT_ERROR_MAX + 64];
 		return moat_cli_fail("run: %s", moat_error_format(&err, ebuf, sizeof(ebuf)));
@@ -417,16 +483,13 @@ int moat_cmd_run(int argc, char **argv)
 	io.record = rec;
 	/* moat run is a filter: what is piped into it is the command's input. */
 	io.stdin_inherit = true;
-	moat_cli_net net;
-	int r = moat_cli_net_setup(c, policy, audit, &net, &err);
-	if (r < 0) {
-		moat_cli_net_done(&net);
+	moat_egress egress;
+	int r = moat_egress_from_policy(c, policy, audit, &egress, &err);
+	if (r < 0)
 		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
-	}
-	if (c->net == MOAT_NET_PROXY)
-		io.gateway = &net.cfg;
+	io.gateway = moat_egress_gateway(&egress);
 	r = moat_sandbox_run(c, &io, &res, &err);
-	moat_cli_net_done(&net);
+	moat_egress_done(&egress);
 	if (r < 0)
 		moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
 	else if (res.error[0])

@@ -162,18 +162,11 @@ int moat_audit_session_stop(moat_audit *a, const moat_result *r, json_t *extra, 
 void moat__audit_run_started(moat_audit *a, const moat_config *c, const moat_isolation *iso, pid_t cmd_pid,
 			     bool trail)
 {
-	char hash[MOAT_AUDIT_HASH_HEX];
-	bool hashed = false;
-	if (c->policy_path) {
-		_cleanup_free_ char *text = NULL;
-		int n = moat__read_file_at(AT_FDCWD, c->policy_path, 1u << 20, &text);
-		if (n >= 0) {
-			moat_audit_hash(text, (size_t)n, hash);
-			hashed = true;
-		}
-	}
+	/* The hash of the effective policy, flags included, computed once
+	 * when it was attached (not the file re-read, which may have changed
+	 * since). */
 	const char *name = c->profile ? c->profile : c->policy_path ? c->policy_path : "code";
-	moat_audit_session_start(a, name, hashed ? hash : NULL, c->argv, iso, NULL);
+	moat_audit_session_start(a, name, c->policy_sha256[0] ? c->policy_sha256 : NULL, c->argv, iso, NULL);
 	/* With the trail on, the exec is seen by the kernel's own account of
 	 * it, with the path PATH search found. */
 	if (!trail && cmd_pid > 0)

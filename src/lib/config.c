@@ -179,32 +179,26 @@ int moat_config_add_bind_spec(moat_config *c, const char *spec, unsigned flags, 
 int moat_config_add_env(moat_config *c, const char *spec, moat_error *err)
 {
 	if (moat__strv_length(c->env) >= MOAT_MAX_ENV)
-		return moat_error_set(err, MOAT_EINPUT, "too many --env (at most %d)", MOAT_MAX_ENV);
+		return moat_error_set(err, MOAT_EINPUT, "env: more than %d variables", MOAT_MAX_ENV);
 	const char *eq = strchr(spec, '=');
 	size_t nlen = eq ? (size_t)(eq - spec) : strlen(spec);
-	if (nlen == 0)
-		return moat_error_set(err, MOAT_EINPUT, "--env %s: empty variable name", spec);
-	for (size_t i = 0; i < nlen; i++) {
+	bool ok = nlen > 0;
+	for (size_t i = 0; ok && i < nlen; i++) {
 		char ch = spec[i];
-		bool ok = ch == '_' || (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-			  (i > 0 && ch >= '0' && ch <= '9');
-		if (!ok)
-			return moat_error_set(err, MOAT_EINPUT, "--env %.*s: not a valid variable name", (int)nlen, spec);
+		ok = ch == '_' || (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (i > 0 && ch >= '0' && ch <= '9');
 	}
+	/* The same words as a policy's env: field. */
+	if (!ok)
+		return moat_error_set(err, MOAT_EINPUT, "env: '%.*s' is not a variable name (expected letters, digits and '_')",
+				      (int)nlen, spec);
+	/* Taking a value from the caller's environment is the front's
+	 * business (a daemon's environment is not its client's). */
+	if (!eq)
+		return moat_error_set(err, MOAT_EINPUT, "env: '%s' has no value (expected NAME=VALUE)", spec);
 	if (strlen(spec) > MOAT_MAX_ENV_BYTES)
-		return moat_error_set(err, MOAT_EINPUT, "--env %.*s: value too long", (int)nlen, spec);
-	const char *entry = spec;
-	if (!eq) {
-		/* Pass the caller's value; an unset variable is simply not passed. */
-		const char *v = getenv(spec);
-		if (!v)
-			return 0;
-		_cleanup_free_ char *kv = NULL;
-		if (asprintf(&kv, "%s=%s", spec, v) < 0)
-			return moat_error_set(err, ENOMEM, "--env");
-		return moat__strv_push(&c->env, kv) < 0 ? moat_error_set(err, ENOMEM, "--env") : 0;
-	}
-	return moat__strv_push(&c->env, entry) < 0 ? moat_error_set(err, ENOMEM, "--env") : 0;
+		return moat_error_set(err, MOAT_EINPUT, "env.%.*s: value too long (at most %u bytes)", (int)nlen, spec,
+				      MOAT_MAX_ENV_BYTES);
+	return moat__strv_push(&c->env, spec) < 0 ? moat_error_set(err, ENOMEM, "env") : 0;
 }
 
 typedef enum range_kind { RANGE_COUNT, RANGE_SIZE, RANGE_DURATION, RANGE_CPUS } range_kind;

@@ -84,6 +84,9 @@ typedef struct moat_config {
 	 * MOAT_POLICY_INSIDE so that a run started inside this one is bounded
 	 * by it (MOAT_PARENT_POLICY points there). NULL: none. */
 	char *policy_yaml;
+	/* SHA-256 (hex) of the effective policy's YAML (moat_policy_attach),
+	 * logged in session.start; "" when the run has no policy. */
+	char policy_sha256[65];
 	moat_limits limits;
 	/* Programs that may be executed (policy exec.allow), absolute paths
 	 * inside the sandbox, enforced by Landlock; NULL means the system
@@ -115,7 +118,8 @@ static inline void moat_config_freep(moat_config **c) { moat_config_free(*c); }
  * resolves policy-relative paths before calling). */
 int moat_config_add_bind_spec(moat_config *c, const char *spec, unsigned flags, moat_error *err);
 int moat_config_add_bind(moat_config *c, const char *src, const char *dst, unsigned flags, moat_error *err);
-/* "NAME" copies NAME from environ (skipped if unset); "NAME=VALUE" sets it. */
+/* Adds "NAME=VALUE". Copying a variable from the caller's environment is
+ * the front's choice (moat run --env NAME), never the library's. */
 int moat_config_add_env(moat_config *c, const char *spec, moat_error *err);
 /* Checks everything that can be checked before any side effect: paths,
  * ranges, forbidden bind targets. */

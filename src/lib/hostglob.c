@@ -1,4 +1,5 @@
 #include "hostglob.h"
+#include "netaddr.h"
 
 #include <string.h>
 
@@ -46,6 +47,12 @@ static const char *glob_problem(const char *pattern)
 		return "'*' would match every host";
 	if (pattern[0] == '*' && pattern[1] == '*')
 		return "'**' is not a pattern; use *.example.com";
+	/* An IPv6 address in brackets, as a URL writes it ([::1]): what the
+	 * gateway's rules take, in a policy file as on the command line. */
+	size_t len = strlen(pattern);
+	moat_addr a;
+	if (pattern[0] == '[' && len > 2 && pattern[len - 1] == ']')
+		return moat_addr_parse(pattern, len, &a) == 0 ? NULL : "not an IPv6 address in brackets";
 	if (pattern[0] != '*')
 		return name_problem(pattern, NULL, NULL);
 	if (pattern[1] != '.')

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct moat_gateway_config; /* gateway.h */
+
 /* Caps on what a cases file may ask for, in one place. */
 #define MOAT_JUDGE_MAX_FILE_BYTES (64u << 20)  /* the whole cases file */
 #define MOAT_JUDGE_MAX_CASES 10000             /* cases in one file */
@@ -217,10 +219,13 @@ typedef struct moat_judge_outcome {
 } moat_judge_outcome;
 
 /* Runs one case in a fresh sandbox made from base (its argv, limits and
- * stdin are replaced per case) and decides the verdict. Returns 0 whenever
- * a verdict was reached, setup_error included. */
-int moat_judge_run_case(const moat_config *base, const moat_judge_program *p, const moat_judge_case *c,
-			moat_judge_outcome *ret, moat_error *err);
+ * stdin are replaced per case) and decides the verdict. gateway: the
+ * egress of every case (moat_egress_gateway), required when base->net is
+ * proxy, else NULL. Returns 0 whenever a verdict was reached, setup_error
+ * included. */
+int moat_judge_run_case(const moat_config *base, const struct moat_gateway_config *gateway,
+			const moat_judge_program *p, const moat_judge_case *c, moat_judge_outcome *ret,
+			moat_error *err);
 /* The case's JSON line (no newline); caller frees. */
 char *moat_judge_outcome_json(const moat_judge_case *c, size_t index, const moat_judge_outcome *o);
 
@@ -241,8 +246,8 @@ typedef void (*moat_judge_emit_fn)(void *userdata, const char *line);
  * its own, and emits the lines in case order as soon as each is known.
  * Fails only when moat itself cannot go on (a setup error of one case is a
  * verdict, not a failure). */
-int moat_judge_run_suite(const moat_config *base, const moat_judge_program *p, const moat_judge_suite *s,
-			 unsigned parallel, moat_judge_emit_fn emit, void *userdata, moat_judge_totals *ret,
+int moat_judge_run_suite(const moat_config *base, const struct moat_gateway_config *gateway,
+			 const moat_judge_program *p, const moat_judge_suite *s, unsigned parallel, moat_judge_emit_fn emit, void *userdata, moat_judge_totals *ret,
 			 moat_error *err);
 void moat_judge_totals_done(moat_judge_totals *t);
 /* The summary line (no newline); caller frees. */

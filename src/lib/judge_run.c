@@ -4,6 +4,7 @@
 #include "judge.h"
 #include "sweep.h"
 
+#include "gateway.h"
 #include "sandbox.h"
 
 #include <fcntl.h>
@@ -239,8 +240,9 @@ static void on_output(void *userdata, int stream, const char *buf, size_t len)
 	cap->out_len += len;
 }
 
-int moat_judge_run_case(const moat_config *base, const moat_judge_program *p, const moat_judge_case *c,
-			moat_judge_outcome *ret, moat_error *err)
+int moat_judge_run_case(const moat_config *base, const moat_gateway_config *gateway,
+			const moat_judge_program *p, const moat_judge_case *c, moat_judge_outcome *ret,
+			moat_error *err)
 {
 	memset(ret, 0, sizeof(*ret));
 	moat_result_init(&ret->result);
@@ -268,6 +270,7 @@ int moat_judge_run_case(const moat_config *base, const moat_judge_program *p, co
 	io.forward_stdout_fd = -1;
 	io.forward_stderr_fd = -1;
 	io.stdin_data_set = true;
+	io.gateway = gateway;
 	if (c->is_call) {
 		if ((r = moat_judge_nonce(nonce, err)) < 0)
 			return r;
@@ -382,6 +385,7 @@ typedef struct worker {
 
 typedef struct pool {
 	const moat_config *base;
+	const moat_gateway_config *gateway;
 	const moat_judge_program *p;
 	const moat_judge_suite *s;
 	worker *w;
@@ -402,7 +406,7 @@ _noreturn_ static void worker_main(const pool *pl, size_t i, int fd)
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT};
 	for (size_t k = 0; k < ELEMENTSOF(sigs); k++)
 		signal(sigs[k], SIG_DFL);
-	if (moat_judge_run_case(pl->base, pl->p, c, &o, &err) < 0) {
+	if (moat_judge_run_case(pl->base, pl->gateway, pl->p, c, &o, &err) < 0) {
 		char buf[MOAT_ERROR_MAX + 64];
 		o.verdict = MOAT_JUDGE_SETUP_ERROR;
 		snprintf(o.detail, sizeof(o.detail), "%s", moat_error_format(&err, buf, sizeof(buf)));
@@ -522,8 +526,8 @@ static void kill_workers(pool *pl)
 	}
 }
 
-int moat_judge_run_suite(const moat_config *base, const moat_judge_program *p, const moat_judge_suite *s,
-			 unsigned parallel, moat_judge_emit_fn emit, void *userdata, moat_judge_totals *ret,
+int moat_judge_run_suite(const moat_config *base, const moat_gateway_config *gateway,
+			 const moat_judge_program *p, const moat_judge_suite *s, unsigned parallel, moat_judge_emit_fn emit, void *userdata, moat_judge_totals *ret,
 			 moat_error *err)
 {
 	memset(ret, 0, sizeof(*ret));
@@ -535,7 +539,7 @@ int moat_judge_run_suite(const moat_config *base, const moat_judge_program *p, c
 		parallel = (unsigned)s->n_cases;
 
 	uint64_t t0 = moat__now_ns();
-	pool pl = {.base = base, .p = p, .s = s, .n_w = parallel};
+	pool pl = {.base = base, .gateway = gateway, .p = p, .s = s, .n_w = parallel};
 	_cleanup_free_ worker *w = calloc(parallel, sizeof(*w));
 	_cleanup_free_ char **lines = calloc(s->n_cases, sizeof(*lines));
 	_cleanup_free_ moat_judge_verdict *verdicts = calloc(s->n_cases, sizeof(*verdicts));

@@ -7,6 +7,7 @@
  * the network namespace's to confine (see the end of moat__landlock_plan).
  * Each ABI adds rights; moat uses what the kernel offers and reports the ABI
  * it used. */
+#include "baseroot.h"
 #include "confine.h"
 #include "landlock-compat.h"
 #include "landlock.h"
@@ -36,8 +37,6 @@
  * /dev/null) is normal, and shells open /dev/null with O_TRUNC. */
 #define LL_DEV (LL_READ | MOAT_LL_FS_WRITE_FILE | MOAT_LL_FS_TRUNCATE | MOAT_LL_FS_IOCTL_DEV)
 
-/* Where executables live when no exec allowlist is given. */
-static const char *const system_exec_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
 /* ELF interpreters: with an allowlist, execve of an allowed dynamic binary
  * still opens its loader for execution, so the loader must be allowed too. */
 static const char *const elf_loaders[] = {
@@ -96,8 +95,10 @@ int moat__landlock_plan(const moat_config *c, int abi, moat_ll_plan *ret, moat_e
 		return r;
 
 	if (!p->exec_allowlist) {
-		for (size_t i = 0; i < ELEMENTSOF(system_exec_dirs); i++)
-			if ((r = plan_add(p, system_exec_dirs[i], LL_READ | MOAT_LL_FS_EXECUTE, true, err)) < 0)
+		/* Where executables live when no exec allowlist is given:
+		 * the base root. */
+		for (size_t i = 0; i < ELEMENTSOF(moat__base_system_dirs); i++)
+			if ((r = plan_add(p, moat__base_system_dirs[i], LL_READ | MOAT_LL_FS_EXECUTE, true, err)) < 0)
 				return r;
 	} else {
 		for (char **e = c->exec_allow; *e; e++)

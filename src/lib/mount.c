@@ -9,6 +9,7 @@
  * to the new root with RESOLVE_NO_SYMLINKS, one component at a time: a
  * symlink planted in a persistent bind by an earlier run cannot redirect a
  * mount onto the host (runc CVE-2021-30465). */
+#include "baseroot.h"
 #include "hostetc.h"
 #include "sandbox-internal.h"
 #include "syscalls.h"
@@ -112,8 +113,8 @@ typedef struct host_src {
 static host_src host_srcs[MOAT_MAX_HOST_SRCS];
 static size_t n_host_srcs;
 
-static const char *const system_paths[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-					   "/etc/ld.so.cache", "/etc/ssl/certs", "/etc/alternatives",
+/* Host paths bound besides the base root (baseroot.h). */
+static const char *const system_paths[] = {"/etc/ld.so.cache", "/etc/ssl/certs", "/etc/alternatives",
 					   "/etc/ca-certificates", "/etc/mime.types", "/dev/null", "/dev/zero",
 					   "/dev/full", "/dev/random", "/dev/urandom"};
 
@@ -152,6 +153,9 @@ int moat__rootfs_resolve_sources(const moat_config *c, moat_host_srcs *ret, moat
 {
 	ret->n = 0;
 	int r;
+	for (size_t i = 0; i < ELEMENTSOF(moat__base_system_dirs); i++)
+		if ((r = resolve_one(NULL, moat__base_system_dirs[i], ret, err)) < 0)
+			return r;
 	for (size_t i = 0; i < ELEMENTSOF(system_paths); i++)
 		if ((r = resolve_one(NULL, system_paths[i], ret, err)) < 0)
 			return r;
@@ -776,12 +780,15 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 		return moat_error_set(err, errno, "open new root");
 
 	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	/* The base root: /usr bound, then each top-level system folder as
+	 * the host has it (a link into /usr, or a bind). */
 	r = bind_host(rootfd, "/usr", "usr", ro, false, err);
 	if (r < 0)
 		return r;
-	static const char *const toplevel[] = {"bin", "sbin", "lib", "lib32", "lib64", "libx32"};
-	for (size_t i = 0; i < ELEMENTSOF(toplevel); i++) {
-		r = link_or_bind_toplevel(rootfd, toplevel[i], err);
+	for (size_t i = 0; i < ELEMENTSOF(moat__base_system_dirs); i++) {
+		if (strcmp(moat__base_system_dirs[i], "/usr") == 0)
+			continue;
+		r = link_or_bind_toplevel(rootfd, moat__base_system_dirs[i] + 1, err);
 		if (r < 0)
 			return r;
 	}

@@ -67,6 +67,9 @@ typedef struct emitter {
 	bool failed;
 	/* The sandbox's own view: no host path, only what is seen inside. */
 	bool inside;
+	/* Without the front's output paths (audit log, recording, result):
+	 * where a run's reports go is not what it is held to. */
+	bool no_outputs;
 } emitter;
 
 static void emit(emitter *em, yaml_event_t *ev, int ok)
@@ -302,10 +305,10 @@ static void emit_policy(emitter *em, const moat_policy *p)
 
 	plain(em, "audit");
 	map_start(em, false);
-	if (p->audit_log && !em->inside)
+	if (p->audit_log && !em->inside && !em->no_outputs)
 		kv(em, "log", p->audit_log);
 	kbool(em, "files", p->audit_files);
-	if (p->record_path && !em->inside)
+	if (p->record_path && !em->inside && !em->no_outputs)
 		kv(em, "record", p->record_path);
 	else
 		kbool(em, "record", p->record);
@@ -326,16 +329,16 @@ static void emit_policy(emitter *em, const moat_policy *p)
 	kbool(em, "tty", p->tty);
 	if (p->stdin_path && !em->inside)
 		kv(em, "stdin", p->stdin_path);
-	if (p->result_path && !em->inside)
+	if (p->result_path && !em->inside && !em->no_outputs)
 		kv(em, "result", p->result_path);
 	if (p->hostname)
 		kv(em, "hostname", p->hostname);
 }
 
-static char *to_yaml(const moat_policy *p, bool inside)
+static char *to_yaml(const moat_policy *p, bool inside, bool no_outputs)
 {
 	outbuf o = {0};
-	emitter em = {.inside = inside};
+	emitter em = {.inside = inside, .no_outputs = no_outputs};
 	if (!yaml_emitter_initialize(&em.e))
 		return NULL;
 	yaml_emitter_set_output(&em.e, write_handler, &o);
@@ -589,10 +592,15 @@ char *moat_policy_explain(const moat_policy *p)
 
 char *moat_policy_to_yaml(const moat_policy *p)
 {
-	return to_yaml(p, false);
+	return to_yaml(p, false, false);
+}
+
+char *moat_policy_to_yaml_run(const moat_policy *p)
+{
+	return to_yaml(p, false, true);
 }
 
 char *moat_policy_to_yaml_inside(const moat_policy *p)
 {
-	return to_yaml(p, true);
+	return to_yaml(p, true, true);
 }

@@ -57,4 +57,8 @@ extern const size_t moat__builtin_profiles_len;
  * which a nested run cannot see. */
 int moat__policy_parse_ex(const char *buf, size_t len, const char *source, const char *dir, const char *home,
 			  bool check_paths, moat_policy **ret, moat_error *err);
+/* Checks p, the effective policy with the flags folded in, with every
+ * check a policy file's fields get, messages naming the field ("hostname:
+ * 'a b' (expected ...)") without a file position. */
+int moat__policy_check(const moat_policy *p, moat_error *err);
 int moat__policy_load_file_ex(const char *path, bool check_paths, moat_policy **ret, moat_error *err);

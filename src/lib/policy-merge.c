@@ -1,6 +1,8 @@
 /* What a policy does to a run: filling a run configuration, taking the
  * command-line flags back, nesting (a child policy may only narrow its
  * parent), and the network decision the gateway asks for each request. */
+#include "baseroot.h"
+#include "audit.h"
 #include "netrules.h"
 #include "policy-internal.h"
 
@@ -82,8 +84,10 @@ int moat_policy_apply(const moat_policy *p, moat_config *c, moat_error *err)
 	for (size_t i = 0; i < p->n_binds; i++)
 		if ((r = moat_config_add_bind(c, p->binds[i].src, p->binds[i].dst, p->binds[i].flags, err)) < 0)
 			return r;
+	/* A bare NAME passes the caller's value: the front reads its own
+	 * environment for it (moat run does), the engine never does. */
 	for (char **e = p->env; e && *e; e++)
-		if ((r = moat_config_add_env(c, *e, err)) < 0)
+		if (strchr(*e, '=') && (r = moat_config_add_env(c, *e, err)) < 0)
 			return r;
 	/* Only rules that restrict nothing but the host fit in the run
 	 * configuration's host list; narrower rules would be widened there,
@@ -253,6 +257,10 @@ int moat_policy_take_flags(moat_policy *p, const moat_config *c, const moat_limi
 	int r = moat_policy_update_from_config(p, c, set, err);
 	if (r < 0)
 		return r;
+	/* The limits first, with the messages that name both the field and
+	 * its flag (limits.c); then every other field as in a policy file. */
+	if ((r = moat_limits_check(&c->limits, err)) < 0 || (r = moat__policy_check(p, err)) < 0)
+		return r;
 	_cleanup_policy_ moat_policy *parent = NULL, *check = NULL;
 	if ((r = load_parent(&parent, err)) < 0)
 		return r;
@@ -271,9 +279,6 @@ static bool path_within(const char *p, const char *base)
 	return strncmp(p, base, n) == 0 && (p[n] == '\0' || p[n] == '/');
 }
 
-/* What every sandbox shows without a bind (mount.c builds it): the base
- * system read-only and a private /tmp. */
-static const char *const base_readonly[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"};
 
 /* 1 when path is visible in the parent and writable when rw is asked,
  * 0 when not visible, -1 when visible but read-only. */
@@ -290,9 +295,13 @@ static int parent_grants(const moat_policy *parent, const char *path, bool rw)
 		return 1;
 	if (path_within(path, "/tmp"))
 		return 1;
-	for (size_t i = 0; i < ELEMENTSOF(base_readonly); i++)
-		if (path_within(path, base_readonly[i]))
+	/* What every sandbox shows without a bind (mount.c builds it): the
+	 * base root and /etc, read-only. */
+	for (size_t i = 0; i < ELEMENTSOF(moat__base_system_dirs); i++)
+		if (path_within(path, moat__base_system_dirs[i]))
 			return rw ? -1 : 1;
+	if (path_within(path, "/etc"))
+		return rw ? -1 : 1;
 	return best;
 }
 
@@ -698,3 +707,16 @@ int moat_policy_check_required(const moat_policy *p, const moat_isolation *iso, 
 	}
 	return 0;
 }
+
+int moat_policy_attach(const moat_policy *p, moat_config *c, moat_error *err)
+{
+	_cleanup_free_ char *full = moat_policy_to_yaml_run(p);
+	_cleanup_free_ char *inside = moat_policy_to_yaml_inside(p);
+	if (!full || !inside)
+		return moat_error_set(err, ENOMEM, "policy");
+	moat_audit_hash(full, strlen(full), c->policy_sha256);
+	free(c->policy_yaml);
+	c->policy_yaml = TAKE_PTR(inside);
+	return 0;
+}
+_Static_assert(sizeof(((moat_config *)0)->policy_sha256) == MOAT_AUDIT_HASH_HEX, "policy_sha256 holds one hash");

@@ -53,6 +53,9 @@ typedef struct ctx {
 	moat_policy *p;
 	moat_error *err;
 	bool no_stat; /* host paths are not checked (a parent's, seen from inside) */
+	/* Messages without "SOURCE:LINE:COL: ": the text is moat's own
+	 * rendering of the command-line flags (moat__policy_check). */
+	bool no_position;
 } ctx;
 
 static int _printf_(4, 5) fail_at(const ctx *x, unsigned line, unsigned col, const char *fmt, ...)
@@ -62,6 +65,8 @@ static int _printf_(4, 5) fail_at(const ctx *x, unsigned line, unsigned col, con
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (x->no_position)
+		return moat_error_set(x->err, MOAT_EINPUT, "%s", msg);
 	return moat_error_set(x->err, MOAT_EINPUT, "%s:%u:%u: %s", x->source, line, col, msg);
 }
 
@@ -968,6 +973,37 @@ static bool is_ip_literal(const char *s)
 	return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
 }
 
+/* network.resolver: what the gateway's resolver takes (IP, IPv4:PORT,
+ * [IPv6]:PORT), so a test name server on a high port can be named. */
+static bool is_resolver(const char *s)
+{
+	if (is_ip_literal(s))
+		return true;
+	const char *colon = strrchr(s, ':');
+	if (!colon || colon == s || !colon[1] || strlen(colon + 1) > 5)
+		return false;
+	for (const char *c = colon + 1; *c; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	unsigned long port = strtoul(colon + 1, NULL, 10);
+	if (port == 0 || port > 65535 || colon[1] == '0')
+		return false;
+	char addr[INET6_ADDRSTRLEN + 2];
+	size_t n = (size_t)(colon - s);
+	if (n >= sizeof(addr))
+		return false;
+	memcpy(addr, s, n);
+	addr[n] = '\0';
+	unsigned char buf[16];
+	if (addr[0] == '[') {
+		if (n < 3 || addr[n - 1] != ']')
+			return false;
+		addr[n - 1] = '\0';
+		return inet_pton(AF_INET6, addr + 1, buf) == 1;
+	}
+	return inet_pton(AF_INET, addr, buf) == 1;
+}
+
 static int k_net_hosts(const ctx *x, const node *k, const node *v, const char *path)
 {
 	(void)k;
@@ -1004,8 +1040,9 @@ static int k_net_resolver(const ctx *x, const node *k, const node *v, const char
 	int r = get_string(x, v, path, &s);
 	if (r < 0)
 		return r;
-	if (!is_ip_literal(s))
-		return fail(x, v, "%s: '%s' is not an IP address (expected the DNS server's address)", path, s);
+	if (!is_resolver(s))
+		return fail(x, v, "%s: '%s' is not an IP address (expected the DNS server's address: IP, IP:PORT or [IPv6]:PORT)",
+			    path, s);
 	return set_string(x, v, path, &x->p->resolver);
 }
 
@@ -1598,8 +1635,8 @@ moat_policy *moat_policy_copy(const moat_policy *s)
 
 /* ---- entry points ------------------------------------------------------ */
 
-int moat__policy_parse_ex(const char *buf, size_t len, const char *source, const char *dir, const char *home,
-			  bool check_paths, moat_policy **ret, moat_error *err)
+static int parse_policy(const char *buf, size_t len, const char *source, const char *dir, const char *home,
+			bool check_paths, bool no_position, moat_policy **ret, moat_error *err)
 {
 	if (!source)
 		source = "policy";
@@ -1608,7 +1645,13 @@ int moat__policy_parse_ex(const char *buf, size_t len, const char *source, const
 	_cleanup_policy_ moat_policy *p = moat_policy_new();
 	if (!p || !dup_str(&p->source, source) || !dup_str(&p->dir, dir))
 		return moat_error_set(err, ENOMEM, "policy");
-	ctx x = {.source = source, .dir = dir, .home = home, .p = p, .err = err, .no_stat = !check_paths};
+	ctx x = {.source = source,
+		 .dir = dir,
+		 .home = home,
+		 .p = p,
+		 .err = err,
+		 .no_stat = !check_paths,
+		 .no_position = no_position};
 	_cleanup_(node_freep) node *root = NULL;
 	int r = parse_tree(&x, buf, len, &root);
 	if (r < 0)
@@ -1625,6 +1668,25 @@ int moat__policy_parse_ex(const char *buf, size_t len, const char *source, const
 		return r;
 	*ret = TAKE_PTR(p);
 	return 0;
+}
+
+int moat__policy_parse_ex(const char *buf, size_t len, const char *source, const char *dir, const char *home,
+			  bool check_paths, moat_policy **ret, moat_error *err)
+{
+	return parse_policy(buf, len, source, dir, home, check_paths, false, ret, err);
+}
+
+int moat__policy_check(const moat_policy *p, moat_error *err)
+{
+	/* The effective policy written out and read back by the same parser
+	 * as a policy file: a value that came from a flag meets exactly the
+	 * checks, and the message, of the same field in a file. Host paths
+	 * are checked where they are opened. */
+	_cleanup_free_ char *yaml = moat_policy_to_yaml(p);
+	if (!yaml)
+		return moat_error_set(err, ENOMEM, "policy");
+	_cleanup_policy_ moat_policy *q = NULL;
+	return parse_policy(yaml, strlen(yaml), "flags", "/", NULL, false, true, &q, err);
 }
 
 int moat_policy_parse(const char *buf, size_t len, const char *source, const char *dir, const char *home,

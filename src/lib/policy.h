@@ -185,7 +185,9 @@ const char *const *moat_policy_profile_names(void);
  * network mode and hosts, stdin, tty, result/audit/record paths, hostname.
  * Fields the run configuration has no place for (rules with methods or
  * paths, approvals, secrets, exec allowlist, require) stay in the policy,
- * which the caller hands on to the sandbox and the gateway. */
+ * which the caller hands on to the sandbox and the gateway. env entries
+ * that are a bare NAME (pass the caller's value) are left to the front,
+ * which alone knows whose environment that is. */
 int moat_policy_apply(const moat_policy *p, moat_config *c, moat_error *err);
 
 /* Overwrites the policy's fields from a run configuration: what
@@ -207,6 +209,13 @@ int moat_policy_load_into(const char *profile, const char *path, moat_config *c,
  * parent's policy. before is c->limits as moat_policy_load_into left them;
  * a limit that differs counts as set by a flag. */
 int moat_policy_take_flags(moat_policy *p, const moat_config *c, const moat_limits *before, moat_error *err);
+/* Records the effective policy p in c: its YAML as the sandbox sees it
+ * (c->policy_yaml, placed at MOAT_POLICY_INSIDE) and the SHA-256 of
+ * moat_policy_to_yaml_run (c->policy_sha256, logged in session.start), so
+ * that the log names exactly what the run was held to, flags included:
+ * `moat policy show` with the same options but the output paths prints the
+ * YAML hashed. */
+int moat_policy_attach(const moat_policy *p, moat_config *c, moat_error *err);
 
 /* The policy a nested sandbox gets: the child may only narrow the parent.
  * Fails naming the field when the child asks for more
@@ -221,6 +230,10 @@ char *moat_policy_to_yaml(const moat_policy *p);
  * binds by their path inside, /out as /out, no host path of a secret file,
  * of stdin, of the result, the audit log or the recording. */
 char *moat_policy_to_yaml_inside(const moat_policy *p);
+/* The effective policy without the front's output paths (audit log,
+ * recording, result): what a run is held to, whatever it reports where.
+ * Its SHA-256 is the policy_sha256 of session.start. */
+char *moat_policy_to_yaml_run(const moat_policy *p);
 /* A short human summary for reviewers: files, exec, network, secrets (by
  * name only), limits, approvals. */
 char *moat_policy_explain(const moat_policy *p);

@@ -231,5 +231,18 @@ mrun audit verify pol/policy-run.jsonl
 t_eq "audit.log is written where the policy says" 0 "$RC"
 t_match "audit.files turns the trail on" '"type":"file.open","path":"/etc/hostname"' "$(cat pol/policy-run.jsonl 2>/dev/null)"
 t_match "session.start names the policy and its hash" \
-	"\"policy_sha256\":\"$(sha256sum pol/policy.yaml | cut -d' ' -f1)\"" "$(grep session.start pol/policy-run.jsonl 2>/dev/null)"
+	'"policy":"pol/policy.yaml","policy_sha256":"[0-9a-f]{64}"' "$(grep session.start pol/policy-run.jsonl 2>/dev/null)"
+
+# The hash is of the effective policy, flags included, as `moat policy show`
+# prints it with the same options (the output paths are the front's, not
+# the policy's): a flag changes it, and it is never null.
+hash_of() { python3 -c 'import json,sys
+print([json.loads(l) for l in open(sys.argv[1]) if "session.start" in l][0]["policy_sha256"])' "$1"; }
+mrun run --profile code --mem 64M --audit h1.jsonl -- /bin/true
+t_eq "--profile code --mem 64M: session.start has the effective policy's hash" \
+	"$("$MOAT" policy show --profile code --mem 64M | sha256sum | cut -d' ' -f1)" "$(hash_of h1.jsonl)"
+mrun run --profile code --audit h2.jsonl -- /bin/true
+t_eq "--profile code: the hash of the profile as shown" \
+	"$("$MOAT" policy show --profile code | sha256sum | cut -d' ' -f1)" "$(hash_of h2.jsonl)"
+t_check "a flag changes the hash" [ "$(hash_of h1.jsonl)" != "$(hash_of h2.jsonl)" ]
 t_match "audit.record records the terminal" '"o","done' "$(cat pol/policy-run.cast 2>/dev/null)"

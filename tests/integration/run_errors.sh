@@ -22,18 +22,18 @@ check_bad "missing option value" "needs a value" run --time
 check_bad "empty command" "no command given" run --
 check_bad "no command at all" "no command given" run
 check_bad "missing bind source" "/nonexistent-moat: No such file" run --ro /nonexistent-moat:/x -- /bin/true
-check_bad "relative sandbox path" "sandbox path must be absolute" run --ro /usr:relative -- /bin/true
-check_bad "bind over /proc" "may not cover" run --ro /usr:/proc -- /bin/true
-check_bad "bind over /dev" "may not cover" run --rw /tmp:/dev/shm -- /bin/true
-check_bad "bind with dot-dot" "without '.', '..'" run --ro /usr:/a/../b -- /bin/true
+check_bad "relative sandbox path" "filesystem.read_only: .relative. is not a clean absolute sandbox path" run --ro /usr:relative -- /bin/true
+check_bad "bind over /proc" "filesystem.read_only: moat builds /proc itself" run --ro /usr:/proc -- /bin/true
+check_bad "bind over /dev" "filesystem.read_write: moat builds /dev/shm itself" run --rw /tmp:/dev/shm -- /bin/true
+check_bad "bind with dot-dot" "filesystem.read_only: '/a/\.\./b' is not a clean absolute sandbox path" run --ro /usr:/a/../b -- /bin/true
 check_bad "bad duration" "is not a duration" run --time 5x -- /bin/true
 check_bad "zero time" "limits.wall \\(--time\\): 0s is too small \\(at least 1ms\\)" run --time 0 -- /bin/true
 check_bad "bad size" "is not a size" run --mem lots -- /bin/true
 check_bad "zero pids" "at least 1" run --pids 0 -- /bin/true
 check_bad "missing --out" "--out .*No such file" run --out "$MOAT_TDIR/none" -- /bin/true
 check_bad "missing --stdin" "--stdin .*No such file" run --stdin /nonexistent-moat -- /bin/true
-check_bad "relative --cwd" "--cwd" run --cwd relative -- /bin/true
-check_bad "bad --env" "not a valid variable name" run --env 1BAD=x -- /bin/true
+check_bad "relative --cwd" "filesystem.cwd: .relative. is not a clean absolute path" run --cwd relative -- /bin/true
+check_bad "bad --env" "env: '1BAD' is not a variable name" run --env 1BAD=x -- /bin/true
 check_bad "unknown command" "unknown command 'frob'" frob
 check_bad "a --cwd that does not exist inside, and why" "working directory /nope: No such file or directory" run --cwd /nope -- /bin/true
 # A value is echoed with its control characters escaped, so the error stays

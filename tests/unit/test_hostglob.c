@@ -68,6 +68,14 @@ static void test_check_messages(void **state)
 	assert_int_equal(moat_host_glob_check("a$b.com", &err), -MOAT_EINPUT);
 	assert_non_null(strstr(err.msg, "character"));
 	assert_int_equal(moat_host_glob_check(NULL, &err), -MOAT_EINPUT);
+	/* An IPv6 address in brackets is a host, as the rules take it. */
+	assert_int_equal(moat_host_glob_check("[::1]", &err), 0);
+	assert_int_equal(moat_host_glob_check("[2001:db8::1]", &err), 0);
+	assert_int_equal(moat_host_glob_check("[zz]", &err), -MOAT_EINPUT);
+	assert_non_null(strstr(err.msg, "not an IPv6 address"));
+	assert_int_equal(moat_host_glob_check("[127.0.0.1]", &err), -MOAT_EINPUT);
+	assert_int_equal(moat_host_glob_check("[::1", &err), -MOAT_EINPUT);
+	assert_int_equal(moat_host_glob_check("[]", &err), -MOAT_EINPUT);
 }
 
 static void test_lengths(void **state)
