@@ -150,16 +150,21 @@ flagsets=(
 	"--output 1M --time 5"
 	"--tmp-size 8M --files 64 --fsize 1M --time 5"
 	"--time 300ms"
+	"--out $MOAT_TDIR/kout --disk 8M --inodes 64 --time 5"
 )
+mkdir -p "$MOAT_TDIR/kout"
 killed_stage=0
+runs=0
 for i in $(seq "$KILLS"); do
 	if [ $((i % 4)) = 0 ]; then
 		"$MOAT" judge --tests "$MOAT_TDIR/cases.jsonl" --source "$MOAT_TDIR/loop.py" --time 5 \
 			>/dev/null 2>&1 &
 	else
 		# shellcheck disable=SC2086
-		"$MOAT" run ${flagsets[$((i % ${#flagsets[@]}))]} -- sh -c 'yes >/dev/null & sleep 5' \
+		# Its own counter, so that every set is used, whatever KILLS is.
+		"$MOAT" run ${flagsets[$((runs % ${#flagsets[@]}))]} -- sh -c 'yes >/dev/null & sleep 5' \
 			>/dev/null 2>&1 &
+		runs=$((runs + 1))
 	fi
 	mpid=$!
 	# 0 to 400 ms: from option parsing through setup into the run.
