@@ -58,19 +58,21 @@ namespaces() {
 # (two run at once) may be adding or removing a test network namespace;
 # those mounts are under /run/netns, and moat never makes one there.
 mounts() { grep -vc ' /run/netns' /proc/self/mountinfo; }
-# Rootless, the namespace is the host's: another suite's transient mount
-# may be there at either moment of counting, a leaked one stays. Wait for
-# the count to settle back for up to 5 s; fewer mounts than before is
-# someone else's unmount, not a leak.
-mounts_settled() {
+# settled COUNTER BASELINE: COUNTER's value once it is back at or below
+# BASELINE, waiting up to 5 s. Something transient (another script's mount
+# or just-orphaned init) goes within that; a leak stays.
+settled() {
 	local n
 	for _ in $(seq 10); do
-		n=$(mounts)
-		[ "$n" -le "$1" ] && break
+		n=$("$1")
+		[ "$n" -le "$2" ] && break
 		sleep 0.5
 	done
 	echo "$n"
 }
+# Rootless, the namespace is the host's: another suite's transient mount
+# may be there at either moment of counting, a leaked one stays; fewer
+# mounts than before is someone else's unmount, not a leak.
 fds() { ls /proc/$$/fd | wc -l; }
 # Processes of the test user: others may run as the same user at the same
 # time, so the count is of sandbox inits that lost their supervisor (a live
@@ -78,16 +80,7 @@ fds() { ls /proc/$$/fd | wc -l; }
 orphan_inits() { ps -u "$(id -u)" -o ppid=,comm= | awk '$2 == "moat-init" && $1 == 1' | wc -l; }
 # An init whose supervisor was just killed (here, or by another script of
 # the same user) is reparented for the moment its PDEATHSIG takes: only one
-# still there after up to 5 s has leaked.
-orphan_inits_settled() {
-	local n
-	for _ in $(seq 10); do
-		n=$(orphan_inits)
-		[ "$n" -le "$1" ] && break
-		sleep 0.5
-	done
-	echo "$n"
-}
+# still there once settled has leaked.
 
 # One warm-up run, so lazily made state (none is expected) is counted in
 # the baseline rather than as a leak.
@@ -106,13 +99,13 @@ t_eq "$RUNS runs of /bin/true all succeed (${ms} ms, $((ms * 1000 / RUNS)) us ea
 # go: fewer than before is theirs gone, more is a leak.
 a_cg=$(orphan_cgroups)
 t_check "no leftover run cgroups ($b_cg before, $a_cg after)" test "$a_cg" -le "$b_cg"
-a_mnt=$(mounts_settled "$b_mnt")
+a_mnt=$(settled mounts "$b_mnt")
 t_check "no extra mounts in our namespace (${b_mnt} before, ${a_mnt} after)" test "$a_mnt" -le "$b_mnt"
 t_eq "no extra namespaces held by us or our children" "$b_ns" "$(namespaces)"
 t_eq "no leftover descendant processes" "$b_desc" "$(descendants)"
 a_fd=$(fds)
 t_check "no extra descriptors in this shell ($b_fd before, $a_fd after)" test "$a_fd" -le "$b_fd"
-a_init=$(orphan_inits_settled "$b_init")
+a_init=$(settled orphan_inits "$b_init")
 t_check "no orphaned sandbox init of the test user ($b_init before, $a_init after)" test "$a_init" -le "$b_init"
 
 # The same after runs that a limit ended, which exercise the kill paths.
@@ -123,7 +116,7 @@ if [ -d "${MOAT_PROGRAMS:-/nonexistent}" ]; then
 	done
 	a_cg=$(orphan_cgroups)
 	t_check "after limit kills: no leftover run cgroups ($b_cg before, $a_cg after)" test "$a_cg" -le "$b_cg"
-	a_mnt=$(mounts_settled "$b_mnt")
+	a_mnt=$(settled mounts "$b_mnt")
 	t_check "after limit kills: no extra mounts (${b_mnt} before, ${a_mnt} after)" test "$a_mnt" -le "$b_mnt"
 	t_eq "after limit kills: no leftover descendants" "$b_desc" "$(descendants)"
 fi
@@ -203,5 +196,5 @@ t_eq "$KILLS moats killed at random moments, then a --cpus run and a judge mid-r
 	"$b_cg" "$(orphan_cgroups)"
 t_eq "and the judge's staging folders (${left_stage} left before it)" 0 "$(orphan_stages)"
 t_eq "after kills: no leftover descendants" "$b_desc" "$(descendants)"
-a_init=$(orphan_inits_settled "$b_init")
+a_init=$(settled orphan_inits "$b_init")
 t_check "after kills: no orphaned sandbox init ($b_init before, $a_init after)" test "$a_init" -le "$b_init"
