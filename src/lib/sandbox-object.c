@@ -483,6 +483,7 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		.c = config,
 		.lim = sb->lim,
 		.ends_with_first = sb->opts.ends_with_first_command,
+		.say_ready = true,
 		.exit_signal = 0,
 		.iso = &sb->r.isolation,
 	};

@@ -382,6 +382,7 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 		.config = c,
 		.ctl_fd = ctl_init,
 		.ends_with_first = b->ends_with_first,
+		.say_ready = b->say_ready,
 		.rootless = iso->rootless,
 		.tty = b->tty,
 		.envp = b->envp,
