@@ -76,6 +76,15 @@ fi
 if have javac && have java; then
 	mrun "${A[@]}" -- /bin/sh -c "printf 'public class H { public static void main(String[] a) { System.out.println(\"java-ok\"); } }' > H.java && javac H.java && java H"
 	t_eq "javac and java, default options" java-ok "$OUT"
+	# HotSpot trusts a cgroup v1 limit only when it finds its own cgroup
+	# in the memory, cpu, cpuacct and cpuset hierarchies all four; then
+	# its default heap is a quarter of --mem, as -XshowSettings says.
+	mrun "${A[@]}" --mem 1G -- /bin/sh -c 'test -d /sys/fs/cgroup || { echo no-cgroup; exit; }; java -XshowSettings:system -XX:+PrintFlagsFinal -version >/tmp/j 2>&1; grep -o "Memory Limit: .*" /tmp/j; grep -E "size_t MaxHeapSize " /tmp/j | tr -s " " | cut -d" " -f5'
+	if [ "$OUT" = no-cgroup ] && ! is_root; then
+		t_na "the JVM sizes its heap from --mem" "no cgroup for a rootless run on this host (docs/compatibility.md)"
+	else
+		t_eq "the JVM sizes its heap from --mem" "$(printf 'Memory Limit: 1.00G\n268435456')" "$OUT"
+	fi
 else
 	t_skip "javac, java" "not installed"
 fi
