@@ -1194,8 +1194,8 @@ size_t moat__cgroup_mounts(moat_cgroup *cg, moat_cgroup_mount ret[_MOAT_CG_MAX])
 		const cg_node *node = &cg->nodes[i];
 		/* On v1, the hierarchies runtimes size themselves from: the
 		 * JVM needs memory, cpu, cpuacct and cpuset all four (see
-		 * create()). pids only reports; each mount adds to every
-		 * run's start. */
+		 * create()). pids only limits and no runtime reads it; each
+		 * mount adds to every run's start. */
 		if (node->version == 1 && node->ctrls == 1u << MOAT_CG_PIDS)
 			continue;
 		moat_cgroup_mount *m = &ret[n++];
