@@ -201,13 +201,11 @@ int moat_config_add_env(moat_config *c, const char *spec, moat_error *err)
 	return moat__strv_push(&c->env, spec) < 0 ? moat_error_set(err, ENOMEM, "env") : 0;
 }
 
-typedef enum range_kind { RANGE_COUNT, RANGE_SIZE, RANGE_DURATION, RANGE_CPUS } range_kind;
-
 typedef struct limit_range {
 	size_t offset;
 	const char *field;
 	const char *flag;
-	range_kind kind;
+	moat_unit kind;
 	uint64_t min, max;
 	const char *why_min; /* after "at least N" */
 	const char *why_max; /* after "at most N" */
@@ -216,45 +214,22 @@ typedef struct limit_range {
 #define RANGE(f, name, flag, kind, min, max, wmin, wmax) \
 	{offsetof(moat_limits, f), "limits." name, flag, kind, min, max, wmin, wmax}
 static const limit_range ranges[] = {
-	RANGE(wall_ms, "wall", "--time", RANGE_DURATION, 1, MOAT_MAX_DURATION_MS, "", ""),
-	RANGE(cpu_ms, "cpu_time", "--cpu", RANGE_DURATION, 1, MOAT_MAX_DURATION_MS, "", ""),
-	RANGE(memory_bytes, "memory", "--mem", RANGE_SIZE, 1ull << 20, MOAT_MAX_SIZE,
+	RANGE(wall_ms, "wall", "--time", MOAT_UNIT_DURATION, 1, MOAT_MAX_DURATION_MS, "", ""),
+	RANGE(cpu_ms, "cpu_time", "--cpu", MOAT_UNIT_DURATION, 1, MOAT_MAX_DURATION_MS, "", ""),
+	RANGE(memory_bytes, "memory", "--mem", MOAT_UNIT_SIZE, 1ull << 20, MOAT_MAX_SIZE,
 	      ": the sandbox's own processes need that much", ""),
-	RANGE(pids, "pids", "--pids", RANGE_COUNT, 1, MOAT_MAX_PIDS, ": the command itself is one",
+	RANGE(pids, "pids", "--pids", MOAT_UNIT_COUNT, 1, MOAT_MAX_PIDS, ": the command itself is one",
 	      ", the kernel's limit on process ids"),
-	RANGE(output_bytes, "output", "--output", RANGE_SIZE, 0, MOAT_MAX_SIZE, "", ""),
-	RANGE(tmp_bytes, "tmp", "--tmp-size", RANGE_SIZE, 4096, MOAT_MAX_SIZE, ": one page", ""),
-	RANGE(disk_bytes, "disk", "--disk", RANGE_SIZE, 0, MOAT_MAX_SIZE, "", ""),
-	RANGE(disk_inodes, "inodes", "--inodes", RANGE_COUNT, 0, MOAT_MAX_INODES, "", ""),
-	RANGE(files, "files", "--files", RANGE_COUNT, MOAT_MIN_FILES, (uint64_t)INT32_MAX,
+	RANGE(output_bytes, "output", "--output", MOAT_UNIT_SIZE, 0, MOAT_MAX_SIZE, "", ""),
+	RANGE(tmp_bytes, "tmp", "--tmp-size", MOAT_UNIT_SIZE, 4096, MOAT_MAX_SIZE, ": one page", ""),
+	RANGE(disk_bytes, "disk", "--disk", MOAT_UNIT_SIZE, 0, MOAT_MAX_SIZE, "", ""),
+	RANGE(disk_inodes, "inodes", "--inodes", MOAT_UNIT_COUNT, 0, MOAT_MAX_INODES, "", ""),
+	RANGE(files, "files", "--files", MOAT_UNIT_COUNT, MOAT_MIN_FILES, (uint64_t)INT32_MAX,
 	      ": the command's stdin, stdout and stderr and the libraries it loads need descriptors",
 	      ", the kernel's largest descriptor limit"),
-	RANGE(fsize, "fsize", "--fsize", RANGE_SIZE, 0, MOAT_MAX_SIZE, "", ""),
-	RANGE(cpus_milli, "cpu", "--cpus", RANGE_CPUS, 1, MOAT_MAX_CPUS_MILLI, "", ""),
+	RANGE(fsize, "fsize", "--fsize", MOAT_UNIT_SIZE, 0, MOAT_MAX_SIZE, "", ""),
+	RANGE(cpus_milli, "cpu", "--cpus", MOAT_UNIT_CPUS, 1, MOAT_MAX_CPUS_MILLI, "", ""),
 };
-
-static void format_value(range_kind kind, uint64_t v, char *buf, size_t len)
-{
-	switch (kind) {
-	case RANGE_SIZE:
-		moat_format_size(v, buf, len);
-		break;
-	case RANGE_DURATION:
-		moat_format_duration_ms(v, buf, len);
-		break;
-	case RANGE_CPUS:
-		if (v % 1000 == 0)
-			snprintf(buf, len, "%llu", (unsigned long long)(v / 1000));
-		else if (v % 100 == 0)
-			snprintf(buf, len, "%llu.%llu", (unsigned long long)(v / 1000), (unsigned long long)(v % 1000 / 100));
-		else
-			snprintf(buf, len, "%llu.%03llu", (unsigned long long)(v / 1000), (unsigned long long)(v % 1000));
-		break;
-	default:
-		snprintf(buf, len, "%llu", (unsigned long long)v);
-		break;
-	}
-}
 
 const char *moat_limit_label(size_t offset, char *buf, size_t len)
 {
@@ -281,13 +256,13 @@ int moat_limit_check(size_t offset, uint64_t v, moat_error *err)
 			return 0;
 		char name[64], val[48], bound[48];
 		moat_limit_label(offset, name, sizeof(name));
-		format_value(g->kind, v, val, sizeof(val));
+		moat_format_limit(g->kind, v, val, sizeof(val));
 		if (v < g->min) {
-			format_value(g->kind, g->min, bound, sizeof(bound));
+			moat_format_limit(g->kind, g->min, bound, sizeof(bound));
 			return moat_error_set(err, MOAT_EINPUT, "%s: %s is too small (at least %s%s)", name, val, bound,
 					      g->why_min);
 		}
-		format_value(g->kind, g->max, bound, sizeof(bound));
+		moat_format_limit(g->kind, g->max, bound, sizeof(bound));
 		return moat_error_set(err, MOAT_EINPUT, "%s: %s is too large (at most %s%s; or unlimited)", name, val,
 				      bound, g->why_max);
 	}

@@ -416,8 +416,8 @@ static int intersect_limits(const moat_policy *parent, const moat_policy *child,
 		uint64_t pv = moat__limit_get(&parent->limits, d), cv = moat__limit_get(&child->limits, d);
 		if ((child->limits_set & d->bit) && cv > pv) {
 			char cs[32], ps[32];
-			moat__limit_format(d, cv, cs, sizeof(cs));
-			moat__limit_format(d, pv, ps, sizeof(ps));
+			moat_format_limit(d->kind, cv, cs, sizeof(cs));
+			moat_format_limit(d->kind, pv, ps, sizeof(ps));
 			return moat_error_set(err, MOAT_EINPUT, "limits.%s: %s exceeds the parent's %s", d->key, cs, ps);
 		}
 		*moat__limit_field(&r->limits, d) = cv < pv ? cv : pv;

@@ -26,7 +26,7 @@ refused "--files 99999999999" '^moat: limits\.files \(--files\): 99999999999 is 
 	--files 99999999999
 refused "--files 7" '^moat: limits\.files \(--files\): 7 is too small \(at least 8: the command' --files 7
 refused "--output 9000T" '^moat: limits\.output \(--output\): 9000T is too large' --output 9000T
-refused "--cpus 5000" '^moat: limits\.cpu \(--cpus\): 5000 is too large \(at most 1000' --cpus 5000
+refused "--cpus 5000" '^moat: limits\.cpu \(--cpus\): 5000\.0 is too large \(at most 1000\.0' --cpus 5000
 refused "--time 0" '^moat: limits\.wall \(--time\): 0s is too small' --time 0
 
 # The same field from a policy file: the same check, the same words.
