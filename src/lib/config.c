@@ -9,8 +9,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-extern char **environ;
-
 void moat_limits_unlimited(moat_limits *l)
 {
 	l->wall_ms = MOAT_UNLIMITED;
@@ -64,14 +62,6 @@ void moat_config_free(moat_config *c)
 	free(c->cwd);
 	moat__strv_free(c->env);
 	free(c->stdin_path);
-	moat__strv_free(c->allow_hosts);
-	moat__strv_free(c->allow_private);
-	moat__strv_free(c->net_hosts);
-	free(c->resolver);
-	free(c->net_log_path);
-	free(c->result_path);
-	free(c->audit_path);
-	free(c->record_path);
 	free(c->profile);
 	free(c->policy_path);
 	free(c->hostname);
@@ -176,10 +166,8 @@ int moat_config_add_bind_spec(moat_config *c, const char *spec, unsigned flags, 
 	return moat_config_add_bind(c, s, dst, flags, err);
 }
 
-int moat_config_add_env(moat_config *c, const char *spec, moat_error *err)
+int moat_env_spec_check(const char *spec, moat_error *err)
 {
-	if (moat__strv_length(c->env) >= MOAT_MAX_ENV)
-		return moat_error_set(err, MOAT_EINPUT, "env: more than %d variables", MOAT_MAX_ENV);
 	const char *eq = strchr(spec, '=');
 	size_t nlen = eq ? (size_t)(eq - spec) : strlen(spec);
 	bool ok = nlen > 0;
@@ -198,6 +186,16 @@ int moat_config_add_env(moat_config *c, const char *spec, moat_error *err)
 	if (strlen(spec) > MOAT_MAX_ENV_BYTES)
 		return moat_error_set(err, MOAT_EINPUT, "env.%.*s: value too long (at most %u bytes)", (int)nlen, spec,
 				      MOAT_MAX_ENV_BYTES);
+	return 0;
+}
+
+int moat_config_add_env(moat_config *c, const char *spec, moat_error *err)
+{
+	if (moat__strv_length(c->env) >= MOAT_MAX_ENV)
+		return moat_error_set(err, MOAT_EINPUT, "env: more than %d variables", MOAT_MAX_ENV);
+	int r = moat_env_spec_check(spec, err);
+	if (r < 0)
+		return r;
 	return moat__strv_push(&c->env, spec) < 0 ? moat_error_set(err, ENOMEM, "env") : 0;
 }
 

@@ -259,7 +259,6 @@ int moat_judge_run_case(const moat_config *base, const moat_gateway_config *gate
 	cfg.argv = argv;
 	cfg.stdin_path = NULL;
 	cfg.tty = false;
-	cfg.result_path = NULL;
 	moat_judge_case_limits(c, &base->limits, &cfg.limits);
 
 	char nonce[MOAT_JUDGE_NONCE_LEN + 1] = "";

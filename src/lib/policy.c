@@ -1482,6 +1482,8 @@ void moat_policy_free(moat_policy *p)
 	if (!p)
 		return;
 	free(p->source);
+	free(p->profile);
+	free(p->path);
 	free(p->dir);
 	free(p->name);
 	for (size_t i = 0; i < p->n_binds; i++) {
@@ -1581,7 +1583,8 @@ moat_policy *moat_policy_copy(const moat_policy *s)
 	p->require = s->require;
 	p->tty = s->tty;
 	p->exec_workspace = s->exec_workspace;
-	if (!dup_str(&p->source, s->source) || !dup_str(&p->dir, s->dir) || !dup_str(&p->name, s->name) ||
+	if (!dup_str(&p->source, s->source) || !dup_str(&p->profile, s->profile) || !dup_str(&p->path, s->path) ||
+	    !dup_str(&p->dir, s->dir) || !dup_str(&p->name, s->name) ||
 	    !dup_str(&p->out_dir, s->out_dir) || !dup_str(&p->cwd, s->cwd) || !dup_strv(&p->exec_allow, s->exec_allow) ||
 	    !dup_strv(&p->allow_private, s->allow_private) || !dup_str(&p->resolver, s->resolver) ||
 	    !dup_strv(&p->env, s->env) || !dup_str(&p->audit_log, s->audit_log) ||
