@@ -273,7 +273,9 @@ static int set_limit(moat_policy *o, int opt, const char *value, moat_error *err
 		case MOAT_UNIT_CPUS: r = moat_parse_cpus_milli(value, &v, err); break;
 		default: r = moat_parse_count(value, &v, err); break;
 		}
-		if (r < 0)
+		/* Checked here, so that the message names the flag as well as
+		 * the field ("--pids: limits.pids: 0 is too small ..."). */
+		if (r < 0 || (r = moat_limit_check(limit_options[i].offset, v, err)) < 0)
 			return r;
 		memcpy((char *)&o->limits + limit_options[i].offset, &v, sizeof(v));
 		o->limits_set |= limit_options[i].bit;

@@ -125,9 +125,10 @@ int moat_config_validate(const moat_config *c, moat_error *err);
 
 /* The range of every numeric limit, in one place, so that a value from a
  * flag and the same value from a policy file meet the same check and the
- * same message, which names the field, the flag and the bound:
- *   limits.pids (--pids): 4194305 is too large (at most 4194304, the
- *   kernel's limit on process ids; or unlimited)
+ * same message, which names the field and the bound (a front that took the
+ * value from a flag of its own may name the flag too):
+ *   limits.pids: 4194305 is too large (at most 4194304, the kernel's
+ *   limit on process ids; or unlimited)
  * Bounds keep every value exact wherever it goes (kernel interfaces, the
  * result's JSON integers): nothing is capped silently. Pure. */
 #define MOAT_MAX_DURATION_MS (365ull * 24 * 3600 * 1000) /* a year */
@@ -139,7 +140,7 @@ int moat_config_validate(const moat_config *c, moat_error *err);
 /* Checks one limit given by its offset in moat_limits (offsetof), or every
  * limit. MOAT_UNLIMITED always passes. */
 int moat_limit_check(size_t offset, uint64_t value, moat_error *err);
-/* "limits.pids (--pids)": how messages name the limit at offset. */
+/* "limits.pids": how messages name the limit at offset. */
 const char *moat_limit_label(size_t offset, char *buf, size_t len);
 int moat_limits_check(const moat_limits *l, moat_error *err);
 

@@ -1745,12 +1745,12 @@ int moat_gateway_rules_from_patterns(char *const *allow_hosts, char *const *allo
 		};
 		r = moat_netrules_builder_add(b, &spec, err);
 		if (r < 0)
-			return moat_error_wrap(err, "--allow-host %s", *p);
+			return moat_error_wrap(err, "network.allow: %s", *p);
 	}
 	for (char *const *p = allow_private; p && *p; p++) {
 		int r = moat_netrules_builder_allow_private(b, *p, err);
 		if (r < 0)
-			return moat_error_wrap(err, "--allow-private %s", *p);
+			return moat_error_wrap(err, "network.allow_private: %s", *p);
 	}
 	return moat_netrules_builder_finish(b, ret, err);
 }

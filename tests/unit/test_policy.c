@@ -240,8 +240,8 @@ static void test_values(void **state)
 	assert_string_equal(p->binds[0].src, "/home/u");
 	moat_policy_free(TAKE_PTR(p));
 	/* The same ranges as the flags (config.c), with the same words. */
-	parse_fails("version: 1\nlimits: {files: 0}\n", 2, 17, "limits.files (--files): 0 is too small (at least 8");
-	parse_fails("version: 1\nlimits: {pids: 4194305}\n", 2, 16, "limits.pids (--pids): 4194305 is too large");
+	parse_fails("version: 1\nlimits: {files: 0}\n", 2, 17, "limits.files: 0 is too small (at least 8");
+	parse_fails("version: 1\nlimits: {pids: 4194305}\n", 2, 16, "limits.pids: 4194305 is too large");
 	p = parse_ok("version: 1\nnetwork: {mode: proxy}\n");
 	assert_int_equal(p->net, MOAT_NET_PROXY);
 }
