@@ -159,10 +159,10 @@ int moat__rootfs_resolve_sources(const moat_config *c, moat_host_srcs *ret, moat
 	for (size_t i = 0; i < ELEMENTSOF(system_paths); i++)
 		if ((r = resolve_one(NULL, system_paths[i], ret, err)) < 0)
 			return r;
-	if (c->out_dir && !moat__out_capped(c) && (r = resolve_one("--out", c->out_dir, ret, err)) < 0)
+	if (c->out_dir && !moat__out_capped(c) && (r = resolve_one("filesystem.out:", c->out_dir, ret, err)) < 0)
 		return r;
 	for (size_t i = 0; i < c->n_binds; i++) {
-		const char *what = c->binds[i].flags & MOAT_BIND_RW ? "--rw" : "--ro";
+		const char *what = c->binds[i].flags & MOAT_BIND_RW ? "filesystem.read_write:" : "filesystem.read_only:";
 		if ((r = resolve_one(what, c->binds[i].src, ret, err)) < 0)
 			return r;
 	}
@@ -848,7 +848,7 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 	} else if (c->out_dir) {
 		r = bind_host(rootfd, c->out_dir, "out", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false, err);
 		if (r < 0)
-			return moat_error_wrap(err, "--out");
+			return moat_error_wrap(err, "filesystem.out");
 	}
 	r = setup_binds(rootfd, c, err);
 	if (r < 0)
