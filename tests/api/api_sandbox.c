@@ -199,8 +199,34 @@ static bool proc_gone(pid_t pid)
 	return access(path, F_OK) < 0;
 }
 
-int main(void)
+/* "hold SECS": a live sandbox whose two commands sleep SECS (a number the
+ * caller can look for) until this process is killed; api_sandbox.sh kills
+ * it with SIGKILL and looks for what is left. */
+static int hold(const char *secs)
 {
+	moat_error err = {0};
+	moat_sandbox *sb = NULL;
+	moat_config *c = new_config(MOAT_UNLIMITED);
+	if (moat_sandbox_create(c, NULL, &sb, &err) < 0) {
+		diag(&err);
+		return 1;
+	}
+	char *argv[] = {"sleep", (char *)secs, NULL};
+	job a, b;
+	if (spawn(sb, &a, argv, NULL, NULL, -1, &err) < 0 || spawn(sb, &b, argv, NULL, NULL, -1, &err) < 0) {
+		diag(&err);
+		return 1;
+	}
+	printf("started\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 2 && strcmp(argv[1], "hold") == 0)
+		return hold(argv[2]);
 	moat_error err = {0};
 	moat_sandbox *sb = NULL;
 	moat_config *c = new_config(120000);
