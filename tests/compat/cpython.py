@@ -72,7 +72,7 @@ def main():
                            ["--junit-xml", bare_xml, mod],
                            cwd=bare_dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1200)
         subprocess.run(["nice", moat, "run", "--profile", profile, "--out", out, "--mem", "2G", "--pids", "1024",
-                        "--time", "1200s", "--tmp-size", "1G", "--fsize", "unlimited", "--cwd", "/tmp", "--", "/usr/bin/python3", "-m",
+                        "--time", "1200s", "--cpu", "2400s", "--tmp-size", "1G", "--fsize", "unlimited", "--cwd", "/tmp", "--", "/usr/bin/python3", "-m",
                         "test", "-q", "--timeout", "900"] + ign + ["--junit-xml", "/out/r.xml", mod],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1300)
         bare = results(bare_xml)
