@@ -129,14 +129,14 @@ static int prepare_out_dir(const moat_config *c, bool rootless, moat_error *err)
 		return 0;
 	/* A link planted where --out points would make this fchown hand any
 	 * root-owned folder of the host to the sandbox (hostpath.h). */
-	_cleanup_close_ int fd = moat__hostpath_open("--out", c->out_dir, O_RDONLY | O_DIRECTORY, 0, err);
+	_cleanup_close_ int fd = moat__hostpath_open("filesystem.out:", c->out_dir, O_RDONLY | O_DIRECTORY, 0, err);
 	if (fd < 0)
 		return fd;
 	struct stat st;
 	if (fstat(fd, &st) < 0)
-		return moat_error_set(err, errno, "--out %s", c->out_dir);
+		return moat_error_set(err, errno, "filesystem.out: %s", c->out_dir);
 	if (st.st_uid == 0 && fchown(fd, MOAT_ROOT_HOST_UID, MOAT_ROOT_HOST_GID) < 0)
-		return moat_error_set(err, errno, "--out %s: hand it to the sandbox user", c->out_dir);
+		return moat_error_set(err, errno, "filesystem.out: %s: hand it to the sandbox user", c->out_dir);
 	return 0;
 }
 
@@ -153,7 +153,7 @@ static int check_rw_sources(const moat_config *c, bool rootless, moat_error *err
 		struct stat st;
 		if (!(b->flags & MOAT_BIND_RW))
 			continue;
-		_cleanup_close_ int fd = moat__hostpath_open("--rw", b->src, O_PATH, 0, err);
+		_cleanup_close_ int fd = moat__hostpath_open("filesystem.read_write:", b->src, O_PATH, 0, err);
 		if (fd < 0 && (b->flags & MOAT_BIND_OPTIONAL) && err->code == ENOENT) {
 			moat_error_clear(err);
 			continue;
@@ -161,12 +161,12 @@ static int check_rw_sources(const moat_config *c, bool rootless, moat_error *err
 		if (fd < 0)
 			return fd;
 		if (fstat(fd, &st) < 0)
-			return moat_error_set(err, errno, "--rw %s", b->src);
+			return moat_error_set(err, errno, "filesystem.read_write: %s", b->src);
 		bool w = (st.st_uid == MOAT_ROOT_HOST_UID && (st.st_mode & S_IWUSR)) ||
 			 (st.st_gid == MOAT_ROOT_HOST_GID && (st.st_mode & S_IWGRP)) || (st.st_mode & S_IWOTH);
 		if (!w)
 			return moat_error_set(err, MOAT_EINPUT,
-					      "--rw %s: not writable by the sandbox user (host uid %u) that moat uses "
+					      "filesystem.read_write: %s: not writable by the sandbox user (host uid %u) that moat uses "
 					      "as root; chown it to %u or run moat as an ordinary user",
 					      b->src, MOAT_ROOT_HOST_UID, MOAT_ROOT_HOST_UID);
 	}
@@ -180,21 +180,21 @@ static int check_rw_sources(const moat_config *c, bool rootless, moat_error *err
  * /proc/self/fd when the caller owns it. */
 static int stdin_copy(const char *path, moat_error *err)
 {
-	_cleanup_close_ int src = moat__hostpath_open("--stdin", path, O_RDONLY | O_NONBLOCK, 0, err);
+	_cleanup_close_ int src = moat__hostpath_open("stdin:", path, O_RDONLY | O_NONBLOCK, 0, err);
 	if (src < 0)
 		return src;
 	struct stat st;
 	if (fstat(src, &st) < 0)
-		return moat_error_set(err, errno, "--stdin %s", path);
+		return moat_error_set(err, errno, "stdin: %s", path);
 	if (!S_ISREG(st.st_mode))
 		return moat_error_set(err, MOAT_EINPUT,
-				      "--stdin %s: not a regular file (pipe it into moat's standard input instead)", path);
+				      "stdin: %s: not a regular file (pipe it into moat's standard input instead)", path);
 	if ((uint64_t)st.st_size > MOAT_MAX_STDIN_FILE_BYTES)
-		return moat_error_set(err, MOAT_EINPUT, "--stdin %s: larger than %llu bytes", path,
+		return moat_error_set(err, MOAT_EINPUT, "stdin: %s: larger than %llu bytes", path,
 				      (unsigned long long)MOAT_MAX_STDIN_FILE_BYTES);
 	_cleanup_close_ int mfd = memfd_create("moat-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (mfd < 0)
-		return moat_error_set(err, errno, "--stdin %s: copy", path);
+		return moat_error_set(err, errno, "stdin: %s: copy", path);
 	char buf[65536];
 	uint64_t total = 0;
 	for (;;) {
@@ -202,21 +202,21 @@ static int stdin_copy(const char *path, moat_error *err)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return moat_error_set(err, errno, "--stdin %s", path);
+			return moat_error_set(err, errno, "stdin: %s", path);
 		if (n == 0)
 			break;
 		/* The file may grow while it is read; the cap holds anyway. */
 		total += (uint64_t)n;
 		if (total > MOAT_MAX_STDIN_FILE_BYTES)
-			return moat_error_set(err, MOAT_EINPUT, "--stdin %s: larger than %llu bytes", path,
+			return moat_error_set(err, MOAT_EINPUT, "stdin: %s: larger than %llu bytes", path,
 					      (unsigned long long)MOAT_MAX_STDIN_FILE_BYTES);
 		int r = moat__write_all(mfd, buf, (size_t)n);
 		if (r < 0)
-			return moat_error_set(err, -r, "--stdin %s: copy", path);
+			return moat_error_set(err, -r, "stdin: %s: copy", path);
 	}
 	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
 	    lseek(mfd, 0, SEEK_SET) < 0)
-		return moat_error_set(err, errno, "--stdin %s: seal the copy", path);
+		return moat_error_set(err, errno, "stdin: %s: seal the copy", path);
 	return TAKE_FD(mfd);
 }
 
@@ -438,7 +438,7 @@ int moat__sandbox_out_finish(const moat_config *c, int out_fs, moat_result *r, i
 	if (!moat__out_capped(c))
 		sr = moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr);
 	else if (out_fs < 0)
-		sr = moat_error_set(&serr, EIO, "the run's /out never reached moat; nothing was copied to --out %s",
+		sr = moat_error_set(&serr, EIO, "the run's /out never reached moat; nothing was copied to filesystem.out %s",
 				    c->out_dir);
 	else
 		sr = moat__out_copy_out(c, out_fs, &r->out_removed, &r->out_fixed, &serr);
