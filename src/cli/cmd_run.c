@@ -82,6 +82,9 @@ static void run_usage(FILE *f)
 		"  --net-host NAME=ADDR answer NAME with ADDR instead of asking DNS\n"
 		"  --resolver IP[:PORT] the name server the gateway asks\n"
 		"  --net-log FILE       append each net.request event as a JSON line\n"
+		"  --secret NAME=env:VAR@HOST  the sandbox sees a placeholder in $NAME; the\n"
+		"                       gateway sends VAR's value to HOST only (also\n"
+		"                       NAME=file:PATH@HOST; docs/secrets.md)\n"
 		"reporting:\n"
 		"  --result FILE|-      write the JSON result to FILE (or stdout)\n"
 		"  --audit FILE         append the run's events to a hash-chained audit log\n"
@@ -135,6 +138,7 @@ enum {
 	OPT_NET_HOST,
 	OPT_RESOLVER,
 	OPT_NET_LOG,
+	OPT_SECRET,
 };
 
 static const struct option run_options[] = {
@@ -170,6 +174,7 @@ static const struct option run_options[] = {
 	{"net-host", required_argument, NULL, OPT_NET_HOST},
 	{"resolver", required_argument, NULL, OPT_RESOLVER},
 	{"net-log", required_argument, NULL, OPT_NET_LOG},
+	{"secret", required_argument, NULL, OPT_SECRET},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -348,6 +353,7 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 		case OPT_NET_HOST:
 		case OPT_RESOLVER:
 		case OPT_NET_LOG:
+		case OPT_SECRET:
 			r = moat_cli_run_net_option(c, name, optarg, &err);
 			break;
 		case '?':

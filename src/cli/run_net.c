@@ -1,7 +1,10 @@
 /* The network options of `moat run`: --net, --allow-host, --allow-private,
  * --net-host, --resolver, --net-log. The engine turns them, folded into the
  * policy, into the gateway's configuration (egress.c). */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -20,13 +23,27 @@ int moat_cli_run_net_option(moat_config *c, const char *name, const char *value,
 	char ***list = strcmp(name, "allow-host") == 0	  ? &c->allow_hosts
 		       : strcmp(name, "allow-private") == 0 ? &c->allow_private
 		       : strcmp(name, "net-host") == 0	    ? &c->net_hosts
+		       : strcmp(name, "secret") == 0	    ? &c->secret_specs
 							    : NULL;
 	if (list) {
 		if (moat__strv_length(*list) >= cap)
 			return moat_error_set(err, MOAT_EINPUT, "more than %zu values", cap);
-		/* Allowing a host means going through the gateway. */
-		if (list == &c->allow_hosts)
+		/* Allowing a host, or sending a secret to one, means going
+		 * through the gateway. */
+		if (list == &c->allow_hosts || list == &c->secret_specs)
 			c->net = MOAT_NET_PROXY;
+		/* A relative file: path means the caller's folder, which the
+		 * engine does not know. */
+		const char *f = list == &c->secret_specs ? strstr(value, "=file:") : NULL;
+		if (f && f[6] && f[6] != '/') {
+			char cwd[4096];
+			_cleanup_free_ char *abs = NULL;
+			if (!getcwd(cwd, sizeof(cwd)))
+				return moat_error_set(err, errno, "the current folder");
+			if (asprintf(&abs, "%.*sfile:%s/%s", (int)(f + 1 - value), value, cwd, f + 6) < 0)
+				return moat_error_set(err, ENOMEM, "out of memory");
+			return moat__strv_push(list, abs) < 0 ? moat_error_set(err, ENOMEM, "out of memory") : 0;
+		}
 		return moat__strv_push(list, value) < 0 ? moat_error_set(err, ENOMEM, "out of memory") : 0;
 	}
 	char **str = strcmp(name, "resolver") == 0 ? &c->resolver : strcmp(name, "net-log") == 0 ? &c->net_log_path : NULL;

@@ -67,6 +67,7 @@ void moat_config_free(moat_config *c)
 	moat__strv_free(c->allow_hosts);
 	moat__strv_free(c->allow_private);
 	moat__strv_free(c->net_hosts);
+	moat__strv_free(c->secret_specs);
 	free(c->resolver);
 	free(c->net_log_path);
 	free(c->result_path);

@@ -72,6 +72,7 @@ typedef struct moat_config {
 	char **net_hosts;     /* network.hosts as NAME=ADDRESS */
 	char *resolver;       /* network.resolver "IP[:PORT]", or NULL */
 	char *net_log_path;   /* --net-log FILE: net.request events */
+	char **secret_specs;  /* --secret NAME=env:VAR@HOST or NAME=file:/PATH@HOST */
 	char *result_path;    /* --result FILE or "-" */
 	char *audit_path;     /* --audit FILE */
 	char *record_path;    /* --record FILE.cast */

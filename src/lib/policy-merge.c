@@ -118,6 +118,40 @@ int moat_policy_apply(const moat_policy *p, moat_config *c, moat_error *err)
 	return 0;
 }
 
+/* --secret NAME=env:VAR@HOST (or NAME=file:/PATH@HOST): the common case, a
+ * variable NAME inside holding the placeholder, the value sent to HOST only.
+ * The fields are checked with the policy file's checks afterwards
+ * (moat__policy_check); only the shape is checked here. */
+static int secret_from_spec(moat_policy *p, const char *spec, moat_error *err)
+{
+	const char *eq = strchr(spec, '='), *at = strrchr(spec, '@');
+	if (!eq || eq == spec || !at || at < eq || !at[1] || at == eq + 1)
+		return moat_error_set(err, MOAT_EINPUT, "--secret %s: expected NAME=env:VAR@HOST or NAME=file:PATH@HOST",
+				      spec);
+	_cleanup_free_ char *name = strndup(spec, (size_t)(eq - spec));
+	if (!name)
+		return moat_error_set(err, ENOMEM, "policy");
+	for (size_t i = 0; i < p->n_secrets; i++)
+		if (strcmp(p->secrets[i].name, name) == 0)
+			return moat_error_set(err, MOAT_EINPUT, "--secret %s: the policy has a secret named %s already", spec,
+					      name);
+	if (p->n_secrets >= MOAT_POLICY_MAX_SECRETS)
+		return moat_error_set(err, MOAT_EINPUT, "--secret %s: too many secrets (at most %d)", spec,
+				      MOAT_POLICY_MAX_SECRETS);
+	moat_secret s = {.name = TAKE_PTR(name)};
+	s.env = strdup(s.name);
+	s.from = strndup(eq + 1, (size_t)(at - eq - 1));
+	bool ok = s.env && s.from && moat__strv_push(&s.hosts, at + 1) >= 0;
+	moat_secret *ns = ok ? realloc(p->secrets, (p->n_secrets + 1) * sizeof(*ns)) : NULL;
+	if (!ns) {
+		moat__secret_clear(&s);
+		return moat_error_set(err, ENOMEM, "policy");
+	}
+	p->secrets = ns;
+	p->secrets[p->n_secrets++] = s;
+	return 0;
+}
+
 int moat_policy_update_from_config(moat_policy *p, const moat_config *c, unsigned flags_limits_set, moat_error *err)
 {
 	int r;
@@ -188,6 +222,9 @@ int moat_policy_update_from_config(moat_policy *p, const moat_config *c, unsigne
 			return moat_error_set(err, ENOMEM, "policy");
 		p->n_hosts++;
 	}
+	for (char **sp = c->secret_specs; sp && *sp; sp++)
+		if ((r = secret_from_spec(p, *sp, err)) < 0)
+			return r;
 	if ((r = replace_str(&p->resolver, c->resolver, err)) < 0)
 		return r;
 	if ((r = replace_str(&p->out_dir, c->out_dir, err)) < 0 || (r = replace_str(&p->cwd, c->cwd, err)) < 0 ||
@@ -530,6 +567,19 @@ static int intersect_network(const moat_policy *parent, const moat_policy *child
 	return replace_str(&r->resolver, parent->resolver, err);
 }
 
+static bool path_covered(char *const *parent, const char *path)
+{
+	for (char *const *p = parent; *p; p++) {
+		size_t l = strlen(*p);
+		if (strcmp(*p, path) == 0)
+			return true;
+		/* "/a/" and a star covers "/a/x" and "/a/b/" and a star. */
+		if (l >= 2 && (*p)[l - 1] == '*' && strncmp(*p, path, l - 1) == 0)
+			return true;
+	}
+	return false;
+}
+
 static int intersect_secrets(const moat_policy *parent, const moat_policy *child, moat_error *err)
 {
 	for (size_t i = 0; i < child->n_secrets; i++) {
@@ -537,17 +587,47 @@ static int intersect_secrets(const moat_policy *parent, const moat_policy *child
 		for (size_t j = 0; j < parent->n_secrets; j++)
 			if (strcmp(parent->secrets[j].name, cs->name) == 0)
 				ps = &parent->secrets[j];
-		if (!ps || strcmp(ps->from, cs->from) != 0)
+		if (!ps || ps->honeytoken != cs->honeytoken || (ps->from == NULL) != (cs->from == NULL) ||
+		    (ps->from && strcmp(ps->from, cs->from) != 0))
 			return moat_error_set(err, MOAT_EINPUT, "secrets.%s: the parent has no such secret from %s", cs->name,
-					      cs->from);
-		for (char **h = cs->hosts; *h; h++) {
+					      cs->from ? cs->from : "nowhere (a honeytoken)");
+		for (char **h = cs->hosts; h && *h; h++) {
 			bool ok = false;
-			for (char **ph = ps->hosts; *ph && !ok; ph++)
+			for (char **ph = ps->hosts; ph && *ph && !ok; ph++)
 				ok = host_covers(*ph, *h);
 			if (!ok)
 				return moat_error_set(err, MOAT_EINPUT, "secrets.%s.hosts: %s is not a host the parent "
 									"sends it to", cs->name, *h);
 		}
+		/* The binding may only narrow: fewer methods and paths, a
+		 * sooner expiry, fewer uses, and the same header. */
+		if (ps->methods) {
+			for (char **m = cs->methods; m && *m; m++)
+				if (!strv_has(ps->methods, *m))
+					return moat_error_set(err, MOAT_EINPUT, "secrets.%s.inject.methods: %s is not a method "
+										"the parent sends it with", cs->name, *m);
+			if (!cs->methods)
+				return moat_error_set(err, MOAT_EINPUT, "secrets.%s.inject.methods: any method, but the parent "
+									"sends it only with some", cs->name);
+		}
+		if (ps->paths) {
+			for (char **m = cs->paths; m && *m; m++)
+				if (!path_covered(ps->paths, *m))
+					return moat_error_set(err, MOAT_EINPUT, "secrets.%s.inject.paths: %s is not a path the "
+										"parent sends it to", cs->name, *m);
+			if (!cs->paths)
+				return moat_error_set(err, MOAT_EINPUT, "secrets.%s.inject.paths: any path, but the parent "
+									"sends it only to some", cs->name);
+		}
+		if ((ps->header || cs->header) &&
+		    (!ps->header || !cs->header || strcasecmp(ps->header, cs->header) != 0 ||
+		     strcmp(ps->format ? ps->format : "{value}", cs->format ? cs->format : "{value}") != 0))
+			return moat_error_set(err, MOAT_EINPUT, "secrets.%s.inject.header: differs from the parent's",
+					      cs->name);
+		if (ps->expires_ms && (!cs->expires_ms || cs->expires_ms > ps->expires_ms))
+			return moat_error_set(err, MOAT_EINPUT, "secrets.%s.expires: later than the parent's", cs->name);
+		if (ps->max_uses && (!cs->max_uses || cs->max_uses > ps->max_uses))
+			return moat_error_set(err, MOAT_EINPUT, "secrets.%s.max_uses: more than the parent's", cs->name);
 	}
 	return 0;
 }

@@ -90,10 +90,25 @@ typedef struct moat_host_entry {
 	char *address; /* IPv4 or IPv6 literal it resolves to */
 } moat_host_entry;
 
+/* Caps on one secret's fields. */
+#define MOAT_SECRET_NAME_MAX 64
+#define MOAT_SECRET_FORMAT_MAX 256
+
+/* One secrets entry. The sandbox sees only a placeholder (secrets.h); the
+ * gateway puts the real value into requests to the bound hosts whose method
+ * and path match, and nowhere else. */
 typedef struct moat_secret {
-	char *name;  /* variable name the sandbox sees a placeholder in */
-	char *from;  /* "env:VAR" or "file:/absolute/path" */
-	char **hosts; /* patterns of hosts that may receive the real value */
+	char *name;     /* letters, digits, '_' and '-': in messages, events and the placeholder */
+	char *from;     /* "env:VAR" or "file:/absolute/path"; NULL for a honeytoken */
+	char *env;      /* the variable holding the placeholder inside, or NULL */
+	char **hosts;   /* patterns of hosts that may receive the real value */
+	char *header;   /* set this header to format; NULL: replace the placeholder where it appears */
+	char *format;   /* "...{value}...", with header only; NULL: "{value}" */
+	char **methods; /* upper-case methods; NULL: any */
+	char **paths;   /* "/exact" or "/prefix/" and a star; NULL: any */
+	uint64_t expires_ms; /* after the run starts; 0: never */
+	uint64_t max_uses;   /* injections; 0: unlimited */
+	bool honeytoken;     /* a decoy: any use is an alert, nothing is injected */
 } moat_secret;
 
 /* network.budget: what the whole run may do through the gateway. A zero
