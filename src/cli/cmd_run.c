@@ -11,6 +11,7 @@
 #include "policy.h"
 #include "probe.h"
 #include "record.h"
+#include "secretstore.h"
 #include "sandbox.h"
 #include "units.h"
 
@@ -470,6 +471,12 @@ int moat_cmd_run(int argc, char **argv)
 	moat_run_io io;
 	moat_run_io_init(&io);
 	char buf[MOAT_ERROR_MAX + 64];
+	/* The values are read now, before the sandbox exists, into memory its
+	 * init will not inherit; the sandbox gets placeholders. */
+	_cleanup_secrets_ moat_secrets *secrets = NULL;
+	if (moat_secrets_open(policy, &secrets, &err) < 0 || moat_secrets_apply_env(secrets, c, &err) < 0)
+		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
+	io.secrets = secrets;
 	_cleanup_audit_ moat_audit *audit = NULL;
 	if (c->audit_path && moat_audit_open(c->audit_path, NULL, &audit, &err) < 0)
 		return moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));

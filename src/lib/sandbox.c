@@ -26,6 +26,7 @@
 #include "sandbox.h"
 
 #include "audit.h"
+#include "secretstore.h"
 #include "iobuf.h"
 #include "sandbox-internal.h"
 #include "supervise.h"
@@ -469,7 +470,11 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	s.pid = (pid_t)pid;
 	s.t0 = t0;
 
-	ret = moat__userns_write_maps((pid_t)pid, rootless, host_uid, host_gid, err);
+	/* Secret values reach ordinary memory only now that the init, a copy
+	 * of this process, exists (secretstore.h). */
+	ret = io_in->secrets ? moat_secrets_arm(io_in->secrets, io_in->audit, err) : 0;
+	if (ret >= 0)
+		ret = moat__userns_write_maps((pid_t)pid, rootless, host_uid, host_gid, err);
 	if (ret >= 0) {
 		/* As for CGROUP_JOINED: an init already gone is reported by
 		 * the loop with what it said, not as a broken pipe here. */

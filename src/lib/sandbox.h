@@ -38,6 +38,9 @@ typedef struct moat_run_io {
 	/* Terminal recording of the output (and, with -t, the input), or
 	 * NULL. */
 	struct moat_record *record;
+	/* The run's secrets (secretstore.h), or NULL: armed once the init
+	 * has been cloned, so that no value is in memory the init inherits. */
+	struct moat_secrets *secrets;
 } moat_run_io;
 
 void moat_run_io_init(moat_run_io *io);
