@@ -442,6 +442,11 @@ static int check_host_requirements(const moat_policy *p, moat_error *err)
 	return moat_host_require(&h, names, err);
 }
 
+static int arm_egress_tls(void *arg, moat_error *err)
+{
+	return moat_egress_tls_arm(arg, "run", err);
+}
+
 int moat_cmd_run(int argc, char **argv)
 {
 	_cleanup_config_ moat_config *c = NULL;
@@ -500,6 +505,14 @@ int moat_cmd_run(int argc, char **argv)
 	int r = moat_egress_from_policy(c, policy, audit, &egress, &err);
 	if (r < 0)
 		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
+	/* A test upstream's authority, for the test suite only: production
+	 * upstreams are verified against the host's trust store alone. */
+	if ((r = moat_egress_tls_prepare(&egress, c, getenv("MOAT_TEST_UPSTREAM_CA"), &err)) < 0) {
+		moat_egress_done(&egress);
+		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
+	}
+	io.after_clone = arm_egress_tls;
+	io.after_clone_arg = &egress;
 	io.gateway = moat_egress_gateway(&egress);
 	r = moat_sandbox_run(c, &io, &res, &err);
 	moat_egress_done(&egress);

@@ -11,6 +11,15 @@
  *       RESOLVING ─ CONNECTING ─┬─ (HTTP)   RELAY_HTTP
  *                               └─ (tunnel) TLS_PEEK ─ RELAY
  *
+ * A tunnel to a host whose TLS is terminated (tls.h) is answered at once,
+ * without an upstream, and goes
+ *
+ *       TLS_PEEK ─ TLS_HEAD ─ RESOLVING ─ CONNECTING ─ TLS_UPSTREAM ─ RELAY_HTTP
+ *
+ * where TLS_HEAD reads the request inside the client's TLS and decides it
+ * with its method and path, and TLS_UPSTREAM is the handshake with the
+ * upstream, verified with the host's trust store and the real name.
+ *
  * and ends in CLOSING, where pending output is flushed before both sockets
  * are closed. A refusal is always an answer the client can read (an HTTP
  * status with a one-line reason, or a SOCKS5 reply code), never a
@@ -21,6 +30,8 @@
 #include "netaddr.h"
 #include "netrules.h"
 #include "proxyproto.h"
+#include "hostglob.h"
+#include "tls.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -32,8 +43,18 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+/* OpenSSL 3.0's err.h uses INT_MAX, and <limits.h> here is libmoat's
+ * (the include path), not the C library's. */
+#ifndef INT_MAX
+#define INT_MAX __INT_MAX__
+#endif
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/dns.h>
 #include <event2/event.h>
 #include <event2/listener.h>
@@ -65,6 +86,8 @@ typedef enum gw_state {
 	ST_TLS_PEEK,
 	ST_RELAY,
 	ST_RELAY_HTTP,
+	ST_TLS_HEAD,     /* terminated: reading the request inside the client's TLS */
+	ST_TLS_UPSTREAM, /* terminated: the handshake with the upstream */
 	ST_CLOSING,
 } gw_state;
 
@@ -105,6 +128,12 @@ struct moat_gateway {
 	uint64_t ev_suppressed;
 	struct event *flood;
 
+	/* TLS termination: the authority (not owned), the hosts it is for,
+	 * and the two contexts. */
+	moat_tls_ca *tls_ca;
+	char **terminate_hosts;
+	SSL_CTX *tls_server, *tls_client;
+
 	struct evconnlistener *listeners[MOAT_GATEWAY_MAX_LISTENERS];
 	size_t n_listeners;
 	gw_conn *conns; /* every open connection, for moat_gateway_free */
@@ -135,6 +164,8 @@ struct gw_conn {
 	moat_netrules *rules;
 	int rule;
 	bool raw_tunnel_ok; /* the port is neither 80 nor 443 and a rule named it */
+	bool terminate;     /* a tunnel whose TLS the gateway terminates */
+	bool tls_inner;     /* the client's TLS is terminated: answers go inside it */
 
 	/* Where it goes: every candidate has passed the SSRF guard. */
 	moat_addr addrs[GW_MAX_ADDRS];
@@ -164,6 +195,13 @@ struct gw_conn {
 
 static void conn_close(gw_conn *c);
 static void conn_resolve(gw_conn *c);
+static bool tls_terminated(const moat_gateway *gw, const moat_host *h);
+static void tls_peek_start(gw_conn *c);
+static void tls_accept(gw_conn *c);
+static void tls_head(gw_conn *c);
+static bool tls_upstream_start(gw_conn *c);
+static void tls_upstream_ready(gw_conn *c);
+static void socks_reply(gw_conn *c, uint8_t code);
 static void conn_connect_next(gw_conn *c);
 static void client_read_cb(struct bufferevent *bev, void *arg);
 static void client_event_cb(struct bufferevent *bev, short what, void *arg);
@@ -376,7 +414,13 @@ static void linger_cb(evutil_socket_t fd, short what, void *arg)
 
 static bool output_pending(struct bufferevent *bev)
 {
-	return bev && evbuffer_get_length(bufferevent_get_output(bev)) > 0;
+	if (!bev)
+		return false;
+	/* A TLS filter's bytes may be encrypted already and waiting in the
+	 * socket's buffer below it. */
+	struct bufferevent *under = bufferevent_get_underlying(bev);
+	return evbuffer_get_length(bufferevent_get_output(bev)) > 0 ||
+	       (under && evbuffer_get_length(bufferevent_get_output(under)) > 0);
 }
 
 /* Ends the connection: logs it, stops reading, lets pending output drain
@@ -460,7 +504,7 @@ static void conn_refuse(gw_conn *c, int http_status, uint8_t socks_code)
 		/* The client was already told the tunnel is open, or the
 		 * response has begun: the only refusal left is to cut the
 		 * connection (and log why). */
-	} else if (c->proto == PROTO_SOCKS5) {
+	} else if (c->proto == PROTO_SOCKS5 && !c->tls_inner) {
 		socks_reply(c, socks_code);
 	} else {
 		evbuffer_add_printf(bufferevent_get_output(c->client),
@@ -500,6 +544,14 @@ static bool conn_decide(gw_conn *c)
 	};
 	moat_net_decision dec;
 	moat_netrules_decide(c->rules, &req, &dec);
+	/* A tunnel to a host whose TLS is terminated opens when some request
+	 * inside could be allowed; each is decided once it is read. */
+	c->terminate = c->proto != PROTO_HTTP && !c->method && gw->tls_ca && tls_terminated(gw, &c->host);
+	if (c->terminate && moat_netrules_host_reachable(c->rules, &c->host, c->port)) {
+		dec.action = MOAT_NET_ALLOW;
+		snprintf(dec.reason, sizeof(dec.reason), "%s:%u is terminated; each request is decided", c->host.name,
+			 (unsigned)c->port);
+	}
 	if (dec.action == MOAT_NET_ALLOW && c->method_override) {
 		/* Many frameworks act on a method override header as if it
 		 * were the method: the request must be allowed as that method
@@ -547,6 +599,17 @@ static bool conn_decide(gw_conn *c)
 		return false;
 	}
 	c->budget_open = true;
+	if (c->terminate) {
+		/* Nothing goes upstream before a request inside is allowed:
+		 * the client is told the tunnel is open, and its ClientHello
+		 * is checked as any tunnel's. */
+		if (c->proto == PROTO_CONNECT)
+			bufferevent_write(c->client, "HTTP/1.1 200 Connection established\r\n\r\n", 39);
+		else
+			socks_reply(c, MOAT_SOCKS5_REP_SUCCEEDED);
+		tls_peek_start(c);
+		return true;
+	}
 	if (!moat_budget_request(gw->budget, c->dest, moat__now_ns(), why, sizeof(why)) ||
 	    (c->bytes_up && !moat_budget_bytes(gw->budget, c->dest, c->bytes_up, 0, why, sizeof(why)))) {
 		set_reason(c, "moat: %s", why);
@@ -962,12 +1025,23 @@ static void tunnel_peek(gw_conn *c)
 		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
 		return;
 	}
+	if (c->terminate) {
+		tls_accept(c);
+		return;
+	}
 	relay_start(c, ST_RELAY);
 }
 
 static void upstream_connected(gw_conn *c)
 {
 	const moat_http_request *r;
+	if (c->terminate) {
+		if (c->state == ST_TLS_UPSTREAM)
+			tls_upstream_ready(c);
+		else
+			tls_upstream_start(c);
+		return;
+	}
 	switch (c->proto) {
 	case PROTO_HTTP:
 		r = moat_http_parser_request(c->http);
@@ -1052,6 +1126,26 @@ static void upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_CONNECTED) {
 		c->allowed = true;
 		upstream_connected(c);
+		return;
+	}
+	if (c->state == ST_TLS_UPSTREAM) {
+		/* The upstream failed its verification, or the handshake: the
+		 * client gets a 502 with the reason, never the request sent
+		 * anywhere else or in the clear. */
+		SSL *ssl = bufferevent_openssl_get_ssl(bev);
+		long v = ssl ? SSL_get_verify_result(ssl) : X509_V_OK;
+		unsigned long e = bufferevent_get_openssl_error(bev);
+		char ebuf[160] = "";
+		if (e)
+			ERR_error_string_n(e, ebuf, sizeof(ebuf));
+		if (v != X509_V_OK)
+			set_reason(c, "moat: the upstream %s failed TLS verification: %s", c->host.name,
+				   X509_verify_cert_error_string(v));
+		else
+			set_reason(c, "moat: the TLS handshake with the upstream %s failed%s%s", c->host.name,
+				   ebuf[0] ? ": " : "", ebuf);
+		ERR_clear_error();
+		conn_refuse(c, 502, 0);
 		return;
 	}
 	if (c->state == ST_CONNECTING) {
@@ -1251,6 +1345,226 @@ static void socks_request(gw_conn *c)
 	conn_decide(c);
 }
 
+/* ---- TLS termination ------------------------------------------------------- */
+
+static bool tls_terminated(const moat_gateway *gw, const moat_host *h)
+{
+	for (char **p = gw->terminate_hosts; p && *p; p++)
+		if (moat_host_glob_match(*p, h->name))
+			return true;
+	return false;
+}
+
+/* The tunnel is open to the client; its ClientHello comes next, with the
+ * same deadline as any tunnel's. */
+static void tls_peek_start(gw_conn *c)
+{
+	if (c->deadline) {
+		struct timeval twice = c->gw->head_timeout;
+		twice.tv_sec *= 2;
+		evtimer_add(c->deadline, &twice);
+	}
+	c->state = ST_TLS_PEEK;
+	tunnel_peek(c);
+}
+
+/* The ClientHello named the tunnel's host: the gateway answers it with the
+ * host's leaf and reads what the client sends inside. */
+static void tls_accept(gw_conn *c)
+{
+	moat_gateway *gw = c->gw;
+	moat_error err = {0};
+	SSL *ssl = SSL_new(gw->tls_server);
+	if (!ssl || moat_tls_ca_use_leaf(gw->tls_ca, ssl, c->host.name, &err) < 0) {
+		SSL_free(ssl);
+		set_reason(c, "moat: TLS for %s: %s", c->host.name, err.msg[0] ? err.msg : "out of memory");
+		conn_refuse(c, 502, 0);
+		return;
+	}
+	struct bufferevent *raw = c->client;
+	struct bufferevent *tls = bufferevent_openssl_filter_new(gw->base, raw, ssl, BUFFEREVENT_SSL_ACCEPTING,
+								 BEV_OPT_CLOSE_ON_FREE);
+	if (!tls) {
+		SSL_free(ssl);
+		set_reason(c, "moat: out of memory");
+		conn_refuse(c, 502, 0);
+		return;
+	}
+	c->client = tls;
+	c->tls_inner = true;
+	moat_http_parser_free(c->http);
+	c->http = moat_http_parser_new();
+	if (!c->http) {
+		set_reason(c, "moat: out of memory");
+		conn_close(c);
+		return;
+	}
+	bufferevent_setcb(tls, client_read_cb, write_cb, client_event_cb, c);
+	bufferevent_set_timeouts(tls, &gw->head_timeout, &gw->head_timeout);
+	if (c->deadline)
+		evtimer_add(c->deadline, &gw->head_timeout);
+	c->state = ST_TLS_HEAD;
+	bufferevent_enable(tls, EV_READ | EV_WRITE);
+	/* The ClientHello is already in the raw input: have the filter read
+	 * it now rather than wait for bytes that will not come first. */
+	bufferevent_trigger(raw, EV_READ, BEV_TRIG_IGNORE_WATERMARKS);
+}
+
+/* One request inside the terminated TLS: origin form, for the tunnel's
+ * host, decided with its method and path like a plain HTTP request. */
+static void tls_head(gw_conn *c)
+{
+	moat_gateway *gw = c->gw;
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	size_t len = evbuffer_get_length(in);
+	if (len == 0)
+		return;
+	const uint8_t *data = evbuffer_pullup(in, (ssize_t)len);
+	size_t used = 0;
+	moat_error err = {0};
+	int r = data ? moat_http_parser_feed(c->http, data, len, &used, &err) : -ENOMEM;
+	evbuffer_drain(in, used);
+	if (r == MOAT_PARSE_MORE)
+		return;
+	if (r < 0) {
+		set_reason(c, "moat: %s", err.msg[0] ? err.msg : "malformed request");
+		conn_refuse(c, r == -E2BIG ? 431 : r == -ENOTSUP ? 501 : 400, 0);
+		return;
+	}
+	const moat_http_request *req = moat_http_parser_request(c->http);
+	c->bytes_up += req->head_len;
+	gw->stats.bytes_up += req->head_len;
+	c->method = strdup(req->method);
+	c->path = strdup(req->path);
+	if (!c->method || !c->path) {
+		set_reason(c, "moat: out of memory");
+		conn_refuse(c, 502, 0);
+		return;
+	}
+	if (req->form != MOAT_HTTP_ORIGIN_FORM) {
+		set_reason(c, "moat: inside the TLS tunnel to %s, requests are in origin form (/path)", c->host.name);
+		conn_refuse(c, 400, 0);
+		return;
+	}
+	/* The Host header must name the tunnel's host: the upstream routes by
+	 * it, and the rules, secrets and certificate were for that host. A
+	 * request without one (HTTP/1.0) cannot be told apart. */
+	const char *hh = moat_http_request_header(req, "Host");
+	moat_host h;
+	uint16_t hp = 0;
+	moat_error herr = {0};
+	if (!hh || moat_authority_parse(hh, strlen(hh), c->port, &h, &hp, &herr) < 0 ||
+	    strcmp(h.name, c->host.name) != 0 || hp != c->port) {
+		set_reason(c, "moat: the Host header %s the tunnel's host %s", hh ? "does not name" : "is missing; it must name",
+			   c->host.name);
+		conn_refuse(c, 400, 0);
+		return;
+	}
+	for (const char *m = req->method; *m; m++)
+		if (*m >= 'a' && *m <= 'z') {
+			set_reason(c, "moat: the method %s is not in upper case; servers tell methods apart by case", req->method);
+			conn_refuse(c, 400, 0);
+			return;
+		}
+	static const char *const overrides[] = {"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"};
+	const char *override = NULL;
+	for (size_t i = 0; i < req->n_headers; i++)
+		for (size_t j = 0; j < ELEMENTSOF(overrides); j++)
+			if (strcasecmp(req->headers[i].name, overrides[j]) == 0) {
+				if (override && strcasecmp(override, req->headers[i].value) != 0) {
+					set_reason(c, "moat: the request carries two different method overrides");
+					conn_refuse(c, 400, 0);
+					return;
+				}
+				override = req->headers[i].value;
+			}
+	if (req->upgrade) {
+		set_reason(c, "moat: protocol upgrades are not proxied inside a terminated tunnel");
+		conn_refuse(c, 501, 0);
+		return;
+	}
+	moat_net_request q = {.host = &c->host, .port = c->port, .method = c->method, .path = c->path};
+	moat_net_decision dec;
+	moat_netrules_decide(c->rules, &q, &dec);
+	if (dec.action == MOAT_NET_ALLOW && override) {
+		moat_net_decision d2;
+		q.method = override;
+		moat_netrules_decide(c->rules, &q, &d2);
+		if (d2.action != MOAT_NET_ALLOW) {
+			snprintf(dec.reason, sizeof(dec.reason), "the method override %.32s is not allowed: %s", override,
+				 d2.reason);
+			dec.action = MOAT_NET_DENY;
+		}
+	}
+	c->rule = dec.rule;
+	if (dec.action != MOAT_NET_ALLOW) {
+		if (dec.action == MOAT_NET_APPROVE)
+			set_reason(c, "moat: %s %s on %s needs a person's approval, and this sandbox has no approval queue",
+				   c->method, c->path, c->host.name);
+		else
+			set_reason(c, "moat: %s", dec.reason);
+		conn_refuse(c, 403, 0);
+		return;
+	}
+	set_reason(c, "%s", dec.reason);
+	char why[MOAT_BUDGET_REASON_MAX];
+	if (!moat_budget_request(gw->budget, c->dest, moat__now_ns(), why, sizeof(why)) ||
+	    !moat_budget_bytes(gw->budget, c->dest, c->bytes_up, 0, why, sizeof(why))) {
+		set_reason(c, "moat: %s", why);
+		conn_refuse(c, 429, 0);
+		return;
+	}
+	if (c->deadline)
+		evtimer_del(c->deadline);
+	/* The body waits in the client's input until the upstream is ready. */
+	c->state = ST_RESOLVING;
+	conn_resolve(c);
+}
+
+/* The TCP connection to the upstream is up: TLS over it, with the real name. */
+static bool tls_upstream_start(gw_conn *c)
+{
+	moat_gateway *gw = c->gw;
+	moat_error err = {0};
+	SSL *ssl = SSL_new(gw->tls_client);
+	if (!ssl || moat_tls_client_prepare(ssl, c->host.name, &err) < 0) {
+		SSL_free(ssl);
+		set_reason(c, "moat: TLS to %s: %s", c->host.name, err.msg[0] ? err.msg : "out of memory");
+		conn_refuse(c, 502, 0);
+		return false;
+	}
+	struct bufferevent *tls = bufferevent_openssl_filter_new(gw->base, c->upstream, ssl, BUFFEREVENT_SSL_CONNECTING,
+								 BEV_OPT_CLOSE_ON_FREE);
+	if (!tls) {
+		SSL_free(ssl);
+		set_reason(c, "moat: out of memory");
+		conn_refuse(c, 502, 0);
+		return false;
+	}
+	c->upstream = tls;
+	c->state = ST_TLS_UPSTREAM;
+	bufferevent_setcb(tls, upstream_read_cb, write_cb, upstream_event_cb, c);
+	bufferevent_set_timeouts(tls, &gw->connect_timeout, &gw->connect_timeout);
+	bufferevent_enable(tls, EV_READ | EV_WRITE);
+	return true;
+}
+
+/* The upstream is verified: the request goes to it as a plain HTTP one would. */
+static void tls_upstream_ready(gw_conn *c)
+{
+	const moat_http_request *r = moat_http_parser_request(c->http);
+	if (http_build_upstream_head(c, r) < 0) {
+		set_reason(c, "moat: out of memory");
+		conn_refuse(c, 502, 0);
+		return;
+	}
+	bufferevent_write_buffer(c->upstream, c->head_out);
+	c->body_left = r->body == MOAT_HTTP_BODY_LENGTH ? r->content_length : 0;
+	c->chunked = r->body == MOAT_HTTP_BODY_CHUNKED;
+	moat_chunked_init(&c->chunks);
+	relay_start(c, ST_RELAY_HTTP);
+}
+
 static void client_read_cb(struct bufferevent *bev, void *arg)
 {
 	gw_conn *c = arg;
@@ -1297,8 +1611,12 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
 	case ST_RELAY_HTTP:
 		relay_body(c);
 		return;
+	case ST_TLS_HEAD:
+		tls_head(c);
+		return;
 	case ST_RESOLVING:
 	case ST_CONNECTING:
+	case ST_TLS_UPSTREAM:
 		/* Early bytes (a ClientHello sent before the 200, a request
 		 * body) wait in the input buffer; stop reading until the
 		 * upstream is ready, so they cannot pile up. */
@@ -1316,7 +1634,7 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
  * that is no reason to drop the answer. True when the connection goes on. */
 static bool client_half_close(gw_conn *c)
 {
-	bool request_done = c->state == ST_RESOLVING || c->state == ST_CONNECTING ||
+	bool request_done = c->state == ST_RESOLVING || c->state == ST_CONNECTING || c->state == ST_TLS_UPSTREAM ||
 			    (c->state == ST_RELAY_HTTP && !c->chunked && c->body_left == 0);
 	if (request_done) {
 		c->client_eof = true;
@@ -1338,6 +1656,18 @@ static bool client_half_close(gw_conn *c)
 static void client_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	gw_conn *c = arg;
+	/* The terminated TLS's handshake with the client is done. */
+	if (what & BEV_EVENT_CONNECTED)
+		return;
+	if (c->state == ST_TLS_HEAD && (what & BEV_EVENT_ERROR) && !c->method) {
+		unsigned long e = bufferevent_get_openssl_error(bev);
+		char ebuf[160] = "";
+		if (e)
+			ERR_error_string_n(e, ebuf, sizeof(ebuf));
+		ERR_clear_error();
+		set_reason(c, "moat: the client ended the TLS handshake with the gateway for %s (it may pin certificates, "
+			      "or not trust the sandbox's authority)%s%s", c->host.name, ebuf[0] ? ": " : "", ebuf);
+	}
 	if (c->state == ST_CLOSING) {
 		evbuffer_drain(bufferevent_get_output(bev), evbuffer_get_length(bufferevent_get_output(bev)));
 		if (!output_pending(c->upstream))
@@ -1374,6 +1704,10 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 	case ST_TLS_PEEK:
 		set_reason(c, "moat: the client sent no complete TLS ClientHello to %s within %u s", c->host.name, s);
 		conn_refuse(c, 408, MOAT_SOCKS5_REP_FAILURE);
+		return;
+	case ST_TLS_HEAD:
+		set_reason(c, "moat: the client sent no complete request inside TLS to %s within %u s", c->host.name, s);
+		conn_refuse(c, 408, 0);
 		return;
 	default:
 		/* Resolving and connecting have their own timeouts; a relay
@@ -1551,6 +1885,19 @@ int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, mo
 		memcpy(gw->raw_ports, cfg->raw_ports, cfg->n_raw_ports * sizeof(uint16_t));
 		gw->n_raw_ports = cfg->n_raw_ports;
 	}
+	if (cfg->tls_ca && cfg->terminate_hosts && cfg->terminate_hosts[0]) {
+		int r;
+		gw->tls_ca = cfg->tls_ca;
+		if (!(gw->terminate_hosts = moat__strv_copy(cfg->terminate_hosts))) {
+			moat_gateway_free(gw);
+			return moat_error_set(err, ENOMEM, "gateway");
+		}
+		if ((r = moat_tls_server_ctx(&gw->tls_server, err)) < 0 ||
+		    (r = moat_tls_client_ctx(cfg->upstream_ca_file, &gw->tls_client, err)) < 0) {
+			moat_gateway_free(gw);
+			return r;
+		}
+	}
 	event_set_log_callback(discard_log);
 	*ret = gw;
 	return 0;
@@ -1577,6 +1924,9 @@ void moat_gateway_free(moat_gateway *gw)
 	free(gw->hosts);
 	free(gw->raw_ports);
 	free(gw->resolver);
+	moat__strv_free(gw->terminate_hosts);
+	SSL_CTX_free(gw->tls_server);
+	SSL_CTX_free(gw->tls_client);
 	free(gw);
 }
 

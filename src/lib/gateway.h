@@ -106,6 +106,17 @@ typedef struct moat_gateway_config {
 	uint32_t events_per_sec;
 	moat_gateway_event_fn on_event;
 	void *userdata;
+	/* TLS termination (tls.h). A tunnel to a host matching one of
+	 * terminate_hosts (patterns, hostglob.h) is opened without an
+	 * upstream connection; its TLS is terminated with a leaf from
+	 * tls_ca, and each HTTP/1.1 request inside is decided with its
+	 * method and path before a TLS connection to the upstream, verified
+	 * against the host's trust store (and upstream_ca_file, for tests
+	 * only) with the real name, carries it. Other hosts stay plain
+	 * tunnels. NULL tls_ca: nothing is terminated. Not owned. */
+	struct moat_tls_ca *tls_ca;
+	char *const *terminate_hosts;
+	const char *upstream_ca_file;
 } moat_gateway_config;
 
 /* Creates a gateway on base. Copies everything it needs from cfg. */

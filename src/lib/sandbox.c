@@ -473,6 +473,8 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	/* Secret values reach ordinary memory only now that the init, a copy
 	 * of this process, exists (secretstore.h). */
 	ret = io_in->secrets ? moat_secrets_arm(io_in->secrets, io_in->audit, err) : 0;
+	if (ret >= 0 && io_in->after_clone)
+		ret = io_in->after_clone(io_in->after_clone_arg, err);
 	if (ret >= 0)
 		ret = moat__userns_write_maps((pid_t)pid, rootless, host_uid, host_gid, err);
 	if (ret >= 0) {
