@@ -511,6 +511,7 @@ int moat_cmd_run(int argc, char **argv)
 		moat_egress_done(&egress);
 		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
 	}
+	egress.cfg.secrets = secrets;
 	io.after_clone = arm_egress_tls;
 	io.after_clone_arg = &egress;
 	io.gateway = moat_egress_gateway(&egress);

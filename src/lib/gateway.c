@@ -31,6 +31,8 @@
 #include "netrules.h"
 #include "proxyproto.h"
 #include "hostglob.h"
+#include "secrets.h"
+#include "secretstore.h"
 #include "tls.h"
 
 #include <arpa/inet.h>
@@ -133,6 +135,7 @@ struct moat_gateway {
 	moat_tls_ca *tls_ca;
 	char **terminate_hosts;
 	SSL_CTX *tls_server, *tls_client;
+	moat_secrets *secrets; /* not owned */
 
 	struct evconnlistener *listeners[MOAT_GATEWAY_MAX_LISTENERS];
 	size_t n_listeners;
@@ -166,6 +169,18 @@ struct gw_conn {
 	bool raw_tunnel_ok; /* the port is neither 80 nor 443 and a rule named it */
 	bool terminate;     /* a tunnel whose TLS the gateway terminates */
 	bool tls_inner;     /* the client's TLS is terminated: answers go inside it */
+	/* Secrets: the request's headers as they go upstream (a replaced
+	 * value per header, or NULL), headers dropped and added, the names
+	 * for the log, whether a placeholder was misused, and the values
+	 * whose echo in the response becomes the placeholder again. */
+	char **hdr_new;
+	size_t n_hdr_new;
+	char **inj_drop, **inj_lines;
+	char secret_names[160];
+	bool misuse;
+	size_t *echo; /* indexes of injected secrets */
+	size_t n_echo;
+	bool upstream_eof;
 
 	/* Where it goes: every candidate has passed the SSRF guard. */
 	moat_addr addrs[GW_MAX_ADDRS];
@@ -195,6 +210,8 @@ struct gw_conn {
 
 static void conn_close(gw_conn *c);
 static void conn_resolve(gw_conn *c);
+static void secrets_clear(gw_conn *c);
+static bool secrets_check(gw_conn *c, const moat_http_request *req, bool tls);
 static bool tls_terminated(const moat_gateway *gw, const moat_host *h);
 static void tls_peek_start(gw_conn *c);
 static void tls_accept(gw_conn *c);
@@ -303,6 +320,12 @@ static void gw_emit(moat_gateway *gw, const moat_net_event *ev)
 {
 	if (!gw->on_event)
 		return;
+	/* An alert is never traded for a count: a sandbox that floods the
+	 * log first must not hide its misuse of a secret in the flood. */
+	if (ev->alert) {
+		gw->on_event(gw->userdata, ev);
+		return;
+	}
 	uint64_t now = moat__now_ns();
 	uint64_t cap = (uint64_t)gw->events_per_sec * 10 * 1000;
 	uint64_t elapsed = now - gw->ev_last_ns;
@@ -359,7 +382,23 @@ static void conn_log(gw_conn *c)
 		.decision = c->allowed ? "allow" : "deny",
 		.rule = c->rule,
 		.reason = c->reason,
+		.secret = c->secret_names[0] ? c->secret_names : NULL,
 	};
+	/* A placeholder in a host name the gateway could not even read is
+	 * misuse too. */
+	if (!c->misuse && c->gw->secrets)
+		for (size_t i = 0; i < moat_secrets_count(c->gw->secrets) && !c->misuse; i++) {
+			const char *ph = moat_secrets_placeholder(c->gw->secrets, i);
+			if (strcasestr(c->raw_host, ph) || (c->host_set && strcasestr(c->host.name, ph))) {
+				c->misuse = true;
+				snprintf(c->secret_names, sizeof(c->secret_names), "%s", moat_secrets_entry(c->gw->secrets, i)->name);
+				ev.secret = c->secret_names;
+			}
+		}
+	if (c->misuse) {
+		ev.type = "secret.misuse";
+		ev.alert = true;
+	}
 	gw_emit(c->gw, &ev);
 }
 
@@ -395,6 +434,7 @@ static void conn_free(gw_conn *c)
 	free(c->method_override);
 	free(c->path);
 	free(c->sni);
+	secrets_clear(c);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -530,6 +570,13 @@ static bool conn_decide(gw_conn *c)
 {
 	moat_gateway *gw = c->gw;
 
+	/* A placeholder in a tunnel's host name (a DNS name the gateway would
+	 * resolve), or anywhere in a plain HTTP request, is misuse: values go
+	 * only into terminated TLS. */
+	if (gw->secrets && !secrets_check(c, c->proto == PROTO_HTTP && c->http ? moat_http_parser_request(c->http) : NULL, false)) {
+		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return false;
+	}
 	c->rules = moat_netrules_slot_get(&gw->rules);
 	if (!c->rules) {
 		set_reason(c, "moat: this sandbox has no network rules; all egress is denied");
@@ -840,13 +887,18 @@ static int http_build_upstream_head(gw_conn *c, const moat_http_request *r)
 				p += tl;
 			}
 		}
+		for (char **d = c->inj_drop; d && *d && !drop; d++)
+			drop = strcasecmp(name, *d) == 0;
 		if (drop)
 			continue;
 		if (strcasecmp(name, "host") == 0) {
 			have_host = true;
 		}
-		evbuffer_add_printf(c->head_out, "%s: %s\r\n", name, r->headers[i].value);
+		const char *value = i < c->n_hdr_new && c->hdr_new[i] ? c->hdr_new[i] : r->headers[i].value;
+		evbuffer_add_printf(c->head_out, "%s: %s\r\n", name, value);
 	}
+	for (char **l = c->inj_lines; l && *l; l++)
+		evbuffer_add_printf(c->head_out, "%s\r\n", *l);
 	/* A chunked body is forwarded chunked, exactly as framed: the
 	 * gateway follows the framing to its end (moat_chunked_feed). */
 	if (r->body == MOAT_HTTP_BODY_CHUNKED)
@@ -866,8 +918,12 @@ static int http_build_upstream_head(gw_conn *c, const moat_http_request *r)
 /* Moves what from's input holds (at most limit bytes) to to's output,
  * counting it against the budgets, and pauses from while to is backed up.
  * Returns false when the connection was closed. */
+static bool relay_unecho(gw_conn *c, struct bufferevent *from, struct bufferevent *to);
+
 static bool relay(gw_conn *c, struct bufferevent *from, struct bufferevent *to, bool up, uint64_t limit)
 {
+	if (!up && c->n_echo)
+		return relay_unecho(c, from, to);
 	struct evbuffer *in = bufferevent_get_input(from);
 	size_t n = evbuffer_get_length(in);
 	if (n > limit)
@@ -1171,6 +1227,7 @@ static void upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	/* EOF or error after the relay began: deliver what is still buffered
 	 * to the client, then close. */
+	c->upstream_eof = true;
 	if (c->state == ST_RELAY || c->state == ST_RELAY_HTTP)
 		if (!relay(c, bev, c->client, false, UINT64_MAX))
 			return;
@@ -1345,6 +1402,235 @@ static void socks_request(gw_conn *c)
 	conn_decide(c);
 }
 
+/* ---- secrets ------------------------------------------------------------------ */
+
+static void strv_free_wiped(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		explicit_bzero(*p, strlen(*p));
+	moat__strv_free(v);
+}
+
+static void secrets_clear(gw_conn *c)
+{
+	for (size_t i = 0; i < c->n_hdr_new; i++)
+		if (c->hdr_new[i]) {
+			explicit_bzero(c->hdr_new[i], strlen(c->hdr_new[i]));
+			free(c->hdr_new[i]);
+		}
+	free(c->hdr_new);
+	c->hdr_new = NULL;
+	c->n_hdr_new = 0;
+	moat__strv_free(c->inj_drop);
+	c->inj_drop = NULL;
+	strv_free_wiped(c->inj_lines);
+	c->inj_lines = NULL;
+	free(c->echo);
+	c->echo = NULL;
+	c->n_echo = 0;
+}
+
+/* Whether text holds needle, also percent-encoded (a URL may carry the
+ * placeholder as moat%5Fph%5F...). */
+static bool holds(const char *text, const char *needle)
+{
+	if (!text)
+		return false;
+	if (strcasestr(text, needle))
+		return true;
+	if (!strchr(text, '%'))
+		return false;
+	char dec[8192];
+	size_t o = 0;
+	for (const char *p = text; *p && o + 1 < sizeof(dec); p++) {
+		unsigned v;
+		if (p[0] == '%' && p[1] && p[2] && sscanf(p + 1, "%2x", &v) == 1) {
+			dec[o++] = (char)v;
+			p += 2;
+		} else {
+			dec[o++] = *p;
+		}
+	}
+	dec[o] = '\0';
+	return strcasestr(dec, needle) != NULL;
+}
+
+static void name_secret(gw_conn *c, const char *name)
+{
+	size_t l = strlen(c->secret_names);
+	if (strstr(c->secret_names, name))
+		return;
+	snprintf(c->secret_names + l, sizeof(c->secret_names) - l, "%s%s", l ? "," : "", name);
+}
+
+/* Every secret against one request (req NULL: a tunnel's host name only):
+ * the values to inject are set up in c, and a placeholder where it must
+ * not go, an expired or used-up secret refuse the request with the reason
+ * in c (true: go on). Decided by secrets.h; this only finds placeholders
+ * and rewrites headers. */
+static bool secrets_check(gw_conn *c, const moat_http_request *req, bool tls)
+{
+	moat_secrets *ss = c->gw->secrets;
+	size_t n = moat_secrets_count(ss);
+	if (!n)
+		return true;
+	if (req && !c->hdr_new && req->n_headers) {
+		c->hdr_new = calloc(req->n_headers, sizeof(char *));
+		if (!c->hdr_new) {
+			set_reason(c, "moat: out of memory");
+			return false;
+		}
+		c->n_hdr_new = req->n_headers;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const moat_secret *s = moat_secrets_entry(ss, i);
+		const char *ph = moat_secrets_placeholder(ss, i);
+		moat_secret_request q = {
+			.host = c->host_set ? c->host.name : c->raw_host,
+			.method = c->method,
+			.path = c->path,
+			.tls = tls,
+			.age_ms = moat_secrets_age_ms(ss),
+			.uses = moat_secrets_uses(ss, i),
+		};
+		q.ph_elsewhere = holds(c->raw_host, ph) || (c->host_set && holds(c->host.name, ph)) ||
+				 (req && holds(req->target, ph));
+		for (size_t h = 0; req && h < req->n_headers && !q.ph_in_headers; h++)
+			q.ph_in_headers = strstr(req->headers[h].value, ph) != NULL;
+		/* A placeholder split across two headers (or written in another
+		 * case, or encoded) is no use to the client, and still goes
+		 * nowhere: it is judged as present. */
+		for (size_t h = 0; req && h < req->n_headers && !q.ph_in_headers; h++)
+			q.ph_elsewhere = q.ph_elsewhere || holds(req->headers[h].value, ph);
+		char why[MOAT_NET_REASON_MAX];
+		switch (moat_secret_decide(s, &q, why, sizeof(why))) {
+		case MOAT_SECRET_SKIP:
+			continue;
+		case MOAT_SECRET_MISUSE:
+			c->misuse = true;
+			name_secret(c, s->name);
+			set_reason(c, "moat: %s", why);
+			return false;
+		case MOAT_SECRET_REFUSE:
+			name_secret(c, s->name);
+			set_reason(c, "moat: %s", why);
+			return false;
+		case MOAT_SECRET_INJECT:
+			break;
+		default:
+			return false;
+		}
+		const char *value = moat_secrets_value(ss, i, NULL);
+		if (!value) {
+			set_reason(c, "moat: the secret %s has no value yet", s->name);
+			return false;
+		}
+		if (s->header) {
+			char *v = moat_secret_format(s->format, value);
+			_cleanup_free_ char *line = NULL;
+			if (!v || asprintf(&line, "%s: %s", s->header, v) < 0 || moat__strv_push(&c->inj_drop, s->header) < 0 ||
+			    moat__strv_push(&c->inj_lines, line) < 0) {
+				if (v)
+					explicit_bzero(v, strlen(v));
+				free(v);
+				if (line)
+					explicit_bzero(line, strlen(line));
+				set_reason(c, "moat: out of memory");
+				return false;
+			}
+			explicit_bzero(v, strlen(v));
+			free(v);
+			explicit_bzero(line, strlen(line));
+		}
+		for (size_t h = 0; req && h < req->n_headers; h++) {
+			const char *cur = c->hdr_new[h] ? c->hdr_new[h] : req->headers[h].value;
+			char *out = NULL;
+			if (moat_secret_replace(cur, ph, value, &out) < 0) {
+				set_reason(c, "moat: out of memory");
+				return false;
+			}
+			if (out) {
+				if (c->hdr_new[h]) {
+					explicit_bzero(c->hdr_new[h], strlen(c->hdr_new[h]));
+					free(c->hdr_new[h]);
+				}
+				c->hdr_new[h] = out;
+			}
+		}
+		size_t *ne = realloc(c->echo, (c->n_echo + 1) * sizeof(*ne));
+		if (!ne) {
+			set_reason(c, "moat: out of memory");
+			return false;
+		}
+		c->echo = ne;
+		c->echo[c->n_echo++] = i;
+		moat_secrets_count_use(ss, i);
+		name_secret(c, s->name);
+	}
+	return true;
+}
+
+/* A response to a request a value was injected into goes back with every
+ * echo of that value masked: as the placeholder where it is as long, else
+ * as as many '*' (the response's framing counts bytes). */
+static bool relay_unecho(gw_conn *c, struct bufferevent *from, struct bufferevent *to)
+{
+	moat_secrets *ss = c->gw->secrets;
+	struct evbuffer *in = bufferevent_get_input(from);
+	size_t n = evbuffer_get_length(in);
+	if (n == 0)
+		return true;
+	char *values[16], *masks[16];
+	size_t nv = 0;
+	bool ok = true;
+	for (size_t k = 0; k < c->n_echo && nv < ELEMENTSOF(values); k++) {
+		size_t vl = 0;
+		const char *v = moat_secrets_value(ss, c->echo[k], &vl);
+		const char *ph = moat_secrets_placeholder(ss, c->echo[k]);
+		if (!v)
+			continue;
+		values[nv] = (char *)v;
+		masks[nv] = strlen(ph) == vl ? strdup(ph) : malloc(vl + 1);
+		if (!masks[nv]) {
+			ok = false;
+			break;
+		}
+		if (strlen(ph) != vl) {
+			memset(masks[nv], '*', vl);
+			masks[nv][vl] = '\0';
+		}
+		nv++;
+	}
+	char *out = NULL;
+	size_t out_len = 0;
+	const char *data = ok ? (const char *)evbuffer_pullup(in, (ssize_t)n) : NULL;
+	long used = data ? moat_secret_unecho(values, masks, nv, data, n, c->upstream_eof, &out, &out_len) : -ENOMEM;
+	for (size_t k = 0; k < nv; k++)
+		free(masks[k]);
+	if (used < 0) {
+		set_reason(c, "moat: out of memory");
+		conn_refuse(c, 502, 0);
+		return false;
+	}
+	char why[MOAT_BUDGET_REASON_MAX];
+	if (used && !moat_budget_bytes(c->gw->budget, c->dest, 0, (size_t)used, why, sizeof(why))) {
+		free(out);
+		set_reason(c, "moat: %s", why);
+		conn_refuse(c, 429, 0);
+		return false;
+	}
+	evbuffer_drain(in, (size_t)used);
+	evbuffer_add(bufferevent_get_output(to), out, out_len);
+	free(out);
+	c->bytes_down += (uint64_t)used;
+	c->gw->stats.bytes_down += (uint64_t)used;
+	if (evbuffer_get_length(bufferevent_get_output(to)) >= GW_HIGH_WATER) {
+		bufferevent_disable(from, EV_READ);
+		bufferevent_setwatermark(to, EV_WRITE, GW_HIGH_WATER / 2, 0);
+	}
+	return true;
+}
+
 /* ---- TLS termination ------------------------------------------------------- */
 
 static bool tls_terminated(const moat_gateway *gw, const moat_host *h)
@@ -1507,6 +1793,10 @@ static void tls_head(gw_conn *c)
 		return;
 	}
 	set_reason(c, "%s", dec.reason);
+	if (!secrets_check(c, req, true)) {
+		conn_refuse(c, 403, 0);
+		return;
+	}
 	char why[MOAT_BUDGET_REASON_MAX];
 	if (!moat_budget_request(gw->budget, c->dest, moat__now_ns(), why, sizeof(why)) ||
 	    !moat_budget_bytes(gw->budget, c->dest, c->bytes_up, 0, why, sizeof(why))) {
@@ -1885,6 +2175,7 @@ int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, mo
 		memcpy(gw->raw_ports, cfg->raw_ports, cfg->n_raw_ports * sizeof(uint16_t));
 		gw->n_raw_ports = cfg->n_raw_ports;
 	}
+	gw->secrets = cfg->secrets;
 	if (cfg->tls_ca && cfg->terminate_hosts && cfg->terminate_hosts[0]) {
 		int r;
 		gw->tls_ca = cfg->tls_ca;
@@ -2068,6 +2359,10 @@ json_t *moat_net_event_to_json(const moat_net_event *ev)
 	json_object_set_new(o, "decision", json_string_escaped(ev->decision));
 	json_object_set_new(o, "rule", ev->rule >= 0 ? json_integer(ev->rule) : json_null());
 	json_object_set_new(o, "reason", json_string_escaped(ev->reason));
+	if (ev->secret)
+		json_object_set_new(o, "secret", json_string_escaped(ev->secret));
+	if (ev->alert)
+		json_object_set_new(o, "alert", json_true());
 	return o;
 }
 

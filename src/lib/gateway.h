@@ -63,6 +63,8 @@ typedef struct moat_net_event {
 	const char *decision;  /* "allow" or "deny" */
 	int rule;              /* index of the deciding rule, -1 for none */
 	const char *reason;    /* one line, for people and agents */
+	const char *secret;    /* names of the secrets injected or misused, or NULL */
+	bool alert;            /* type "secret.misuse": never held back by the rate cap */
 } moat_net_event;
 
 typedef void (*moat_gateway_event_fn)(void *userdata, const moat_net_event *ev);
@@ -117,6 +119,12 @@ typedef struct moat_gateway_config {
 	struct moat_tls_ca *tls_ca;
 	char *const *terminate_hosts;
 	const char *upstream_ca_file;
+	/* The run's secrets (secretstore.h), or NULL; not owned. Their
+	 * values are put into terminated requests that their bindings allow
+	 * (secrets.h decides), their placeholders anywhere else refuse the
+	 * request as a secret.misuse alert, and a value an upstream echoes
+	 * back reaches the sandbox as its placeholder. */
+	struct moat_secrets *secrets;
 } moat_gateway_config;
 
 /* Creates a gateway on base. Copies everything it needs from cfg. */

@@ -1,7 +1,14 @@
 /* Placeholders: formatting and recognising them (secrets.h). */
 #include "secrets.h"
 
+#include "hostglob.h"
+#include "netrules.h"
+#include "policy.h"
+#include "units.h"
+
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -45,4 +52,167 @@ bool moat_placeholder_seen(const char *buf, size_t len, size_t *ret_off)
 			}
 		}
 	return false;
+}
+
+static bool strv_has_case(char *const *v, const char *s)
+{
+	for (; v && *v; v++)
+		if (strcasecmp(*v, s) == 0)
+			return true;
+	return false;
+}
+
+/* The binding's paths: "/exact", or "/prefix/" and a star; matched against
+ * the path normalised as the network rules do it (netrules.h), so that
+ * "/repos/x/../../admin" is not under "/repos/". */
+static bool path_bound(char *const *paths, const char *path)
+{
+	if (!paths)
+		return true;
+	if (!path)
+		return false;
+	char norm[4096];
+	moat_error err = {0};
+	if (moat_net_path_normalize(path, norm, sizeof(norm), &err) < 0)
+		return false;
+	for (char *const *p = paths; *p; p++) {
+		size_t l = strlen(*p);
+		if (l >= 2 && (*p)[l - 1] == '*' ? strncmp(norm, *p, l - 1) == 0 : strcmp(norm, *p) == 0)
+			return true;
+	}
+	return false;
+}
+
+moat_secret_action moat_secret_decide(const moat_secret *s, const moat_secret_request *q, char *reason,
+				      size_t reason_len)
+{
+	bool present = q->ph_in_headers || q->ph_elsewhere;
+	reason[0] = '\0';
+	if (s->honeytoken) {
+		if (!present)
+			return MOAT_SECRET_SKIP;
+		snprintf(reason, reason_len, "the honeytoken %s was used in a request to %s", s->name, q->host);
+		return MOAT_SECRET_MISUSE;
+	}
+	bool bound = false;
+	for (char *const *h = s->hosts; h && *h && !bound; h++)
+		bound = moat_host_glob_match(*h, q->host);
+	if (q->ph_elsewhere) {
+		snprintf(reason, reason_len,
+			 "the placeholder of the secret %s is in the request's URL, host name or body to %s; it is only "
+			 "replaced in headers to the hosts it is bound to",
+			 s->name, q->host);
+		return MOAT_SECRET_MISUSE;
+	}
+	if (!bound) {
+		if (!q->ph_in_headers)
+			return MOAT_SECRET_SKIP;
+		snprintf(reason, reason_len, "the placeholder of the secret %s was sent to %s, which it is not bound to",
+			 s->name, q->host);
+		return MOAT_SECRET_MISUSE;
+	}
+	if (!q->tls) {
+		if (!q->ph_in_headers)
+			return MOAT_SECRET_SKIP;
+		snprintf(reason, reason_len,
+			 "the placeholder of the secret %s was sent to %s in plain HTTP; the value only goes over TLS",
+			 s->name, q->host);
+		return MOAT_SECRET_MISUSE;
+	}
+	if (!q->ph_in_headers && !s->header)
+		return MOAT_SECRET_SKIP;
+	bool method_ok = !s->methods || (q->method && strv_has_case(s->methods, q->method));
+	bool path_ok = path_bound(s->paths, q->path);
+	if (!method_ok || !path_ok) {
+		/* A secret the gateway adds by itself is simply not added;
+		 * a placeholder the client put in must not leave. */
+		if (!q->ph_in_headers)
+			return MOAT_SECRET_SKIP;
+		snprintf(reason, reason_len, "the secret %s is not sent with %s %s on %s (its inject.%s)", s->name,
+			 q->method ? q->method : "?", q->path ? q->path : "?", q->host, method_ok ? "paths" : "methods");
+		return MOAT_SECRET_REFUSE;
+	}
+	if (s->expires_ms && q->age_ms >= s->expires_ms) {
+		char d[32];
+		moat_format_duration_ms(s->expires_ms, d, sizeof(d));
+		snprintf(reason, reason_len, "the secret %s expired %s after the run started", s->name, d);
+		return MOAT_SECRET_REFUSE;
+	}
+	if (s->max_uses && q->uses >= s->max_uses) {
+		snprintf(reason, reason_len, "the secret %s was used its %llu times (max_uses)", s->name,
+			 (unsigned long long)s->max_uses);
+		return MOAT_SECRET_REFUSE;
+	}
+	snprintf(reason, reason_len, "the secret %s was added for %s", s->name, q->host);
+	return MOAT_SECRET_INJECT;
+}
+
+int moat_secret_replace(const char *value, const char *from, const char *to, char **ret)
+{
+	*ret = NULL;
+	size_t fl = strlen(from), tl = strlen(to);
+	int n = 0;
+	if (fl == 0)
+		return 0;
+	for (const char *p = strstr(value, from); p; p = strstr(p + fl, from))
+		n++;
+	if (n == 0)
+		return 0;
+	size_t len = strlen(value) - (size_t)n * fl + (size_t)n * tl;
+	char *out = malloc(len + 1), *o = out;
+	if (!out)
+		return -ENOMEM;
+	const char *p = value;
+	for (const char *q = strstr(p, from); q; q = strstr(p, from)) {
+		memcpy(o, p, (size_t)(q - p));
+		o += q - p;
+		memcpy(o, to, tl);
+		o += tl;
+		p = q + fl;
+	}
+	strcpy(o, p);
+	*ret = out;
+	return n;
+}
+
+char *moat_secret_format(const char *format, const char *value)
+{
+	char *out = NULL;
+	int r = moat_secret_replace(format ? format : "{value}", "{value}", value, &out);
+	return r > 0 ? out : NULL;
+}
+
+long moat_secret_unecho(char *const *values, char *const *masks, size_t n, const char *buf, size_t len, bool final,
+			char **ret, size_t *ret_len)
+{
+	size_t hold = 0;
+	if (!final)
+		for (size_t k = 0; k < n; k++) {
+			size_t vl = strlen(values[k]);
+			size_t max = vl - 1 < len ? vl - 1 : len;
+			for (size_t l = max; l > hold; l--)
+				if (memcmp(buf + len - l, values[k], l) == 0) {
+					hold = l;
+					break;
+				}
+		}
+	size_t use = len - hold;
+	char *out = malloc(use ? use : 1);
+	if (!out)
+		return -ENOMEM;
+	memcpy(out, buf, use);
+	for (size_t k = 0; k < n; k++) {
+		size_t vl = strlen(values[k]);
+		for (size_t i = 0; vl && i + vl <= use;) {
+			if (memcmp(out + i, values[k], vl) == 0) {
+				memcpy(out + i, masks[k], vl);
+				i += vl;
+			} else {
+				i++;
+			}
+		}
+	}
+	*ret = out;
+	*ret_len = use;
+	return (long)use;
 }

@@ -23,6 +23,7 @@ typedef struct entry {
 	moat_secret def;    /* a copy of the policy's entry */
 	char *placeholder;  /* not secret: it is what the sandbox sees */
 	size_t value_len;   /* 0 for a honeytoken */
+	uint64_t uses;      /* atomic: the gateway's thread counts */
 } entry;
 
 struct moat_secrets {
@@ -269,4 +270,20 @@ const char *moat_secrets_value(const moat_secrets *s, size_t i, size_t *ret_len)
 	if (ret_len)
 		*ret_len = s->v[i].value_len;
 	return s->values + i * SLOT;
+}
+
+uint64_t moat_secrets_age_ms(const moat_secrets *s)
+{
+	return s && s->armed ? (moat__now_ns() - s->armed_ns) / 1000000 : 0;
+}
+
+uint64_t moat_secrets_uses(const moat_secrets *s, size_t i)
+{
+	return i < moat_secrets_count(s) ? __atomic_load_n(&s->v[i].uses, __ATOMIC_SEQ_CST) : 0;
+}
+
+void moat_secrets_count_use(moat_secrets *s, size_t i)
+{
+	if (i < moat_secrets_count(s))
+		__atomic_add_fetch(&s->v[i].uses, 1, __ATOMIC_SEQ_CST);
 }

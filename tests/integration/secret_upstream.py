@@ -42,7 +42,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             f.write(json.dumps({"method": self.command, "path": self.path, "version": self.request_version,
                                 "headers": [[k, v] for k, v in self.headers.items()],
                                 "body": body.decode(errors="replace")}) + "\n")
-        if self.path.startswith("/echo"):
+        if "echo" in self.path:
             text = ("%s %s %s\n%s" % (self.command, self.path, self.request_version, self.headers)).encode()
         else:
             text = ("tls-upstream-ok %s %s\n" % (self.command, self.path)).encode()

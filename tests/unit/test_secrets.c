@@ -5,8 +5,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "policy.h"
 #include "secrets.h"
 
 static void test_placeholder_len(void **state)
@@ -65,12 +67,102 @@ static void test_placeholder_seen(void **state)
 	assert_false(moat_placeholder_seen(e, strlen(e), NULL));
 }
 
+static moat_secret_action decide(const moat_secret *s, const char *host, const char *method, const char *path,
+				 bool tls, bool in_headers, bool elsewhere, uint64_t age, uint64_t uses, char *why)
+{
+	moat_secret_request q = {.host = host, .method = method, .path = path, .tls = tls, .ph_in_headers = in_headers,
+				 .ph_elsewhere = elsewhere, .age_ms = age, .uses = uses};
+	return moat_secret_decide(s, &q, why, 256);
+}
+
+static void test_decide(void **state)
+{
+	(void)state;
+	char *hosts[] = {"api.github.com", NULL};
+	char *methods[] = {"GET", "POST", NULL};
+	char *paths[] = {"/repos/myorg/*", "/user", NULL};
+	moat_secret gh = {.name = "github", .hosts = hosts, .methods = methods, .paths = paths,
+			  .expires_ms = 7200000, .max_uses = 3};
+	char why[256];
+	/* Bound host, method and path, over terminated TLS: injected. */
+	assert_int_equal(decide(&gh, "api.github.com", "GET", "/repos/myorg/x", true, true, false, 0, 0, why),
+			 MOAT_SECRET_INJECT);
+	assert_int_equal(decide(&gh, "api.github.com", "POST", "/user", true, true, false, 0, 2, why), MOAT_SECRET_INJECT);
+	/* Not this method or path: refused, the placeholder does not leave. */
+	assert_int_equal(decide(&gh, "api.github.com", "DELETE", "/repos/myorg/x", true, true, false, 0, 0, why),
+			 MOAT_SECRET_REFUSE);
+	assert_non_null(strstr(why, "inject.methods"));
+	assert_int_equal(decide(&gh, "api.github.com", "GET", "/repos/other/x", true, true, false, 0, 0, why),
+			 MOAT_SECRET_REFUSE);
+	assert_non_null(strstr(why, "inject.paths"));
+	/* Dot segments are resolved before the path is matched. */
+	assert_int_equal(decide(&gh, "api.github.com", "GET", "/repos/myorg/../../admin", true, true, false, 0, 0, why),
+			 MOAT_SECRET_REFUSE);
+	assert_int_equal(decide(&gh, "api.github.com", "GET", "/repos/myorg/%2e%2e/x", true, true, false, 0, 0, why),
+			 MOAT_SECRET_REFUSE);
+	/* Expired, used up: refused with the reason. */
+	assert_int_equal(decide(&gh, "api.github.com", "GET", "/user", true, true, false, 7200000, 0, why),
+			 MOAT_SECRET_REFUSE);
+	assert_non_null(strstr(why, "expired 2h"));
+	assert_int_equal(decide(&gh, "api.github.com", "GET", "/user", true, true, false, 0, 3, why), MOAT_SECRET_REFUSE);
+	assert_non_null(strstr(why, "used its 3 times"));
+	/* Another host, a look-alike, plain HTTP, the URL or a body: misuse. */
+	assert_int_equal(decide(&gh, "api.github.com.evil.test", "GET", "/user", true, true, false, 0, 0, why),
+			 MOAT_SECRET_MISUSE);
+	assert_non_null(strstr(why, "not bound to"));
+	assert_null(strstr(why, "moat_ph"));
+	assert_int_equal(decide(&gh, "api.github.com", "GET", "/user", false, true, false, 0, 0, why),
+			 MOAT_SECRET_MISUSE);
+	assert_non_null(strstr(why, "plain HTTP"));
+	assert_int_equal(decide(&gh, "api.github.com", "GET", "/user", true, false, true, 0, 0, why), MOAT_SECRET_MISUSE);
+	assert_int_equal(decide(&gh, "evil.test", NULL, NULL, false, false, true, 0, 0, why), MOAT_SECRET_MISUSE);
+	/* No placeholder, no header of its own: nothing to do. */
+	assert_int_equal(decide(&gh, "api.github.com", "GET", "/user", true, false, false, 0, 0, why), MOAT_SECRET_SKIP);
+	assert_int_equal(decide(&gh, "evil.test", "GET", "/", true, false, false, 0, 0, why), MOAT_SECRET_SKIP);
+
+	/* A header the gateway sets itself: added to every bound request,
+	 * simply not added to others. */
+	char *mh[] = {"*.example.test", NULL};
+	moat_secret model = {.name = "model", .hosts = mh, .header = "x-api-key", .methods = methods};
+	assert_int_equal(decide(&model, "api.example.test", "POST", "/v1", true, false, false, 0, 0, why),
+			 MOAT_SECRET_INJECT);
+	assert_int_equal(decide(&model, "api.example.test", "PUT", "/v1", true, false, false, 0, 0, why),
+			 MOAT_SECRET_SKIP);
+	assert_int_equal(decide(&model, "api.example.test", "POST", "/v1", false, false, false, 0, 0, why),
+			 MOAT_SECRET_SKIP);
+
+	/* A honeytoken: any use at all. */
+	moat_secret decoy = {.name = "aws-decoy", .honeytoken = true};
+	assert_int_equal(decide(&decoy, "s3.amazonaws.com", "GET", "/", true, true, false, 0, 0, why), MOAT_SECRET_MISUSE);
+	assert_non_null(strstr(why, "honeytoken aws-decoy"));
+	assert_int_equal(decide(&decoy, "s3.amazonaws.com", "GET", "/", true, false, false, 0, 0, why), MOAT_SECRET_SKIP);
+}
+
+static void test_replace_format(void **state)
+{
+	(void)state;
+	char *out = NULL;
+	assert_int_equal(moat_secret_replace("Bearer PH and PH", "PH", "real-value", &out), 2);
+	assert_string_equal(out, "Bearer real-value and real-value");
+	free(out);
+	assert_int_equal(moat_secret_replace("nothing here", "PH", "x", &out), 0);
+	assert_null(out);
+	out = moat_secret_format("Bearer {value}", "tok");
+	assert_string_equal(out, "Bearer tok");
+	free(out);
+	out = moat_secret_format(NULL, "tok");
+	assert_string_equal(out, "tok");
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_placeholder_len),
 		cmocka_unit_test(test_placeholder_format),
 		cmocka_unit_test(test_placeholder_seen),
+		cmocka_unit_test(test_decide),
+		cmocka_unit_test(test_replace_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
