@@ -67,6 +67,9 @@ secrets:
     env: BRIEF_TOKEN
     inject: {host: api.example.test, paths: ["/brief/*"]}
     expires: 1s
+  - name: aws-decoy
+    env: AWS_SECRET_ACCESS_KEY
+    honeytoken: true
 EOF
 export MOAT_TEST_UPSTREAM_CA="$MOAT_TDIR/ca.pem"
 RUN=(run --policy policy.yaml --net-log "$MOAT_TDIR/net.jsonl" --audit "$MOAT_TDIR/audit.jsonl" --time 60s)
@@ -157,6 +160,14 @@ t_match "misuse, plain HTTP to the bound host: refused" "in plain HTTP; the valu
 t_eq "misuse: three secret.misuse alerts naming the secret" 3 \
 	"$(grep '"type":"secret.misuse"' net.jsonl | grep '"alert":true' | grep -c '"secret":"github"')"
 t_match "misuse: in the audit log too" '"type":"secret.misuse"' "$(grep secret.misuse audit.jsonl | tail -1)"
+
+# A honeytoken: a decoy whose any use is an alert.
+: >net.jsonl
+mrun "${RUN[@]}" -- /bin/sh -c "echo \$AWS_SECRET_ACCESS_KEY; curl -sS -H \"X-Amz-Secret: \$AWS_SECRET_ACCESS_KEY\" $A/repos/myorg/decoy"
+t_match "honeytoken: the decoy is in the environment" "^moat_ph_aws_decoy_[0-9a-f]{32}" "$OUT"
+t_match "honeytoken: its use is refused" "the honeytoken aws-decoy was used" "$OUT"
+t_match "honeytoken: a secret.misuse alert naming it" '"alert":true.*"secret":"aws-decoy".*"type":"secret.misuse"' "$(cat net.jsonl)"
+t_eq "honeytoken: nothing reached the upstream" "-" "$(got /repos/myorg/decoy X-Amz-Secret)"
 
 # Attacks over the terminated TLS: split across headers, HTTP/1.0 without
 # Host, a chunked body, a redirect to another host.
