@@ -1580,26 +1580,33 @@ static bool relay_unecho(gw_conn *c, struct bufferevent *from, struct buffereven
 	size_t n = evbuffer_get_length(in);
 	if (n == 0)
 		return true;
-	char *values[16], *masks[16];
+	char *values[64], *masks[64];
 	size_t nv = 0;
 	bool ok = true;
-	for (size_t k = 0; k < c->n_echo && nv < ELEMENTSOF(values); k++) {
-		size_t vl = 0;
+	for (size_t k = 0; k < c->n_echo && nv + 1 + MOAT_SECRET_FORMS <= ELEMENTSOF(values); k++) {
+		size_t vl = 0, nf = 0;
 		const char *v = moat_secrets_value(ss, c->echo[k], &vl);
 		const char *ph = moat_secrets_placeholder(ss, c->echo[k]);
+		char *const *forms = moat_secrets_forms(ss, c->echo[k], &nf);
 		if (!v)
 			continue;
-		values[nv] = (char *)v;
-		masks[nv] = strlen(ph) == vl ? strdup(ph) : malloc(vl + 1);
-		if (!masks[nv]) {
-			ok = false;
-			break;
+		/* The value and its encoded forms; a form as long as the
+		 * placeholder is not, so only the value itself becomes it. */
+		for (size_t f = 0; f <= nf && ok; f++) {
+			const char *fv = f == 0 ? v : forms[f - 1];
+			size_t fl = strlen(fv);
+			values[nv] = (char *)fv;
+			masks[nv] = f == 0 && strlen(ph) == fl ? strdup(ph) : malloc(fl + 1);
+			if (!masks[nv]) {
+				ok = false;
+				break;
+			}
+			if (!(f == 0 && strlen(ph) == fl)) {
+				memset(masks[nv], '*', fl);
+				masks[nv][fl] = '\0';
+			}
+			nv++;
 		}
-		if (strlen(ph) != vl) {
-			memset(masks[nv], '*', vl);
-			masks[nv][vl] = '\0';
-		}
-		nv++;
 	}
 	char *out = NULL;
 	size_t out_len = 0;

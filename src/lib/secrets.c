@@ -216,3 +216,69 @@ long moat_secret_unecho(char *const *values, char *const *masks, size_t n, const
 	*ret_len = use;
 	return (long)use;
 }
+
+static char *b64(const unsigned char *in, size_t n, bool url)
+{
+	static const char std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	const char *t = url ? safe : std;
+	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
+		*o++ = t[v >> 18 & 63];
+		*o++ = t[v >> 12 & 63];
+		if (i + 1 < n)
+			*o++ = t[v >> 6 & 63];
+		else if (!url)
+			*o++ = '=';
+		if (i + 2 < n)
+			*o++ = t[v & 63];
+		else if (!url)
+			*o++ = '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+static char *pct(const char *in)
+{
+	char *out = malloc(strlen(in) * 3 + 1), *o = out;
+	if (!out)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("-._~", *p))
+			*o++ = (char)*p;
+		else
+			o += sprintf(o, "%%%02X", *p);
+	}
+	*o = '\0';
+	return out;
+}
+
+int moat_secret_forms(const char *value, char *ret[MOAT_SECRET_FORMS])
+{
+	char *f[MOAT_SECRET_FORMS] = {b64((const unsigned char *)value, strlen(value), false),
+				      b64((const unsigned char *)value, strlen(value), true), pct(value)};
+	int n = 0;
+	for (int i = 0; i < MOAT_SECRET_FORMS; i++) {
+		if (!f[i]) {
+			for (int j = 0; j < MOAT_SECRET_FORMS; j++)
+				free(f[j]);
+			for (int j = 0; j < n; j++)
+				free(ret[j]);
+			return -ENOMEM;
+		}
+	}
+	for (int i = 0; i < MOAT_SECRET_FORMS; i++) {
+		bool dup = strcmp(f[i], value) == 0;
+		for (int j = 0; j < n && !dup; j++)
+			dup = strcmp(ret[j], f[i]) == 0;
+		if (dup)
+			free(f[i]);
+		else
+			ret[n++] = f[i];
+	}
+	return n;
+}

@@ -91,3 +91,12 @@ char *moat_secret_format(const char *format, const char *value);
  * value, which the caller passes again with what follows. -ENOMEM. */
 long moat_secret_unecho(char *const *values, char *const *masks, size_t n, const char *buf, size_t len, bool final,
 			char **ret, size_t *ret_len);
+
+/* How many encoded forms moat_secret_forms gives at most. */
+#define MOAT_SECRET_FORMS 3
+
+/* The encoded forms a value may travel in besides itself: base64
+ * (padded), base64url (unpadded), and percent-encoding, each only where it
+ * differs from the value and the forms before it. Each is malloc'd; returns
+ * how many, or -ENOMEM (nothing to free then). */
+int moat_secret_forms(const char *value, char *ret[MOAT_SECRET_FORMS]);

@@ -24,6 +24,8 @@ typedef struct entry {
 	char *placeholder;  /* not secret: it is what the sandbox sees */
 	size_t value_len;   /* 0 for a honeytoken */
 	uint64_t uses;      /* atomic: the gateway's thread counts */
+	char *forms[MOAT_SECRET_FORMS]; /* base64 and URL-encoded forms, made when armed */
+	int n_forms;
 } entry;
 
 struct moat_secrets {
@@ -43,6 +45,10 @@ void moat_secrets_free(moat_secrets *s)
 	for (size_t i = 0; i < s->n; i++) {
 		moat__secret_clear(&s->v[i].def);
 		free(s->v[i].placeholder);
+		for (int k = 0; k < s->v[i].n_forms; k++) {
+			explicit_bzero(s->v[i].forms[k], strlen(s->v[i].forms[k]));
+			free(s->v[i].forms[k]);
+		}
 	}
 	free(s->v);
 	if (s->values) {
@@ -230,13 +236,23 @@ int moat_secrets_arm(moat_secrets *s, struct moat_audit *audit, moat_error *err)
 	if (!s || s->armed)
 		return 0;
 	for (size_t i = 0; i < s->n; i++) {
-		const entry *en = &s->v[i];
+		entry *en = &s->v[i];
 		if (!en->value_len)
 			continue;
 		const char *value = s->values + i * SLOT;
-		int r = moat_redactor_add(s->red, en->def.name, value, err);
-		if (r < 0 || (audit && (r = moat_audit_add_secret(audit, en->def.name, value, err)) < 0))
-			return r;
+		/* A log or a response may carry the value base64- or
+		 * URL-encoded (a Basic header, a query string): those forms
+		 * are redacted and masked as well. */
+		int nf = moat_secret_forms(value, en->forms);
+		if (nf < 0)
+			return moat_error_set(err, ENOMEM, "secrets");
+		en->n_forms = nf;
+		for (int k = -1; k < nf; k++) {
+			const char *v = k < 0 ? value : en->forms[k];
+			int r = moat_redactor_add(s->red, en->def.name, v, err);
+			if (r < 0 || (audit && (r = moat_audit_add_secret(audit, en->def.name, v, err)) < 0))
+				return r;
+		}
 	}
 	s->armed = true;
 	s->armed_ns = moat__now_ns();
@@ -286,4 +302,10 @@ void moat_secrets_count_use(moat_secrets *s, size_t i)
 {
 	if (i < moat_secrets_count(s))
 		__atomic_add_fetch(&s->v[i].uses, 1, __ATOMIC_SEQ_CST);
+}
+
+char *const *moat_secrets_forms(const moat_secrets *s, size_t i, size_t *ret_n)
+{
+	*ret_n = i < moat_secrets_count(s) && s->armed ? (size_t)s->v[i].n_forms : 0;
+	return *ret_n ? s->v[i].forms : NULL;
 }

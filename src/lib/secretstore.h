@@ -60,6 +60,8 @@ const char *moat_secrets_placeholder(const moat_secrets *s, size_t i);
 /* Its value, NUL-terminated, or NULL before moat_secrets_arm and for a
  * honeytoken. */
 const char *moat_secrets_value(const moat_secrets *s, size_t i, size_t *ret_len);
+/* The value's base64 and URL-encoded forms (secrets.h), once armed. */
+char *const *moat_secrets_forms(const moat_secrets *s, size_t i, size_t *ret_n);
 /* Milliseconds since moat_secrets_arm, for expires. */
 uint64_t moat_secrets_age_ms(const moat_secrets *s);
 /* Injections of the i-th secret so far, for max_uses; safe from any

@@ -187,4 +187,8 @@ mrun "${RUN[@]}" --record "$MOAT_TDIR/run.cast" -- /bin/sh -c "curl -sS -H \"Aut
 t_match "echo: the upstream got the value" "$GH_VALUE" "$(got /echo/me Authorization)"
 t_match "echo: the response came back" "GET /echo/me" "$OUT"
 t_nomatch "echo: the value is masked before the sandbox" "$GH_VALUE" "$OUT"
-t_eq "audit log, net log and recording: no value" "" "$(grep -l -e "$GH_VALUE" -e "$MODEL_VALUE" audit.jsonl net.jsonl run.cast)"
+B64=$(printf %s "$GH_VALUE" | base64 -w0)
+B64URL=$(printf %s "$B64" | tr '+/' '-_' | tr -d =)
+t_match "echo: the upstream sent the value base64-encoded" "b64: " "$OUT"
+t_nomatch "echo: its base64 and base64url forms are masked too" "$B64|$B64URL" "$OUT"
+t_eq "audit log, net log and recording: no value, nor its base64" "" "$(grep -l -e "$GH_VALUE" -e "$MODEL_VALUE" -e "$B64" audit.jsonl net.jsonl run.cast)"

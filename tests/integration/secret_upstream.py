@@ -5,10 +5,12 @@ address the test names (loopback, or a network namespace the test made).
   secret_upstream.py --listen IP:PORT --cert CERT --key KEY --log FILE --ports FILE
 
 Serves every method on every path with "tls-upstream-ok <METHOD> <PATH>",
-and /echo with the request head it received (an API that reflects its
-request headers). Every request is appended to --log as one JSON line:
+and a path holding "echo" with the request head it received and the
+Authorization token in base64, base64url and percent-encoding (an API that
+reflects its request headers). Every request is appended to --log as one JSON line:
 method, path, headers, body. Once listening, {"port": N} goes to --ports."""
 import argparse
+import base64
 import http.server
 import json
 import socket
@@ -16,6 +18,7 @@ import socketserver
 import ssl
 import sys
 import threading
+import urllib.parse
 
 LOCK = threading.Lock()
 
@@ -44,6 +47,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                 "body": body.decode(errors="replace")}) + "\n")
         if "echo" in self.path:
             text = ("%s %s %s\n%s" % (self.command, self.path, self.request_version, self.headers)).encode()
+            # As an API that reflects a token in other encodings would.
+            tok = self.headers.get("Authorization", "").split(" ")[-1].encode()
+            text += b"b64: " + base64.b64encode(tok) + b"\nb64url: " + base64.urlsafe_b64encode(tok).rstrip(b"=")
+            text += b"\npct: " + urllib.parse.quote(tok, safe="").encode() + b"\n"
         else:
             text = ("tls-upstream-ok %s %s\n" % (self.command, self.path)).encode()
         self.send_response(200)

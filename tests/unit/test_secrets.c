@@ -155,6 +155,28 @@ static void test_replace_format(void **state)
 	free(out);
 }
 
+static void test_forms(void **state)
+{
+	(void)state;
+	char *f[MOAT_SECRET_FORMS];
+	/* "tok/en+1?" in base64 ends in '/', so its base64url differs; its
+	 * percent-encoding escapes '/', '+' and '?'. */
+	int n = moat_secret_forms("tok/en+1?", f);
+	assert_int_equal(n, 3);
+	assert_string_equal(f[0], "dG9rL2VuKzE/");
+	assert_string_equal(f[1], "dG9rL2VuKzE_");
+	assert_string_equal(f[2], "tok%2Fen%2B1%3F");
+	for (int i = 0; i < n; i++)
+		free(f[i]);
+	/* Padding, and forms equal to the value or to each other left out. */
+	n = moat_secret_forms("ab", f);
+	assert_int_equal(n, 2);
+	assert_string_equal(f[0], "YWI=");
+	assert_string_equal(f[1], "YWI");
+	for (int i = 0; i < n; i++)
+		free(f[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -163,6 +185,7 @@ int main(void)
 		cmocka_unit_test(test_placeholder_seen),
 		cmocka_unit_test(test_decide),
 		cmocka_unit_test(test_replace_format),
+		cmocka_unit_test(test_forms),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
