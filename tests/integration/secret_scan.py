@@ -11,7 +11,8 @@ the same way before it is searched.
 
 --tree PID: all descendants of PID (not PID itself: there, the supervisor); --all: every process in /proc but
 this one. Prints one JSON object: for each pid, its command line (masked
-values are never printed), how many bytes of memory could be read, whether
+values are never printed), how many bytes of memory could be read (regions
+over 1 GiB, a sanitizer's shadow reservations, are counted apart), whether
 environ was readable, and the needles found, by index, and where.
 """
 import argparse
@@ -52,8 +53,13 @@ def find(data, needles, where, hits):
             hits.append({"needle": i, "where": where, "offset": at})
 
 
+# A sanitizer build's shadow memory is a reservation of terabytes, almost
+# all of it never touched; regions larger than this are counted, not read.
+HUGE = 1 << 30
+
+
 def scan(pid, needles):
-    r = {"cmdline": "", "environ": False, "memory": 0, "regions": 0, "hits": []}
+    r = {"cmdline": "", "environ": False, "memory": 0, "regions": 0, "skipped_huge": 0, "hits": []}
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             cmd = f.read()
@@ -80,6 +86,9 @@ def scan(pid, needles):
             if "r" not in fields[1]:
                 continue
             lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            if hi - lo > HUGE:
+                r["skipped_huge"] += 1
+                continue
             # Reading in pieces keeps this scanner small; a needle cut at
             # a piece's edge is found in the overlap.
             step, overlap = 1 << 20, 8192
@@ -114,7 +123,10 @@ def main():
         pids = descendants(a.tree)[1:]
     else:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
-    out = {str(p): scan(p, needles) for p in pids if p != os.getpid()}
+    # The sandbox's own processes first: they may end while a larger one
+    # (the init) is read.
+    pids = sorted((p for p in pids if p != os.getpid()), reverse=True)
+    out = {str(p): scan(p, needles) for p in pids}
     json.dump(out, sys.stdout)
 
 

@@ -86,10 +86,16 @@ t_eq "scan run: exit 0" 0 "$RC" && [ "$RC" = 0 ] || sed "s/^/#   /" run.out
 
 # report FILE: per process, what was readable and what was found.
 report() {
-	python3 - "$1" <<'EOF'
+	python3 - "$1" "${2:-}" <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))
 found = [(p, h["needle"], h["where"]) for p, r in j.items() for h in r["hits"]]
+# A sanitizer's runtime reads the whole environment block into memory of
+# its own before main runs, which the init inherits: in such a build the
+# value taken from the environment is not looked for in the init (the one
+# from a file still is, everywhere).
+if sys.argv[2]:
+    found = [f for f in found if not (f[0] == sys.argv[2] and f[1] == 0)]
 print("procs", len(j))
 print("memory_procs", sum(1 for r in j.values() if r["memory"] > 0))
 print("environ_procs", sum(1 for r in j.values() if r["environ"]))
@@ -107,7 +113,12 @@ t_match "inside: the control value is found in an environment" "control_env [1-9
 t_match "inside: no secret value in any environment, command line or memory" "secret_hits \[\]" "$IN"
 
 if is_root; then
-	OUTSIDE=$(report outside.json 2>&1)
+	if [ -n "${MOAT_SANITIZED:-}" ]; then
+		OUTSIDE=$(report outside.json "$INIT_PID" 2>&1)
+		t_na "outside: the environment's value in the init" "a sanitizer runtime copies the environment block before main"
+	else
+		OUTSIDE=$(report outside.json 2>&1)
+	fi
 	INIT_MEM=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j[sys.argv[2]]["memory"])' outside.json "$INIT_PID" 2>/dev/null)
 	t_match "outside: the sandbox's processes were scanned" "^procs ([3-9]|[1-9][0-9])" "$OUTSIDE"
 	t_match "outside: the init's memory was read" "^[1-9][0-9]{5,}$" "$INIT_MEM"
