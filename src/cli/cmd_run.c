@@ -11,6 +11,7 @@
 #include "policy.h"
 #include "probe.h"
 #include "record.h"
+#include "secretstore.h"
 #include "sandbox.h"
 #include "units.h"
 
@@ -82,6 +83,9 @@ static void run_usage(FILE *f)
 		"  --net-host NAME=ADDR answer NAME with ADDR instead of asking DNS\n"
 		"  --resolver IP[:PORT] the name server the gateway asks\n"
 		"  --net-log FILE       append each net.request event as a JSON line\n"
+		"  --secret NAME=env:VAR@HOST  the sandbox sees a placeholder in $NAME; the\n"
+		"                       gateway sends VAR's value to HOST only (also\n"
+		"                       NAME=file:PATH@HOST; docs/secrets.md)\n"
 		"reporting:\n"
 		"  --result FILE|-      write the JSON result to FILE (or stdout)\n"
 		"  --audit FILE         append the run's events to a hash-chained audit log\n"
@@ -135,6 +139,7 @@ enum {
 	OPT_NET_HOST,
 	OPT_RESOLVER,
 	OPT_NET_LOG,
+	OPT_SECRET,
 };
 
 static const struct option run_options[] = {
@@ -170,6 +175,7 @@ static const struct option run_options[] = {
 	{"net-host", required_argument, NULL, OPT_NET_HOST},
 	{"resolver", required_argument, NULL, OPT_RESOLVER},
 	{"net-log", required_argument, NULL, OPT_NET_LOG},
+	{"secret", required_argument, NULL, OPT_SECRET},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -388,6 +394,7 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_cli_run_opts *ro, boo
 		case OPT_NET_HOST:
 		case OPT_RESOLVER:
 		case OPT_NET_LOG:
+		case OPT_SECRET:
 			r = moat_cli_run_net_option(ro, name, optarg, &err);
 			break;
 		case '?':
@@ -478,6 +485,11 @@ static int check_host_requirements(const moat_policy *p, moat_error *err)
 	return moat_host_require(&h, names, err);
 }
 
+static int arm_egress_tls(void *arg, moat_error *err)
+{
+	return moat_egress_tls_arm(arg, "run", err);
+}
+
 int moat_cmd_run(int argc, char **argv)
 {
 	_cleanup_policy_ moat_policy *policy = NULL;
@@ -504,6 +516,12 @@ int moat_cmd_run(int argc, char **argv)
 		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
 	moat_run_io io;
 	moat_run_io_init(&io);
+	/* The values are read now, before the sandbox exists, into memory its
+	 * init will not inherit; the sandbox gets placeholders. */
+	_cleanup_secrets_ moat_secrets *secrets = NULL;
+	if (moat_secrets_open(policy, &secrets, &err) < 0 || moat_secrets_apply_env(secrets, spec, &err) < 0)
+		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
+	io.secrets = secrets;
 	/* Where the run reports is the front's: from the effective policy
 	 * (audit.log, audit.record, result), not from the run specification. */
 	_cleanup_audit_ moat_audit *audit = NULL;
@@ -530,6 +548,15 @@ int moat_cmd_run(int argc, char **argv)
 	int r = moat_egress_from_policy(policy, net_log, audit, &egress, &err);
 	if (r < 0)
 		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
+	/* A test upstream's authority, for the test suite only: production
+	 * upstreams are verified against the host's trust store alone. */
+	if ((r = moat_egress_tls_prepare(&egress, spec, getenv("MOAT_TEST_UPSTREAM_CA"), &err)) < 0) {
+		moat_egress_done(&egress);
+		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
+	}
+	egress.cfg.secrets = secrets;
+	io.after_clone = arm_egress_tls;
+	io.after_clone_arg = &egress;
 	io.gateway = moat_egress_gateway(&egress);
 	r = moat_sandbox_run(c, &io, &res, &err);
 	moat_egress_done(&egress);

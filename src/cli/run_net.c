@@ -1,8 +1,11 @@
 /* The network options of `moat run`: --net, --allow-host, --allow-private,
- * --net-host, --resolver as fields of the policy overlay, --net-log for the
+ * --net-host, --resolver, --secret as fields of the policy overlay, --net-log for the
  * front. The engine turns the effective policy into the gateway's
  * configuration (egress.c). */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -27,6 +30,23 @@ int moat_cli_run_net_option(moat_cli_run_opts *ro, const char *name, const char 
 		if (moat__strv_length(o->allow_private) >= MOAT_MAX_ALLOW_HOSTS)
 			return moat_error_set(err, MOAT_EINPUT, "more than %d values", MOAT_MAX_ALLOW_HOSTS);
 		return moat__strv_push(&o->allow_private, value) < 0 ? moat_error_set(err, ENOMEM, "out of memory") : 0;
+	}
+	if (strcmp(name, "secret") == 0) {
+		/* Sending a secret to a host means going through the gateway;
+		 * a relative file: path means the caller's folder, which the
+		 * engine does not know. */
+		o->net = MOAT_NET_PROXY;
+		const char *f = strstr(value, "=file:");
+		if (f && f[6] && f[6] != '/') {
+			char cwd[4096];
+			_cleanup_free_ char *abs = NULL;
+			if (!getcwd(cwd, sizeof(cwd)))
+				return moat_error_set(err, errno, "the current folder");
+			if (asprintf(&abs, "%.*sfile:%s/%s", (int)(f + 1 - value), value, cwd, f + 6) < 0)
+				return moat_error_set(err, ENOMEM, "out of memory");
+			return moat_policy_add_secret_spec(o, abs, err);
+		}
+		return moat_policy_add_secret_spec(o, value, err);
 	}
 	if (strcmp(name, "net-host") == 0) {
 		const char *eq = strchr(value, '=');

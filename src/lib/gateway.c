@@ -11,6 +11,15 @@
  *       RESOLVING ─ CONNECTING ─┬─ (HTTP)   RELAY_HTTP
  *                               └─ (tunnel) TLS_PEEK ─ RELAY
  *
+ * A tunnel to a host whose TLS is terminated (tls.h) is answered at once,
+ * without an upstream, and goes
+ *
+ *       TLS_PEEK ─ TLS_HEAD ─ RESOLVING ─ CONNECTING ─ TLS_UPSTREAM ─ RELAY_HTTP
+ *
+ * where TLS_HEAD reads the request inside the client's TLS and decides it
+ * with its method and path, and TLS_UPSTREAM is the handshake with the
+ * upstream, verified with the host's trust store and the real name.
+ *
  * and ends in CLOSING, where pending output is flushed before both sockets
  * are closed. A refusal is always an answer the client can read (an HTTP
  * status with a one-line reason, or a SOCKS5 reply code), never a
@@ -21,6 +30,10 @@
 #include "netaddr.h"
 #include "netrules.h"
 #include "proxyproto.h"
+#include "hostglob.h"
+#include "secrets.h"
+#include "secretstore.h"
+#include "tls.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -32,8 +45,18 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+/* OpenSSL 3.0's err.h uses INT_MAX, and <limits.h> here is libmoat's
+ * (the include path), not the C library's. */
+#ifndef INT_MAX
+#define INT_MAX __INT_MAX__
+#endif
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/dns.h>
 #include <event2/event.h>
 #include <event2/listener.h>
@@ -65,6 +88,8 @@ typedef enum gw_state {
 	ST_TLS_PEEK,
 	ST_RELAY,
 	ST_RELAY_HTTP,
+	ST_TLS_HEAD,     /* terminated: reading the request inside the client's TLS */
+	ST_TLS_UPSTREAM, /* terminated: the handshake with the upstream */
 	ST_CLOSING,
 } gw_state;
 
@@ -105,6 +130,13 @@ struct moat_gateway {
 	uint64_t ev_suppressed;
 	struct event *flood;
 
+	/* TLS termination: the authority (not owned), the hosts it is for,
+	 * and the two contexts. */
+	moat_tls_ca *tls_ca;
+	char **terminate_hosts;
+	SSL_CTX *tls_server, *tls_client;
+	moat_secrets *secrets; /* not owned */
+
 	struct evconnlistener *listeners[MOAT_GATEWAY_MAX_LISTENERS];
 	size_t n_listeners;
 	gw_conn *conns; /* every open connection, for moat_gateway_free */
@@ -135,6 +167,31 @@ struct gw_conn {
 	moat_netrules *rules;
 	int rule;
 	bool raw_tunnel_ok; /* the port is neither 80 nor 443 and a rule named it */
+	bool terminate;     /* a tunnel whose TLS the gateway terminates */
+	bool tls_inner;     /* the client's TLS is terminated: answers go inside it */
+	/* Secrets: the request's headers as they go upstream (a replaced
+	 * value per header, or NULL), headers dropped and added, the names
+	 * for the log, whether a placeholder was misused, and the values
+	 * whose echo in the response becomes the placeholder again. */
+	char **hdr_new;
+	size_t n_hdr_new;
+	char **inj_drop, **inj_lines;
+	char secret_names[160];
+	bool misuse;
+	size_t *echo; /* indexes of injected secrets */
+	size_t n_echo;
+	bool upstream_eof;
+	/* Placeholders the request's body must not carry (secrets not bound
+	 * to this host, or any in plain HTTP), and the body's last bytes, so
+	 * that one cut across two reads is seen. */
+	size_t *watch;
+	size_t n_watch;
+	char body_tail[2 * MOAT_PLACEHOLDER_MAX];
+	size_t body_tail_len;
+	/* A chunked body is watched in what it carries, not as framed:
+	 * the framing may cut a placeholder in two. */
+	int bw_state; /* 0 size line, 1 rest of the size line, 2 data, 3 data's CRLF, 4 trailer */
+	uint64_t bw_left;
 
 	/* Where it goes: every candidate has passed the SSRF guard. */
 	moat_addr addrs[GW_MAX_ADDRS];
@@ -164,6 +221,17 @@ struct gw_conn {
 
 static void conn_close(gw_conn *c);
 static void conn_resolve(gw_conn *c);
+static void secrets_clear(gw_conn *c);
+static bool body_watch(gw_conn *c, struct evbuffer *in, size_t n);
+static void name_secret(gw_conn *c, const char *name);
+static bool secrets_check(gw_conn *c, const moat_http_request *req, bool tls);
+static bool tls_terminated(const moat_gateway *gw, const moat_host *h);
+static void tls_peek_start(gw_conn *c);
+static void tls_accept(gw_conn *c);
+static void tls_head(gw_conn *c);
+static bool tls_upstream_start(gw_conn *c);
+static void tls_upstream_ready(gw_conn *c);
+static void socks_reply(gw_conn *c, uint8_t code);
 static void conn_connect_next(gw_conn *c);
 static void client_read_cb(struct bufferevent *bev, void *arg);
 static void client_event_cb(struct bufferevent *bev, short what, void *arg);
@@ -265,6 +333,12 @@ static void gw_emit(moat_gateway *gw, const moat_net_event *ev)
 {
 	if (!gw->on_event)
 		return;
+	/* An alert is never traded for a count: a sandbox that floods the
+	 * log first must not hide its misuse of a secret in the flood. */
+	if (ev->alert) {
+		gw->on_event(gw->userdata, ev);
+		return;
+	}
 	uint64_t now = moat__now_ns();
 	uint64_t cap = (uint64_t)gw->events_per_sec * 10 * 1000;
 	uint64_t elapsed = now - gw->ev_last_ns;
@@ -321,7 +395,23 @@ static void conn_log(gw_conn *c)
 		.decision = c->allowed ? "allow" : "deny",
 		.rule = c->rule,
 		.reason = c->reason,
+		.secret = c->secret_names[0] ? c->secret_names : NULL,
 	};
+	/* A placeholder in a host name the gateway could not even read is
+	 * misuse too. */
+	if (!c->misuse && c->gw->secrets)
+		for (size_t i = 0; i < moat_secrets_count(c->gw->secrets) && !c->misuse; i++) {
+			const char *ph = moat_secrets_placeholder(c->gw->secrets, i);
+			if (strcasestr(c->raw_host, ph) || (c->host_set && strcasestr(c->host.name, ph))) {
+				c->misuse = true;
+				snprintf(c->secret_names, sizeof(c->secret_names), "%s", moat_secrets_entry(c->gw->secrets, i)->name);
+				ev.secret = c->secret_names;
+			}
+		}
+	if (c->misuse) {
+		ev.type = "secret.misuse";
+		ev.alert = true;
+	}
 	gw_emit(c->gw, &ev);
 }
 
@@ -357,6 +447,7 @@ static void conn_free(gw_conn *c)
 	free(c->method_override);
 	free(c->path);
 	free(c->sni);
+	secrets_clear(c);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -376,7 +467,13 @@ static void linger_cb(evutil_socket_t fd, short what, void *arg)
 
 static bool output_pending(struct bufferevent *bev)
 {
-	return bev && evbuffer_get_length(bufferevent_get_output(bev)) > 0;
+	if (!bev)
+		return false;
+	/* A TLS filter's bytes may be encrypted already and waiting in the
+	 * socket's buffer below it. */
+	struct bufferevent *under = bufferevent_get_underlying(bev);
+	return evbuffer_get_length(bufferevent_get_output(bev)) > 0 ||
+	       (under && evbuffer_get_length(bufferevent_get_output(under)) > 0);
 }
 
 /* Ends the connection: logs it, stops reading, lets pending output drain
@@ -460,7 +557,7 @@ static void conn_refuse(gw_conn *c, int http_status, uint8_t socks_code)
 		/* The client was already told the tunnel is open, or the
 		 * response has begun: the only refusal left is to cut the
 		 * connection (and log why). */
-	} else if (c->proto == PROTO_SOCKS5) {
+	} else if (c->proto == PROTO_SOCKS5 && !c->tls_inner) {
 		socks_reply(c, socks_code);
 	} else {
 		evbuffer_add_printf(bufferevent_get_output(c->client),
@@ -486,6 +583,13 @@ static bool conn_decide(gw_conn *c)
 {
 	moat_gateway *gw = c->gw;
 
+	/* A placeholder in a tunnel's host name (a DNS name the gateway would
+	 * resolve), or anywhere in a plain HTTP request, is misuse: values go
+	 * only into terminated TLS. */
+	if (gw->secrets && !secrets_check(c, c->proto == PROTO_HTTP && c->http ? moat_http_parser_request(c->http) : NULL, false)) {
+		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return false;
+	}
 	c->rules = moat_netrules_slot_get(&gw->rules);
 	if (!c->rules) {
 		set_reason(c, "moat: this sandbox has no network rules; all egress is denied");
@@ -500,6 +604,14 @@ static bool conn_decide(gw_conn *c)
 	};
 	moat_net_decision dec;
 	moat_netrules_decide(c->rules, &req, &dec);
+	/* A tunnel to a host whose TLS is terminated opens when some request
+	 * inside could be allowed; each is decided once it is read. */
+	c->terminate = c->proto != PROTO_HTTP && !c->method && gw->tls_ca && tls_terminated(gw, &c->host);
+	if (c->terminate && moat_netrules_host_reachable(c->rules, &c->host, c->port)) {
+		dec.action = MOAT_NET_ALLOW;
+		snprintf(dec.reason, sizeof(dec.reason), "%s:%u is terminated; each request is decided", c->host.name,
+			 (unsigned)c->port);
+	}
 	if (dec.action == MOAT_NET_ALLOW && c->method_override) {
 		/* Many frameworks act on a method override header as if it
 		 * were the method: the request must be allowed as that method
@@ -547,6 +659,17 @@ static bool conn_decide(gw_conn *c)
 		return false;
 	}
 	c->budget_open = true;
+	if (c->terminate) {
+		/* Nothing goes upstream before a request inside is allowed:
+		 * the client is told the tunnel is open, and its ClientHello
+		 * is checked as any tunnel's. */
+		if (c->proto == PROTO_CONNECT)
+			bufferevent_write(c->client, "HTTP/1.1 200 Connection established\r\n\r\n", 39);
+		else
+			socks_reply(c, MOAT_SOCKS5_REP_SUCCEEDED);
+		tls_peek_start(c);
+		return true;
+	}
 	if (!moat_budget_request(gw->budget, c->dest, moat__now_ns(), why, sizeof(why)) ||
 	    (c->bytes_up && !moat_budget_bytes(gw->budget, c->dest, c->bytes_up, 0, why, sizeof(why)))) {
 		set_reason(c, "moat: %s", why);
@@ -777,13 +900,18 @@ static int http_build_upstream_head(gw_conn *c, const moat_http_request *r)
 				p += tl;
 			}
 		}
+		for (char **d = c->inj_drop; d && *d && !drop; d++)
+			drop = strcasecmp(name, *d) == 0;
 		if (drop)
 			continue;
 		if (strcasecmp(name, "host") == 0) {
 			have_host = true;
 		}
-		evbuffer_add_printf(c->head_out, "%s: %s\r\n", name, r->headers[i].value);
+		const char *value = i < c->n_hdr_new && c->hdr_new[i] ? c->hdr_new[i] : r->headers[i].value;
+		evbuffer_add_printf(c->head_out, "%s: %s\r\n", name, value);
 	}
+	for (char **l = c->inj_lines; l && *l; l++)
+		evbuffer_add_printf(c->head_out, "%s\r\n", *l);
 	/* A chunked body is forwarded chunked, exactly as framed: the
 	 * gateway follows the framing to its end (moat_chunked_feed). */
 	if (r->body == MOAT_HTTP_BODY_CHUNKED)
@@ -803,14 +931,20 @@ static int http_build_upstream_head(gw_conn *c, const moat_http_request *r)
 /* Moves what from's input holds (at most limit bytes) to to's output,
  * counting it against the budgets, and pauses from while to is backed up.
  * Returns false when the connection was closed. */
+static bool relay_unecho(gw_conn *c, struct bufferevent *from, struct bufferevent *to);
+
 static bool relay(gw_conn *c, struct bufferevent *from, struct bufferevent *to, bool up, uint64_t limit)
 {
+	if (!up && c->n_echo)
+		return relay_unecho(c, from, to);
 	struct evbuffer *in = bufferevent_get_input(from);
 	size_t n = evbuffer_get_length(in);
 	if (n > limit)
 		n = (size_t)limit;
 	if (n == 0)
 		return true;
+	if (up && c->n_watch && c->state == ST_RELAY_HTTP && !body_watch(c, in, n))
+		return false;
 	char why[MOAT_BUDGET_REASON_MAX];
 	if (!moat_budget_bytes(c->gw->budget, c->dest, up ? n : 0, up ? 0 : n, why, sizeof(why))) {
 		set_reason(c, "moat: %s", why);
@@ -962,12 +1096,23 @@ static void tunnel_peek(gw_conn *c)
 		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
 		return;
 	}
+	if (c->terminate) {
+		tls_accept(c);
+		return;
+	}
 	relay_start(c, ST_RELAY);
 }
 
 static void upstream_connected(gw_conn *c)
 {
 	const moat_http_request *r;
+	if (c->terminate) {
+		if (c->state == ST_TLS_UPSTREAM)
+			tls_upstream_ready(c);
+		else
+			tls_upstream_start(c);
+		return;
+	}
 	switch (c->proto) {
 	case PROTO_HTTP:
 		r = moat_http_parser_request(c->http);
@@ -1054,6 +1199,26 @@ static void upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 		upstream_connected(c);
 		return;
 	}
+	if (c->state == ST_TLS_UPSTREAM) {
+		/* The upstream failed its verification, or the handshake: the
+		 * client gets a 502 with the reason, never the request sent
+		 * anywhere else or in the clear. */
+		SSL *ssl = bufferevent_openssl_get_ssl(bev);
+		long v = ssl ? SSL_get_verify_result(ssl) : X509_V_OK;
+		unsigned long e = bufferevent_get_openssl_error(bev);
+		char ebuf[160] = "";
+		if (e)
+			ERR_error_string_n(e, ebuf, sizeof(ebuf));
+		if (v != X509_V_OK)
+			set_reason(c, "moat: the upstream %s failed TLS verification: %s", c->host.name,
+				   X509_verify_cert_error_string(v));
+		else
+			set_reason(c, "moat: the TLS handshake with the upstream %s failed%s%s", c->host.name,
+				   ebuf[0] ? ": " : "", ebuf);
+		ERR_clear_error();
+		conn_refuse(c, 502, 0);
+		return;
+	}
 	if (c->state == ST_CONNECTING) {
 		if (what & BEV_EVENT_TIMEOUT)
 			set_reason(c, "moat: connecting to %s port %u timed out", c->host.name, (unsigned)c->port);
@@ -1077,6 +1242,7 @@ static void upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	/* EOF or error after the relay began: deliver what is still buffered
 	 * to the client, then close. */
+	c->upstream_eof = true;
 	if (c->state == ST_RELAY || c->state == ST_RELAY_HTTP)
 		if (!relay(c, bev, c->client, false, UINT64_MAX))
 			return;
@@ -1251,6 +1417,602 @@ static void socks_request(gw_conn *c)
 	conn_decide(c);
 }
 
+/* ---- secrets ------------------------------------------------------------------ */
+
+static void strv_free_wiped(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		explicit_bzero(*p, strlen(*p));
+	moat__strv_free(v);
+}
+
+static void secrets_clear(gw_conn *c)
+{
+	for (size_t i = 0; i < c->n_hdr_new; i++)
+		if (c->hdr_new[i]) {
+			explicit_bzero(c->hdr_new[i], strlen(c->hdr_new[i]));
+			free(c->hdr_new[i]);
+		}
+	free(c->hdr_new);
+	c->hdr_new = NULL;
+	c->n_hdr_new = 0;
+	moat__strv_free(c->inj_drop);
+	c->inj_drop = NULL;
+	strv_free_wiped(c->inj_lines);
+	c->inj_lines = NULL;
+	free(c->echo);
+	c->echo = NULL;
+	c->n_echo = 0;
+	free(c->watch);
+	c->watch = NULL;
+	c->n_watch = 0;
+}
+
+/* Whether buf holds the placeholder ph, as is or with its '_' written
+ * %5F (a form-encoded body). */
+static bool body_holds(const char *buf, size_t len, const char *ph)
+{
+	size_t pl = strlen(ph);
+	if (memmem(buf, len, ph, pl))
+		return true;
+	char enc[3 * MOAT_PLACEHOLDER_MAX + 1];
+	size_t o = 0;
+	for (const char *p = ph; *p && o + 4 < sizeof(enc); p++) {
+		if (*p == '_') {
+			memcpy(enc + o, "%5F", 3);
+			o += 3;
+		} else {
+			enc[o++] = *p;
+		}
+	}
+	return memmem(buf, len, enc, o) != NULL;
+}
+
+/* Looks at the next n bytes of a request body before they go upstream: a
+ * watched placeholder in them ends the request as misuse. The tail of what
+ * went before is searched with them, so a placeholder cut across two reads
+ * is found. False when the connection was ended. */
+/* The payload bytes of a chunked body's next n framed bytes, into out
+ * (room for n); returns how many. Lenient: the strict check of the framing
+ * is moat_chunked_feed's, which runs on the same bytes. */
+static size_t dechunk(gw_conn *c, const char *in, size_t n, char *out)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = in[i];
+		switch (c->bw_state) {
+		case 0:
+			if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F')) {
+				unsigned d = ch <= '9' ? (unsigned)(ch - '0') : (unsigned)((ch | 0x20) - 'a' + 10);
+				c->bw_left = c->bw_left < (UINT64_MAX >> 4) ? c->bw_left * 16 + d : UINT64_MAX;
+				break;
+			}
+			c->bw_state = 1;
+			/* fall through */
+		case 1:
+			if (ch == '\n')
+				c->bw_state = c->bw_left ? 2 : 4;
+			break;
+		case 2: {
+			size_t take = n - i < c->bw_left ? n - i : (size_t)c->bw_left;
+			memcpy(out + o, in + i, take);
+			o += take;
+			c->bw_left -= take;
+			i += take - 1;
+			if (c->bw_left == 0)
+				c->bw_state = 3;
+			break;
+		}
+		case 3:
+			if (ch == '\n')
+				c->bw_state = 0;
+			break;
+		default:
+			break;
+		}
+	}
+	return o;
+}
+
+static bool body_watch(gw_conn *c, struct evbuffer *in, size_t n)
+{
+	const char *framed = (const char *)evbuffer_pullup(in, (ssize_t)n);
+	if (!framed)
+		return true;
+	_cleanup_free_ char *payload = NULL;
+	const char *data = framed;
+	if (c->chunked) {
+		if (!(payload = malloc(n ? n : 1))) {
+			set_reason(c, "moat: out of memory");
+			conn_refuse(c, 502, 0);
+			return false;
+		}
+		n = dechunk(c, framed, n, payload);
+		data = payload;
+	}
+	moat_secrets *ss = c->gw->secrets;
+	size_t keep = sizeof(c->body_tail) / 2;
+	for (size_t w = 0; w < c->n_watch; w++) {
+		const char *ph = moat_secrets_placeholder(ss, c->watch[w]);
+		/* The seam: the tail and the first bytes of this read. */
+		char seam[sizeof(c->body_tail) + 3 * MOAT_PLACEHOLDER_MAX];
+		size_t head = n < sizeof(seam) - c->body_tail_len ? n : sizeof(seam) - c->body_tail_len;
+		memcpy(seam, c->body_tail, c->body_tail_len);
+		memcpy(seam + c->body_tail_len, data, head);
+		if (body_holds(data, n, ph) || body_holds(seam, c->body_tail_len + head, ph)) {
+			const moat_secret *s = moat_secrets_entry(ss, c->watch[w]);
+			c->misuse = true;
+			name_secret(c, s->name);
+			set_reason(c, "moat: the placeholder of the secret %s is in a request body to %s, which it is not bound to",
+				   s->name, c->host.name);
+			conn_refuse(c, 403, 0);
+			return false;
+		}
+	}
+	/* The new tail: the last bytes of the tail and this read. */
+	if (n >= keep) {
+		memcpy(c->body_tail, data + n - keep, keep);
+		c->body_tail_len = keep;
+	} else {
+		size_t from_old = c->body_tail_len + n > keep ? keep - n : c->body_tail_len;
+		memmove(c->body_tail, c->body_tail + c->body_tail_len - from_old, from_old);
+		memcpy(c->body_tail + from_old, data, n);
+		c->body_tail_len = from_old + n;
+	}
+	return true;
+}
+
+/* Whether text holds needle, also percent-encoded (a URL may carry the
+ * placeholder as moat%5Fph%5F...). */
+static bool holds(const char *text, const char *needle)
+{
+	if (!text)
+		return false;
+	if (strcasestr(text, needle))
+		return true;
+	if (!strchr(text, '%'))
+		return false;
+	char dec[8192];
+	size_t o = 0;
+	for (const char *p = text; *p && o + 1 < sizeof(dec); p++) {
+		unsigned v;
+		if (p[0] == '%' && p[1] && p[2] && sscanf(p + 1, "%2x", &v) == 1) {
+			dec[o++] = (char)v;
+			p += 2;
+		} else {
+			dec[o++] = *p;
+		}
+	}
+	dec[o] = '\0';
+	return strcasestr(dec, needle) != NULL;
+}
+
+static void name_secret(gw_conn *c, const char *name)
+{
+	size_t l = strlen(c->secret_names);
+	if (strstr(c->secret_names, name))
+		return;
+	snprintf(c->secret_names + l, sizeof(c->secret_names) - l, "%s%s", l ? "," : "", name);
+}
+
+/* Every secret against one request (req NULL: a tunnel's host name only):
+ * the values to inject are set up in c, and a placeholder where it must
+ * not go, an expired or used-up secret refuse the request with the reason
+ * in c (true: go on). Decided by secrets.h; this only finds placeholders
+ * and rewrites headers. */
+static bool secrets_check(gw_conn *c, const moat_http_request *req, bool tls)
+{
+	moat_secrets *ss = c->gw->secrets;
+	size_t n = moat_secrets_count(ss);
+	if (!n)
+		return true;
+	if (req && !c->hdr_new && req->n_headers) {
+		c->hdr_new = calloc(req->n_headers, sizeof(char *));
+		if (!c->hdr_new) {
+			set_reason(c, "moat: out of memory");
+			return false;
+		}
+		c->n_hdr_new = req->n_headers;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const moat_secret *s = moat_secrets_entry(ss, i);
+		const char *ph = moat_secrets_placeholder(ss, i);
+		moat_secret_request q = {
+			.host = c->host_set ? c->host.name : c->raw_host,
+			.method = c->method,
+			.path = c->path,
+			.tls = tls,
+			.age_ms = moat_secrets_age_ms(ss),
+			.uses = moat_secrets_uses(ss, i),
+		};
+		q.ph_elsewhere = holds(c->raw_host, ph) || (c->host_set && holds(c->host.name, ph)) ||
+				 (req && holds(req->target, ph));
+		for (size_t h = 0; req && h < req->n_headers && !q.ph_in_headers; h++)
+			q.ph_in_headers = strstr(req->headers[h].value, ph) != NULL;
+		/* A placeholder split across two headers (or written in another
+		 * case, or encoded) is no use to the client, and still goes
+		 * nowhere: it is judged as present. */
+		for (size_t h = 0; req && h < req->n_headers && !q.ph_in_headers; h++)
+			q.ph_elsewhere = q.ph_elsewhere || holds(req->headers[h].value, ph);
+		char why[MOAT_NET_REASON_MAX];
+		switch (moat_secret_decide(s, &q, why, sizeof(why))) {
+		case MOAT_SECRET_SKIP:
+			continue;
+		case MOAT_SECRET_MISUSE:
+			c->misuse = true;
+			name_secret(c, s->name);
+			set_reason(c, "moat: %s", why);
+			return false;
+		case MOAT_SECRET_REFUSE:
+			name_secret(c, s->name);
+			set_reason(c, "moat: %s", why);
+			return false;
+		case MOAT_SECRET_INJECT:
+			break;
+		default:
+			return false;
+		}
+		const char *value = moat_secrets_value(ss, i, NULL);
+		if (!value) {
+			set_reason(c, "moat: the secret %s has no value yet", s->name);
+			return false;
+		}
+		if (s->header) {
+			char *v = moat_secret_format(s->format, value);
+			_cleanup_free_ char *line = NULL;
+			if (!v || asprintf(&line, "%s: %s", s->header, v) < 0 || moat__strv_push(&c->inj_drop, s->header) < 0 ||
+			    moat__strv_push(&c->inj_lines, line) < 0) {
+				if (v)
+					explicit_bzero(v, strlen(v));
+				free(v);
+				if (line)
+					explicit_bzero(line, strlen(line));
+				set_reason(c, "moat: out of memory");
+				return false;
+			}
+			explicit_bzero(v, strlen(v));
+			free(v);
+			explicit_bzero(line, strlen(line));
+		}
+		for (size_t h = 0; req && h < req->n_headers; h++) {
+			const char *cur = c->hdr_new[h] ? c->hdr_new[h] : req->headers[h].value;
+			char *out = NULL;
+			if (moat_secret_replace(cur, ph, value, &out) < 0) {
+				set_reason(c, "moat: out of memory");
+				return false;
+			}
+			if (out) {
+				if (c->hdr_new[h]) {
+					explicit_bzero(c->hdr_new[h], strlen(c->hdr_new[h]));
+					free(c->hdr_new[h]);
+				}
+				c->hdr_new[h] = out;
+			}
+		}
+		size_t *ne = realloc(c->echo, (c->n_echo + 1) * sizeof(*ne));
+		if (!ne) {
+			set_reason(c, "moat: out of memory");
+			return false;
+		}
+		c->echo = ne;
+		c->echo[c->n_echo++] = i;
+		moat_secrets_count_use(ss, i);
+		name_secret(c, s->name);
+	}
+	/* The body is watched for the placeholders that may not go to this
+	 * host: every one in plain HTTP, else those not bound to it. */
+	if (req && (req->body == MOAT_HTTP_BODY_LENGTH || req->body == MOAT_HTTP_BODY_CHUNKED)) {
+		free(c->watch);
+		c->n_watch = 0;
+		c->watch = calloc(n, sizeof(*c->watch));
+		if (!c->watch) {
+			set_reason(c, "moat: out of memory");
+			return false;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const moat_secret *s = moat_secrets_entry(ss, i);
+			bool bound = false;
+			for (char **h = s->hosts; tls && h && *h && !bound; h++)
+				bound = moat_host_glob_match(*h, c->host.name);
+			if (!bound)
+				c->watch[c->n_watch++] = i;
+		}
+	}
+	return true;
+}
+
+/* A response to a request a value was injected into goes back with every
+ * echo of that value masked: as the placeholder where it is as long, else
+ * as as many '*' (the response's framing counts bytes). */
+static bool relay_unecho(gw_conn *c, struct bufferevent *from, struct bufferevent *to)
+{
+	moat_secrets *ss = c->gw->secrets;
+	struct evbuffer *in = bufferevent_get_input(from);
+	size_t n = evbuffer_get_length(in);
+	if (n == 0)
+		return true;
+	char *values[64], *masks[64];
+	size_t nv = 0;
+	bool ok = true;
+	for (size_t k = 0; k < c->n_echo && nv + 1 + MOAT_SECRET_FORMS <= ELEMENTSOF(values); k++) {
+		size_t vl = 0, nf = 0;
+		const char *v = moat_secrets_value(ss, c->echo[k], &vl);
+		const char *ph = moat_secrets_placeholder(ss, c->echo[k]);
+		char *const *forms = moat_secrets_forms(ss, c->echo[k], &nf);
+		if (!v)
+			continue;
+		/* The value and its encoded forms; a form as long as the
+		 * placeholder is not, so only the value itself becomes it. */
+		for (size_t f = 0; f <= nf && ok; f++) {
+			const char *fv = f == 0 ? v : forms[f - 1];
+			size_t fl = strlen(fv);
+			values[nv] = (char *)fv;
+			masks[nv] = f == 0 && strlen(ph) == fl ? strdup(ph) : malloc(fl + 1);
+			if (!masks[nv]) {
+				ok = false;
+				break;
+			}
+			if (!(f == 0 && strlen(ph) == fl)) {
+				memset(masks[nv], '*', fl);
+				masks[nv][fl] = '\0';
+			}
+			nv++;
+		}
+	}
+	char *out = NULL;
+	size_t out_len = 0;
+	const char *data = ok ? (const char *)evbuffer_pullup(in, (ssize_t)n) : NULL;
+	long used = data ? moat_secret_unecho(values, masks, nv, data, n, c->upstream_eof, &out, &out_len) : -ENOMEM;
+	for (size_t k = 0; k < nv; k++)
+		free(masks[k]);
+	if (used < 0) {
+		set_reason(c, "moat: out of memory");
+		conn_refuse(c, 502, 0);
+		return false;
+	}
+	char why[MOAT_BUDGET_REASON_MAX];
+	if (used && !moat_budget_bytes(c->gw->budget, c->dest, 0, (size_t)used, why, sizeof(why))) {
+		free(out);
+		set_reason(c, "moat: %s", why);
+		conn_refuse(c, 429, 0);
+		return false;
+	}
+	evbuffer_drain(in, (size_t)used);
+	evbuffer_add(bufferevent_get_output(to), out, out_len);
+	free(out);
+	c->bytes_down += (uint64_t)used;
+	c->gw->stats.bytes_down += (uint64_t)used;
+	if (evbuffer_get_length(bufferevent_get_output(to)) >= GW_HIGH_WATER) {
+		bufferevent_disable(from, EV_READ);
+		bufferevent_setwatermark(to, EV_WRITE, GW_HIGH_WATER / 2, 0);
+	}
+	return true;
+}
+
+/* ---- TLS termination ------------------------------------------------------- */
+
+static bool tls_terminated(const moat_gateway *gw, const moat_host *h)
+{
+	for (char **p = gw->terminate_hosts; p && *p; p++)
+		if (moat_host_glob_match(*p, h->name))
+			return true;
+	return false;
+}
+
+/* The tunnel is open to the client; its ClientHello comes next, with the
+ * same deadline as any tunnel's. */
+static void tls_peek_start(gw_conn *c)
+{
+	if (c->deadline) {
+		struct timeval twice = c->gw->head_timeout;
+		twice.tv_sec *= 2;
+		evtimer_add(c->deadline, &twice);
+	}
+	c->state = ST_TLS_PEEK;
+	tunnel_peek(c);
+}
+
+/* The ClientHello named the tunnel's host: the gateway answers it with the
+ * host's leaf and reads what the client sends inside. */
+static void tls_accept(gw_conn *c)
+{
+	moat_gateway *gw = c->gw;
+	moat_error err = {0};
+	SSL *ssl = SSL_new(gw->tls_server);
+	if (!ssl || moat_tls_ca_use_leaf(gw->tls_ca, ssl, c->host.name, &err) < 0) {
+		SSL_free(ssl);
+		set_reason(c, "moat: TLS for %s: %s", c->host.name, err.msg[0] ? err.msg : "out of memory");
+		conn_refuse(c, 502, 0);
+		return;
+	}
+	struct bufferevent *raw = c->client;
+	struct bufferevent *tls = bufferevent_openssl_filter_new(gw->base, raw, ssl, BUFFEREVENT_SSL_ACCEPTING,
+								 BEV_OPT_CLOSE_ON_FREE);
+	if (!tls) {
+		SSL_free(ssl);
+		set_reason(c, "moat: out of memory");
+		conn_refuse(c, 502, 0);
+		return;
+	}
+	c->client = tls;
+	c->tls_inner = true;
+	moat_http_parser_free(c->http);
+	c->http = moat_http_parser_new();
+	if (!c->http) {
+		set_reason(c, "moat: out of memory");
+		conn_close(c);
+		return;
+	}
+	bufferevent_setcb(tls, client_read_cb, write_cb, client_event_cb, c);
+	bufferevent_set_timeouts(tls, &gw->head_timeout, &gw->head_timeout);
+	if (c->deadline)
+		evtimer_add(c->deadline, &gw->head_timeout);
+	c->state = ST_TLS_HEAD;
+	bufferevent_enable(tls, EV_READ | EV_WRITE);
+	/* The ClientHello is already in the raw input: have the filter read
+	 * it now rather than wait for bytes that will not come first. */
+	bufferevent_trigger(raw, EV_READ, BEV_TRIG_IGNORE_WATERMARKS);
+}
+
+/* One request inside the terminated TLS: origin form, for the tunnel's
+ * host, decided with its method and path like a plain HTTP request. */
+static void tls_head(gw_conn *c)
+{
+	moat_gateway *gw = c->gw;
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	size_t len = evbuffer_get_length(in);
+	if (len == 0)
+		return;
+	const uint8_t *data = evbuffer_pullup(in, (ssize_t)len);
+	size_t used = 0;
+	moat_error err = {0};
+	int r = data ? moat_http_parser_feed(c->http, data, len, &used, &err) : -ENOMEM;
+	evbuffer_drain(in, used);
+	if (r == MOAT_PARSE_MORE)
+		return;
+	if (r < 0) {
+		set_reason(c, "moat: %s", err.msg[0] ? err.msg : "malformed request");
+		conn_refuse(c, r == -E2BIG ? 431 : r == -ENOTSUP ? 501 : 400, 0);
+		return;
+	}
+	const moat_http_request *req = moat_http_parser_request(c->http);
+	c->bytes_up += req->head_len;
+	gw->stats.bytes_up += req->head_len;
+	c->method = strdup(req->method);
+	c->path = strdup(req->path);
+	if (!c->method || !c->path) {
+		set_reason(c, "moat: out of memory");
+		conn_refuse(c, 502, 0);
+		return;
+	}
+	if (req->form != MOAT_HTTP_ORIGIN_FORM) {
+		set_reason(c, "moat: inside the TLS tunnel to %s, requests are in origin form (/path)", c->host.name);
+		conn_refuse(c, 400, 0);
+		return;
+	}
+	/* The Host header must name the tunnel's host: the upstream routes by
+	 * it, and the rules, secrets and certificate were for that host. A
+	 * request without one (HTTP/1.0) cannot be told apart. */
+	const char *hh = moat_http_request_header(req, "Host");
+	moat_host h;
+	uint16_t hp = 0;
+	moat_error herr = {0};
+	if (!hh || moat_authority_parse(hh, strlen(hh), c->port, &h, &hp, &herr) < 0 ||
+	    strcmp(h.name, c->host.name) != 0 || hp != c->port) {
+		set_reason(c, "moat: the Host header %s the tunnel's host %s", hh ? "does not name" : "is missing; it must name",
+			   c->host.name);
+		conn_refuse(c, 400, 0);
+		return;
+	}
+	for (const char *m = req->method; *m; m++)
+		if (*m >= 'a' && *m <= 'z') {
+			set_reason(c, "moat: the method %s is not in upper case; servers tell methods apart by case", req->method);
+			conn_refuse(c, 400, 0);
+			return;
+		}
+	static const char *const overrides[] = {"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"};
+	const char *override = NULL;
+	for (size_t i = 0; i < req->n_headers; i++)
+		for (size_t j = 0; j < ELEMENTSOF(overrides); j++)
+			if (strcasecmp(req->headers[i].name, overrides[j]) == 0) {
+				if (override && strcasecmp(override, req->headers[i].value) != 0) {
+					set_reason(c, "moat: the request carries two different method overrides");
+					conn_refuse(c, 400, 0);
+					return;
+				}
+				override = req->headers[i].value;
+			}
+	if (req->upgrade) {
+		set_reason(c, "moat: protocol upgrades are not proxied inside a terminated tunnel");
+		conn_refuse(c, 501, 0);
+		return;
+	}
+	moat_net_request q = {.host = &c->host, .port = c->port, .method = c->method, .path = c->path};
+	moat_net_decision dec;
+	moat_netrules_decide(c->rules, &q, &dec);
+	if (dec.action == MOAT_NET_ALLOW && override) {
+		moat_net_decision d2;
+		q.method = override;
+		moat_netrules_decide(c->rules, &q, &d2);
+		if (d2.action != MOAT_NET_ALLOW) {
+			snprintf(dec.reason, sizeof(dec.reason), "the method override %.32s is not allowed: %s", override,
+				 d2.reason);
+			dec.action = MOAT_NET_DENY;
+		}
+	}
+	c->rule = dec.rule;
+	if (dec.action != MOAT_NET_ALLOW) {
+		if (dec.action == MOAT_NET_APPROVE)
+			set_reason(c, "moat: %s %s on %s needs a person's approval, and this sandbox has no approval queue",
+				   c->method, c->path, c->host.name);
+		else
+			set_reason(c, "moat: %s", dec.reason);
+		conn_refuse(c, 403, 0);
+		return;
+	}
+	set_reason(c, "%s", dec.reason);
+	if (!secrets_check(c, req, true)) {
+		conn_refuse(c, 403, 0);
+		return;
+	}
+	char why[MOAT_BUDGET_REASON_MAX];
+	if (!moat_budget_request(gw->budget, c->dest, moat__now_ns(), why, sizeof(why)) ||
+	    !moat_budget_bytes(gw->budget, c->dest, c->bytes_up, 0, why, sizeof(why))) {
+		set_reason(c, "moat: %s", why);
+		conn_refuse(c, 429, 0);
+		return;
+	}
+	if (c->deadline)
+		evtimer_del(c->deadline);
+	/* The body waits in the client's input until the upstream is ready. */
+	c->state = ST_RESOLVING;
+	conn_resolve(c);
+}
+
+/* The TCP connection to the upstream is up: TLS over it, with the real name. */
+static bool tls_upstream_start(gw_conn *c)
+{
+	moat_gateway *gw = c->gw;
+	moat_error err = {0};
+	SSL *ssl = SSL_new(gw->tls_client);
+	if (!ssl || moat_tls_client_prepare(ssl, c->host.name, &err) < 0) {
+		SSL_free(ssl);
+		set_reason(c, "moat: TLS to %s: %s", c->host.name, err.msg[0] ? err.msg : "out of memory");
+		conn_refuse(c, 502, 0);
+		return false;
+	}
+	struct bufferevent *tls = bufferevent_openssl_filter_new(gw->base, c->upstream, ssl, BUFFEREVENT_SSL_CONNECTING,
+								 BEV_OPT_CLOSE_ON_FREE);
+	if (!tls) {
+		SSL_free(ssl);
+		set_reason(c, "moat: out of memory");
+		conn_refuse(c, 502, 0);
+		return false;
+	}
+	c->upstream = tls;
+	c->state = ST_TLS_UPSTREAM;
+	bufferevent_setcb(tls, upstream_read_cb, write_cb, upstream_event_cb, c);
+	bufferevent_set_timeouts(tls, &gw->connect_timeout, &gw->connect_timeout);
+	bufferevent_enable(tls, EV_READ | EV_WRITE);
+	return true;
+}
+
+/* The upstream is verified: the request goes to it as a plain HTTP one would. */
+static void tls_upstream_ready(gw_conn *c)
+{
+	const moat_http_request *r = moat_http_parser_request(c->http);
+	if (http_build_upstream_head(c, r) < 0) {
+		set_reason(c, "moat: out of memory");
+		conn_refuse(c, 502, 0);
+		return;
+	}
+	bufferevent_write_buffer(c->upstream, c->head_out);
+	c->body_left = r->body == MOAT_HTTP_BODY_LENGTH ? r->content_length : 0;
+	c->chunked = r->body == MOAT_HTTP_BODY_CHUNKED;
+	moat_chunked_init(&c->chunks);
+	relay_start(c, ST_RELAY_HTTP);
+}
+
 static void client_read_cb(struct bufferevent *bev, void *arg)
 {
 	gw_conn *c = arg;
@@ -1297,8 +2059,12 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
 	case ST_RELAY_HTTP:
 		relay_body(c);
 		return;
+	case ST_TLS_HEAD:
+		tls_head(c);
+		return;
 	case ST_RESOLVING:
 	case ST_CONNECTING:
+	case ST_TLS_UPSTREAM:
 		/* Early bytes (a ClientHello sent before the 200, a request
 		 * body) wait in the input buffer; stop reading until the
 		 * upstream is ready, so they cannot pile up. */
@@ -1316,7 +2082,7 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
  * that is no reason to drop the answer. True when the connection goes on. */
 static bool client_half_close(gw_conn *c)
 {
-	bool request_done = c->state == ST_RESOLVING || c->state == ST_CONNECTING ||
+	bool request_done = c->state == ST_RESOLVING || c->state == ST_CONNECTING || c->state == ST_TLS_UPSTREAM ||
 			    (c->state == ST_RELAY_HTTP && !c->chunked && c->body_left == 0);
 	if (request_done) {
 		c->client_eof = true;
@@ -1338,6 +2104,18 @@ static bool client_half_close(gw_conn *c)
 static void client_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	gw_conn *c = arg;
+	/* The terminated TLS's handshake with the client is done. */
+	if (what & BEV_EVENT_CONNECTED)
+		return;
+	if (c->state == ST_TLS_HEAD && (what & BEV_EVENT_ERROR) && !c->method) {
+		unsigned long e = bufferevent_get_openssl_error(bev);
+		char ebuf[160] = "";
+		if (e)
+			ERR_error_string_n(e, ebuf, sizeof(ebuf));
+		ERR_clear_error();
+		set_reason(c, "moat: the client ended the TLS handshake with the gateway for %s (it may pin certificates, "
+			      "or not trust the sandbox's authority)%s%s", c->host.name, ebuf[0] ? ": " : "", ebuf);
+	}
 	if (c->state == ST_CLOSING) {
 		evbuffer_drain(bufferevent_get_output(bev), evbuffer_get_length(bufferevent_get_output(bev)));
 		if (!output_pending(c->upstream))
@@ -1374,6 +2152,10 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 	case ST_TLS_PEEK:
 		set_reason(c, "moat: the client sent no complete TLS ClientHello to %s within %u s", c->host.name, s);
 		conn_refuse(c, 408, MOAT_SOCKS5_REP_FAILURE);
+		return;
+	case ST_TLS_HEAD:
+		set_reason(c, "moat: the client sent no complete request inside TLS to %s within %u s", c->host.name, s);
+		conn_refuse(c, 408, 0);
 		return;
 	default:
 		/* Resolving and connecting have their own timeouts; a relay
@@ -1551,6 +2333,20 @@ int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, mo
 		memcpy(gw->raw_ports, cfg->raw_ports, cfg->n_raw_ports * sizeof(uint16_t));
 		gw->n_raw_ports = cfg->n_raw_ports;
 	}
+	gw->secrets = cfg->secrets;
+	if (cfg->tls_ca && cfg->terminate_hosts && cfg->terminate_hosts[0]) {
+		int r;
+		gw->tls_ca = cfg->tls_ca;
+		if (!(gw->terminate_hosts = moat__strv_copy(cfg->terminate_hosts))) {
+			moat_gateway_free(gw);
+			return moat_error_set(err, ENOMEM, "gateway");
+		}
+		if ((r = moat_tls_server_ctx(&gw->tls_server, err)) < 0 ||
+		    (r = moat_tls_client_ctx(cfg->upstream_ca_file, &gw->tls_client, err)) < 0) {
+			moat_gateway_free(gw);
+			return r;
+		}
+	}
 	event_set_log_callback(discard_log);
 	*ret = gw;
 	return 0;
@@ -1577,6 +2373,9 @@ void moat_gateway_free(moat_gateway *gw)
 	free(gw->hosts);
 	free(gw->raw_ports);
 	free(gw->resolver);
+	moat__strv_free(gw->terminate_hosts);
+	SSL_CTX_free(gw->tls_server);
+	SSL_CTX_free(gw->tls_client);
 	free(gw);
 }
 
@@ -1718,6 +2517,10 @@ json_t *moat_net_event_to_json(const moat_net_event *ev)
 	json_object_set_new(o, "decision", json_string_escaped(ev->decision));
 	json_object_set_new(o, "rule", ev->rule >= 0 ? json_integer(ev->rule) : json_null());
 	json_object_set_new(o, "reason", json_string_escaped(ev->reason));
+	if (ev->secret)
+		json_object_set_new(o, "secret", json_string_escaped(ev->secret));
+	if (ev->alert)
+		json_object_set_new(o, "alert", json_true());
 	return o;
 }
 

@@ -63,6 +63,8 @@ typedef struct moat_net_event {
 	const char *decision;  /* "allow" or "deny" */
 	int rule;              /* index of the deciding rule, -1 for none */
 	const char *reason;    /* one line, for people and agents */
+	const char *secret;    /* names of the secrets injected or misused, or NULL */
+	bool alert;            /* type "secret.misuse": never held back by the rate cap */
 } moat_net_event;
 
 typedef void (*moat_gateway_event_fn)(void *userdata, const moat_net_event *ev);
@@ -106,6 +108,23 @@ typedef struct moat_gateway_config {
 	uint32_t events_per_sec;
 	moat_gateway_event_fn on_event;
 	void *userdata;
+	/* TLS termination (tls.h). A tunnel to a host matching one of
+	 * terminate_hosts (patterns, hostglob.h) is opened without an
+	 * upstream connection; its TLS is terminated with a leaf from
+	 * tls_ca, and each HTTP/1.1 request inside is decided with its
+	 * method and path before a TLS connection to the upstream, verified
+	 * against the host's trust store (and upstream_ca_file, for tests
+	 * only) with the real name, carries it. Other hosts stay plain
+	 * tunnels. NULL tls_ca: nothing is terminated. Not owned. */
+	struct moat_tls_ca *tls_ca;
+	char *const *terminate_hosts;
+	const char *upstream_ca_file;
+	/* The run's secrets (secretstore.h), or NULL; not owned. Their
+	 * values are put into terminated requests that their bindings allow
+	 * (secrets.h decides), their placeholders anywhere else refuse the
+	 * request as a secret.misuse alert, and a value an upstream echoes
+	 * back reaches the sandbox as its placeholder. */
+	struct moat_secrets *secrets;
 } moat_gateway_config;
 
 /* Creates a gateway on base. Copies everything it needs from cfg. */

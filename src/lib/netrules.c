@@ -498,6 +498,25 @@ static bool port_matches(const rule *r, uint16_t port)
 	return false;
 }
 
+bool moat_netrules_host_reachable(const moat_netrules *r, const moat_host *host, uint16_t port)
+{
+	if (!r || !host || !host->name[0])
+		return false;
+	for (size_t i = 0; i < r->n_rules; i++) {
+		const rule *ru = &r->rules[i];
+		if (!host_matches(ru, host) || !port_matches(ru, port))
+			continue;
+		if (ru->action == MOAT_NET_ALLOW)
+			return true;
+		/* A deny for every method and path ends it; one for some
+		 * leaves the others to the rules after it. Approvals need a
+		 * queue this gateway does not have, so they allow nothing. */
+		if (ru->action == MOAT_NET_DENY && !ru->n_methods && !ru->n_paths)
+			return false;
+	}
+	return r->def == MOAT_NET_ALLOW;
+}
+
 static bool method_matches(const rule *r, const char *method)
 {
 	for (size_t i = 0; i < r->n_methods; i++)

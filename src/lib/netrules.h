@@ -124,6 +124,12 @@ typedef struct moat_net_decision {
 void moat_netrules_decide(const moat_netrules *r, const moat_net_request *req,
 			  moat_net_decision *ret);
 
+/* Whether some request to host:port could be allowed once its method and
+ * path are known: for a tunnel the gateway terminates (tls.h), where each
+ * request inside is decided on its own. False when a rule denies the whole
+ * host and port first, or nothing could allow it. */
+bool moat_netrules_host_reachable(const moat_netrules *r, const moat_host *host, uint16_t port);
+
 /* Normalises a request path for matching: the query and fragment dropped,
  * percent-escapes of unreserved characters decoded and the others written in
  * upper case, "//" folded, "." and ".." segments resolved. Refuses (-EINVAL,

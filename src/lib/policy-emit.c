@@ -245,18 +245,51 @@ static void emit_policy(emitter *em, const moat_policy *p)
 
 	if (p->n_secrets) {
 		plain(em, "secrets");
-		map_start(em, false);
+		seq_start(em, false);
 		for (size_t i = 0; i < p->n_secrets; i++) {
-			plain(em, p->secrets[i].name);
-			map_start(em, true);
-			/* Inside, a secret is a name and its hosts: where the
+			const moat_secret *s = &p->secrets[i];
+			map_start(em, false);
+			kv(em, "name", s->name);
+			/* Inside, a secret is a name and its binding: where the
 			 * host keeps it stays on the host. */
-			kv(em, "from",
-			   em->inside && moat__startswith(p->secrets[i].from, "file:") ? "file:/hidden" : p->secrets[i].from);
-			strv(em, "hosts", p->secrets[i].hosts);
+			if (s->from)
+				kv(em, "from", em->inside && moat__startswith(s->from, "file:") ? "file:/hidden" : s->from);
+			if (s->env)
+				kv(em, "env", s->env);
+			if (s->honeytoken)
+				kbool(em, "honeytoken", true);
+			if (s->hosts && s->hosts[0] && !s->hosts[1]) {
+				plain(em, "inject");
+				map_start(em, false);
+				kv(em, "host", s->hosts[0]);
+				if (s->header)
+					kv(em, "header", s->header);
+				if (s->format)
+					kv(em, "format", s->format);
+				if (s->methods)
+					strv(em, "methods", s->methods);
+				if (s->paths)
+					strv(em, "paths", s->paths);
+				map_end(em);
+			} else if (s->hosts) {
+				/* Several hosts come only from the short form, which
+				 * has no header, methods or paths. */
+				strv(em, "hosts", s->hosts);
+			}
+			if (s->expires_ms) {
+				char d[32];
+				moat_format_duration_ms(s->expires_ms, d, sizeof(d));
+				kv(em, "expires", d);
+			}
+			if (s->max_uses) {
+				char n[32];
+				snprintf(n, sizeof(n), "%llu", (unsigned long long)s->max_uses);
+				plain(em, "max_uses");
+				plain(em, n);
+			}
 			map_end(em);
 		}
-		map_end(em);
+		seq_end(em);
 	}
 
 	/* The list form keeps NAME (pass the caller's value) apart from
@@ -518,6 +551,10 @@ char *moat_policy_explain(const moat_policy *p)
 		add(&t, "  none\n");
 	for (size_t i = 0; i < p->n_secrets; i++) {
 		const moat_secret *s = &p->secrets[i];
+		if (s->honeytoken) {
+			add(&t, "  %s: a decoy in %s; any use is an alert\n", s->name, s->env);
+			continue;
+		}
 		const char *from = s->from;
 		if (moat__startswith(from, "file:"))
 			from = show_path(p, from + 5, buf, sizeof(buf));
@@ -525,7 +562,29 @@ char *moat_policy_explain(const moat_policy *p)
 		    moat__startswith(s->from, "env:") ? s->from : from);
 		for (char **h = s->hosts; *h; h++)
 			add(&t, "%s%s", h == s->hosts ? " " : ", ", *h);
-		add(&t, "\n");
+		if (s->methods) {
+			add(&t, ", for");
+			for (char **m = s->methods; *m; m++)
+				add(&t, "%s%s", m == s->methods ? " " : ", ", *m);
+		}
+		if (s->paths) {
+			add(&t, ", on");
+			for (char **m = s->paths; *m; m++)
+				add(&t, "%s%s", m == s->paths ? " " : ", ", *m);
+		}
+		if (s->header)
+			add(&t, ", as the header %s", s->header);
+		if (s->expires_ms) {
+			char d[32];
+			moat_format_duration_ms(s->expires_ms, d, sizeof(d));
+			add(&t, ", for %s", d);
+		}
+		if (s->max_uses)
+			add(&t, ", at most %llu times", (unsigned long long)s->max_uses);
+		if (s->env)
+			add(&t, "; the sandbox sees a placeholder in %s\n", s->env);
+		else
+			add(&t, "; the sandbox sees nothing of it\n");
 	}
 
 	add(&t, "\nenvironment (starts empty):\n");

@@ -54,3 +54,10 @@ int moat__policy_parse_ex(const char *buf, size_t len, const char *source, const
  * 'a b' (expected ...)") without a file position. */
 int moat__policy_check(const moat_policy *p, moat_error *err);
 int moat__policy_load_file_ex(const char *path, bool check_paths, moat_policy **ret, moat_error *err);
+
+/* One secrets entry: freed fields (accepts a zeroed one), a deep copy
+ * (false when out of memory; d is then to be cleared), and whether a name
+ * is one a secret may have. */
+void moat__secret_clear(moat_secret *s);
+bool moat__secret_copy(moat_secret *d, const moat_secret *s);
+bool moat__secret_name_ok(const char *s);

@@ -192,6 +192,40 @@ int moat_policy_load_base(const char *profile, const char *path, moat_policy **r
 	return 0;
 }
 
+/* --secret NAME=env:VAR@HOST (or NAME=file:/PATH@HOST): the common case, a
+ * variable NAME inside holding the placeholder, the value sent to HOST only.
+ * The fields are checked with the policy file's checks afterwards
+ * (moat__policy_check); only the shape is checked here. */
+int moat_policy_add_secret_spec(moat_policy *p, const char *spec, moat_error *err)
+{
+	const char *eq = strchr(spec, '='), *at = strrchr(spec, '@');
+	if (!eq || eq == spec || !at || at < eq || !at[1] || at == eq + 1)
+		return moat_error_set(err, MOAT_EINPUT, "--secret %s: expected NAME=env:VAR@HOST or NAME=file:PATH@HOST",
+				      spec);
+	_cleanup_free_ char *name = strndup(spec, (size_t)(eq - spec));
+	if (!name)
+		return moat_error_set(err, ENOMEM, "policy");
+	for (size_t i = 0; i < p->n_secrets; i++)
+		if (strcmp(p->secrets[i].name, name) == 0)
+			return moat_error_set(err, MOAT_EINPUT, "--secret %s: the policy has a secret named %s already", spec,
+					      name);
+	if (p->n_secrets >= MOAT_POLICY_MAX_SECRETS)
+		return moat_error_set(err, MOAT_EINPUT, "--secret %s: too many secrets (at most %d)", spec,
+				      MOAT_POLICY_MAX_SECRETS);
+	moat_secret s = {.name = TAKE_PTR(name)};
+	s.env = strdup(s.name);
+	s.from = strndup(eq + 1, (size_t)(at - eq - 1));
+	bool ok = s.env && s.from && moat__strv_push(&s.hosts, at + 1) >= 0;
+	moat_secret *ns = ok ? realloc(p->secrets, (p->n_secrets + 1) * sizeof(*ns)) : NULL;
+	if (!ns) {
+		moat__secret_clear(&s);
+		return moat_error_set(err, ENOMEM, "policy");
+	}
+	p->secrets = ns;
+	p->secrets[p->n_secrets++] = s;
+	return 0;
+}
+
 int moat_policy_merge_overlay(moat_policy *p, const moat_policy *o, moat_error *err)
 {
 	int r;
@@ -217,6 +251,24 @@ int moat_policy_merge_overlay(moat_policy *p, const moat_policy *o, moat_error *
 	for (size_t i = 0; i < o->n_hosts; i++)
 		if ((r = moat_policy_add_host(p, o->hosts[i].name, o->hosts[i].address, err)) < 0)
 			return r;
+	/* A secret the flags add may not take a name the policy has. */
+	for (size_t i = 0; i < o->n_secrets; i++) {
+		for (size_t j = 0; j < p->n_secrets; j++)
+			if (strcmp(p->secrets[j].name, o->secrets[i].name) == 0)
+				return moat_error_set(err, MOAT_EINPUT, "secrets: the policy has a secret named %s already",
+						      o->secrets[i].name);
+		if (p->n_secrets >= MOAT_POLICY_MAX_SECRETS)
+			return moat_error_set(err, MOAT_EINPUT, "secrets: more than %d", MOAT_POLICY_MAX_SECRETS);
+		moat_secret *ns = realloc(p->secrets, (p->n_secrets + 1) * sizeof(*ns));
+		if (!ns)
+			return moat_error_set(err, ENOMEM, "secrets");
+		p->secrets = ns;
+		if (!moat__secret_copy(&p->secrets[p->n_secrets], &o->secrets[i])) {
+			moat__secret_clear(&p->secrets[p->n_secrets]);
+			return moat_error_set(err, ENOMEM, "secrets");
+		}
+		p->n_secrets++;
+	}
 	if ((r = replace_str(&p->resolver, o->resolver, err)) < 0 || (r = replace_str(&p->out_dir, o->out_dir, err)) < 0 ||
 	    (r = replace_str(&p->cwd, o->cwd, err)) < 0 || (r = replace_str(&p->stdin_path, o->stdin_path, err)) < 0 ||
 	    (r = replace_str(&p->result_path, o->result_path, err)) < 0 ||
@@ -558,6 +610,19 @@ static int intersect_network(const moat_policy *parent, const moat_policy *child
 	return replace_str(&r->resolver, parent->resolver, err);
 }
 
+static bool path_covered(char *const *parent, const char *path)
+{
+	for (char *const *p = parent; *p; p++) {
+		size_t l = strlen(*p);
+		if (strcmp(*p, path) == 0)
+			return true;
+		/* "/a/" and a star covers "/a/x" and "/a/b/" and a star. */
+		if (l >= 2 && (*p)[l - 1] == '*' && strncmp(*p, path, l - 1) == 0)
+			return true;
+	}
+	return false;
+}
+
 static int intersect_secrets(const moat_policy *parent, const moat_policy *child, moat_error *err)
 {
 	for (size_t i = 0; i < child->n_secrets; i++) {
@@ -565,17 +630,47 @@ static int intersect_secrets(const moat_policy *parent, const moat_policy *child
 		for (size_t j = 0; j < parent->n_secrets; j++)
 			if (strcmp(parent->secrets[j].name, cs->name) == 0)
 				ps = &parent->secrets[j];
-		if (!ps || strcmp(ps->from, cs->from) != 0)
+		if (!ps || ps->honeytoken != cs->honeytoken || (ps->from == NULL) != (cs->from == NULL) ||
+		    (ps->from && strcmp(ps->from, cs->from) != 0))
 			return moat_error_set(err, MOAT_EINPUT, "secrets.%s: the parent has no such secret from %s", cs->name,
-					      cs->from);
-		for (char **h = cs->hosts; *h; h++) {
+					      cs->from ? cs->from : "nowhere (a honeytoken)");
+		for (char **h = cs->hosts; h && *h; h++) {
 			bool ok = false;
-			for (char **ph = ps->hosts; *ph && !ok; ph++)
+			for (char **ph = ps->hosts; ph && *ph && !ok; ph++)
 				ok = host_covers(*ph, *h);
 			if (!ok)
 				return moat_error_set(err, MOAT_EINPUT, "secrets.%s.hosts: %s is not a host the parent "
 									"sends it to", cs->name, *h);
 		}
+		/* The binding may only narrow: fewer methods and paths, a
+		 * sooner expiry, fewer uses, and the same header. */
+		if (ps->methods) {
+			for (char **m = cs->methods; m && *m; m++)
+				if (!strv_has(ps->methods, *m))
+					return moat_error_set(err, MOAT_EINPUT, "secrets.%s.inject.methods: %s is not a method "
+										"the parent sends it with", cs->name, *m);
+			if (!cs->methods)
+				return moat_error_set(err, MOAT_EINPUT, "secrets.%s.inject.methods: any method, but the parent "
+									"sends it only with some", cs->name);
+		}
+		if (ps->paths) {
+			for (char **m = cs->paths; m && *m; m++)
+				if (!path_covered(ps->paths, *m))
+					return moat_error_set(err, MOAT_EINPUT, "secrets.%s.inject.paths: %s is not a path the "
+										"parent sends it to", cs->name, *m);
+			if (!cs->paths)
+				return moat_error_set(err, MOAT_EINPUT, "secrets.%s.inject.paths: any path, but the parent "
+									"sends it only to some", cs->name);
+		}
+		if ((ps->header || cs->header) &&
+		    (!ps->header || !cs->header || strcasecmp(ps->header, cs->header) != 0 ||
+		     strcmp(ps->format ? ps->format : "{value}", cs->format ? cs->format : "{value}") != 0))
+			return moat_error_set(err, MOAT_EINPUT, "secrets.%s.inject.header: differs from the parent's",
+					      cs->name);
+		if (ps->expires_ms && (!cs->expires_ms || cs->expires_ms > ps->expires_ms))
+			return moat_error_set(err, MOAT_EINPUT, "secrets.%s.expires: later than the parent's", cs->name);
+		if (ps->max_uses && (!cs->max_uses || cs->max_uses > ps->max_uses))
+			return moat_error_set(err, MOAT_EINPUT, "secrets.%s.max_uses: more than the parent's", cs->name);
 	}
 	return 0;
 }

@@ -1133,32 +1133,258 @@ static int secret_from(const ctx *x, const node *v, const char *path, moat_secre
 			return fail(x, v, "%s: '%s' is not a regular file (expected file:PATH of a file)", path, abs);
 		return asprintf(&s->from, "file:%s", abs) < 0 ? moat_error_set(x->err, ENOMEM, "policy") : 0;
 	}
-	return fail(x, v, "%s: '%s' (expected env:VARIABLE or file:PATH)", path, text);
+	/* The value itself never belongs in a policy: policies are committed,
+	 * shared, and copied into the sandbox at /etc/moat/policy.yaml. */
+	return fail(x, v, "%s: '%s' (expected env:VARIABLE or file:PATH; the value itself is never written in a policy)",
+		    path, moat__startswith(text, "env:") || moat__startswith(text, "file:") ? text : "...");
 }
 
-static int k_secrets(const ctx *x, const node *k, const node *v, const char *path)
+bool moat__secret_name_ok(const char *s)
 {
-	(void)k;
-	int r = expect_kind(x, v, path, NODE_MAP, "a mapping of NAME: {from, hosts}");
-	if (r < 0 || (r = check_map(x, v, path)) < 0)
+	size_t n = strlen(s);
+	if (n == 0 || n > MOAT_SECRET_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* Header names the gateway writes itself, or that decide how the request
+ * is framed or routed: a secret must not set them. */
+static bool header_reserved(const char *h)
+{
+	static const char *const reserved[] = {"host", "content-length", "transfer-encoding", "connection", "upgrade",
+					       "te", "trailer", "proxy-authorization", "proxy-connection", "keep-alive"};
+	for (size_t i = 0; i < ELEMENTSOF(reserved); i++)
+		if (strcasecmp(h, reserved[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool header_name_ok(const char *h)
+{
+	if (!h[0] || strlen(h) > 64)
+		return false;
+	for (const char *c = h; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_'))
+			return false;
+	return true;
+}
+
+static int secret_inject(const ctx *x, const node *e, const char *path, moat_secret *s, const node **ret_host)
+{
+	int r = expect_kind(x, e, path, NODE_MAP, "{host, header, format, methods, paths}");
+	if (r < 0 || (r = check_map(x, e, path)) < 0)
+		return r;
+	const node *format = NULL;
+	for (size_t i = 0; i + 1 < e->n; i += 2) {
+		const node *kn = e->items[i], *v = e->items[i + 1];
+		const char *k = kn->value;
+		char full[300];
+		snprintf(full, sizeof(full), "%s.%s", path, k);
+		moat_net_rule tmp = {0};
+		if (strcmp(k, "host") == 0) {
+			_cleanup_free_ char *h = NULL;
+			if ((r = host_pattern(x, v, full, &h)) < 0)
+				return r;
+			if (moat__strv_push(&s->hosts, h) < 0)
+				return moat_error_set(x->err, ENOMEM, "policy");
+			*ret_host = v;
+		} else if (strcmp(k, "header") == 0) {
+			if ((r = set_string(x, v, full, &s->header)) < 0)
+				return r;
+			if (!header_name_ok(s->header))
+				return fail(x, v, "%s: '%s' is not a header name (expected letters, digits, '-' and '_')", full,
+					    s->header);
+			if (header_reserved(s->header))
+				return fail(x, v, "%s: '%s' frames or routes the request and is set by the gateway itself "
+						  "(expected a header such as Authorization)", full, s->header);
+		} else if (strcmp(k, "format") == 0) {
+			if ((r = set_string(x, v, full, &s->format)) < 0)
+				return r;
+			const char *at = strstr(s->format, "{value}");
+			if (!at || strstr(at + 1, "{value}"))
+				return fail(x, v, "%s: '%s' (expected {value} exactly once, as in \"Bearer {value}\")", full,
+					    s->format);
+			if (strlen(s->format) > MOAT_SECRET_FORMAT_MAX)
+				return fail(x, v, "%s: longer than %d bytes", full, MOAT_SECRET_FORMAT_MAX);
+			format = v;
+		} else if (strcmp(k, "methods") == 0) {
+			r = rule_methods(x, v, full, &tmp);
+			s->methods = TAKE_PTR(tmp.methods);
+		} else if (strcmp(k, "paths") == 0) {
+			r = rule_paths(x, v, full, &tmp);
+			s->paths = TAKE_PTR(tmp.paths);
+		} else {
+			r = fail(x, kn, "unknown key '%s' in %s (expected one of: host, header, format, methods, paths)", k,
+				 path);
+		}
+		moat__net_rule_clear(&tmp);
+		if (r < 0)
+			return r;
+	}
+	if (!*ret_host)
+		return fail(x, e, "%s: missing 'host' (expected the host that receives the secret)", path);
+	if (format && !s->header)
+		return fail(x, format, "%s.format: without 'header' (expected header: NAME with it; without a header "
+				       "the placeholder is replaced where it appears)", path);
+	return 0;
+}
+
+/* One entry of the list form:
+ *   - {name, from: env:VAR | file:PATH, env: VAR, inject: {...}, expires, max_uses}
+ *   - {name, env: VAR, honeytoken: true} */
+static int secret_entry(const ctx *x, const node *e, const char *path, moat_secret *s)
+{
+	int r = expect_kind(x, e, path, NODE_MAP, "{name, from, env, inject: {host, ...}}");
+	if (r < 0 || (r = check_map(x, e, path)) < 0)
+		return r;
+	const node *name = NULL, *from = NULL, *inject = NULL, *host = NULL, *hosts = NULL, *honey = NULL, *env = NULL;
+	const node *expires = NULL, *uses = NULL;
+	for (size_t i = 0; i + 1 < e->n; i += 2) {
+		const node *kn = e->items[i], *v = e->items[i + 1];
+		const char *k = kn->value;
+		char full[300];
+		snprintf(full, sizeof(full), "%s.%s", path, k);
+		if (strcmp(k, "name") == 0) {
+			if ((r = set_string(x, v, full, &s->name)) < 0)
+				return r;
+			if (!moat__secret_name_ok(s->name))
+				return fail(x, v, "%s: '%s' (expected 1 to %d letters, digits, '_' or '-')", full, s->name,
+					    MOAT_SECRET_NAME_MAX);
+			name = v;
+		} else if (strcmp(k, "from") == 0) {
+			if ((r = secret_from(x, v, full, s)) < 0)
+				return r;
+			from = v;
+		} else if (strcmp(k, "env") == 0) {
+			if ((r = set_string(x, v, full, &s->env)) < 0)
+				return r;
+			if (!is_env_name(s->env, strlen(s->env)))
+				return fail(x, v, "%s: '%s' is not a variable name (expected letters, digits and '_')", full,
+					    s->env);
+			env = v;
+		} else if (strcmp(k, "inject") == 0) {
+			if ((r = secret_inject(x, v, full, s, &host)) < 0)
+				return r;
+			inject = v;
+		} else if (strcmp(k, "hosts") == 0) {
+			if ((r = expect_list(x, v, full)) < 0)
+				return r;
+			if (v->n == 0)
+				return fail(x, v, "%s: empty list (expected the hosts that may receive the secret)", full);
+			for (size_t j = 0; j < v->n; j++) {
+				_cleanup_free_ char *h = NULL;
+				if ((r = host_pattern(x, v->items[j], full, &h)) < 0)
+					return r;
+				if (moat__strv_push(&s->hosts, h) < 0)
+					return moat_error_set(x->err, ENOMEM, "policy");
+			}
+			hosts = v;
+		} else if (strcmp(k, "expires") == 0) {
+			moat_error inner = {0};
+			if ((r = expect_kind(x, v, full, NODE_SCALAR, "a duration such as 2h")) < 0)
+				return r;
+			if (moat_parse_duration_ms(v->value, &s->expires_ms, &inner) < 0)
+				return fail_wrap(x, v, full, &inner);
+			if (s->expires_ms == 0)
+				return fail(x, v, "%s: 0 would expire the secret before any use (expected a positive duration, "
+						  "or no 'expires' key)", full);
+			expires = v;
+		} else if (strcmp(k, "max_uses") == 0) {
+			if ((r = get_uint(x, v, full, UINT32_MAX, &s->max_uses)) < 0)
+				return r;
+			if (s->max_uses == 0)
+				return fail(x, v, "%s: 0 would forbid every use (expected a positive number, or no "
+						  "'max_uses' key)", full);
+			uses = v;
+		} else if (strcmp(k, "honeytoken") == 0) {
+			if ((r = get_bool(x, v, full, &s->honeytoken)) < 0)
+				return r;
+			honey = v;
+		} else {
+			return fail(x, kn, "unknown key '%s' in %s (expected one of: name, from, env, inject, hosts, "
+					   "expires, max_uses, honeytoken)", k, path);
+		}
+	}
+	if (!name)
+		return fail(x, e, "%s: missing 'name' (expected name: NAME)", path);
+	if (s->honeytoken) {
+		/* A decoy has no real value and goes nowhere: its only use is
+		 * to be noticed when it is used. */
+		const node *extra = from ? from : inject ? inject : hosts ? hosts : expires ? expires : uses;
+		if (extra)
+			return fail(x, extra, "%s: a honeytoken has no value and is sent nowhere (expected only name, env "
+					      "and honeytoken)", path);
+		if (!env)
+			return fail(x, honey, "%s: a honeytoken without 'env' is never seen (expected env: VARIABLE)", path);
+		return 0;
+	}
+	if (!from)
+		return fail(x, e, "%s: missing 'from' (expected from: env:VARIABLE or file:PATH)", path);
+	if (inject && hosts)
+		return fail(x, hosts, "%s: both 'hosts' and 'inject.host' (expected one of them)", path);
+	if (!inject && !hosts)
+		return fail(x, e, "%s: missing 'inject' (expected inject: {host: HOST, ...})", path);
+	/* Without a variable the sandbox never sees the placeholder, so only
+	 * a header the gateway sets itself can carry the value. */
+	if (!env && !s->header)
+		return fail(x, e, "%s: neither 'env' nor 'inject.header' (expected env: VARIABLE to hold the placeholder, "
+				  "or inject.header for the gateway to set)", path);
+	(void)host;
+	return 0;
+}
+
+/* Every name and every variable once: events and placeholders name the
+ * secret, and one variable cannot hold two placeholders. */
+static int secret_unique(const ctx *x, const node *at, const char *path)
+{
+	const moat_policy *p = x->p;
+	const moat_secret *s = &p->secrets[p->n_secrets - 1];
+	for (size_t i = 0; i + 1 < p->n_secrets; i++) {
+		if (strcmp(p->secrets[i].name, s->name) == 0)
+			return fail(x, at, "%s: the secret %s is listed twice (expected each name once)", path, s->name);
+		if (s->env && p->secrets[i].env && strcmp(p->secrets[i].env, s->env) == 0)
+			return fail(x, at, "%s: the variable %s holds the secret %s already (expected each variable once)",
+				    path, s->env, p->secrets[i].name);
+	}
+	return 0;
+}
+
+static moat_secret *secret_push(const ctx *x)
+{
+	moat_policy *p = x->p;
+	moat_secret *ns = realloc(p->secrets, (p->n_secrets + 1) * sizeof(*ns));
+	if (!ns)
+		return NULL;
+	p->secrets = ns;
+	moat_secret *s = &p->secrets[p->n_secrets++];
+	*s = (moat_secret){0};
+	return s;
+}
+
+/* The short form, NAME: {from, hosts}, is the list form with the name as
+ * the variable: kept because policies written before the list form use it. */
+static int secrets_map(const ctx *x, const node *v, const char *path)
+{
+	int r = check_map(x, v, path);
+	if (r < 0)
 		return r;
 	moat_policy *p = x->p;
 	for (size_t i = 0; i + 1 < v->n; i += 2) {
 		const node *kn = v->items[i], *e = v->items[i + 1];
 		char full[256];
 		snprintf(full, sizeof(full), "%s.%s", path, kn->value);
-		if (!is_env_name(kn->value, strlen(kn->value)))
+		if (!is_env_name(kn->value, strlen(kn->value)) || !moat__secret_name_ok(kn->value))
 			return fail(x, kn, "%s: '%s' is not a variable name (expected letters, digits and '_')", path,
 				    kn->value);
 		if (p->n_secrets >= MOAT_POLICY_MAX_SECRETS)
 			return fail(x, kn, "%s: too many secrets (at most %d)", path, MOAT_POLICY_MAX_SECRETS);
-		moat_secret *ns = realloc(p->secrets, (p->n_secrets + 1) * sizeof(*ns));
-		if (!ns)
-			return moat_error_set(x->err, ENOMEM, "policy");
-		p->secrets = ns;
-		moat_secret *s = &p->secrets[p->n_secrets++];
-		*s = (moat_secret){.name = strdup(kn->value)};
-		if (!s->name)
+		moat_secret *s = secret_push(x);
+		if (!s || !(s->name = strdup(kn->value)) || !(s->env = strdup(kn->value)))
 			return moat_error_set(x->err, ENOMEM, "policy");
 		if ((r = expect_kind(x, e, full, NODE_MAP, "{from: env:VAR | file:PATH, hosts: [...]}")) < 0 ||
 		    (r = check_map(x, e, full)) < 0)
@@ -1195,6 +1421,30 @@ static int k_secrets(const ctx *x, const node *k, const node *v, const char *pat
 			if (moat__strv_push(&s->hosts, h) < 0)
 				return moat_error_set(x->err, ENOMEM, "policy");
 		}
+		if ((r = secret_unique(x, kn, path)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int k_secrets(const ctx *x, const node *k, const node *v, const char *path)
+{
+	(void)k;
+	if (v->kind == NODE_MAP && !is_null(v))
+		return secrets_map(x, v, path);
+	int r = expect_kind(x, v, path, NODE_SEQ, "a list of {name, from, env, inject}");
+	if (r < 0 || (r = expect_list(x, v, path)) < 0)
+		return r;
+	for (size_t i = 0; i < v->n; i++) {
+		char full[256];
+		snprintf(full, sizeof(full), "%s[%zu]", path, i);
+		if (x->p->n_secrets >= MOAT_POLICY_MAX_SECRETS)
+			return fail(x, v->items[i], "%s: too many secrets (at most %d)", path, MOAT_POLICY_MAX_SECRETS);
+		moat_secret *s = secret_push(x);
+		if (!s)
+			return moat_error_set(x->err, ENOMEM, "policy");
+		if ((r = secret_entry(x, v->items[i], full, s)) < 0 || (r = secret_unique(x, v->items[i], full)) < 0)
+			return r;
 	}
 	return 0;
 }
@@ -1505,9 +1755,7 @@ void moat_policy_free(moat_policy *p)
 	free(p->hosts);
 	free(p->resolver);
 	for (size_t i = 0; i < p->n_secrets; i++) {
-		free(p->secrets[i].name);
-		free(p->secrets[i].from);
-		moat__strv_free(p->secrets[i].hosts);
+		moat__secret_clear(&p->secrets[i]);
 	}
 	free(p->secrets);
 	moat__strv_free(p->env);
@@ -1565,6 +1813,27 @@ static bool rules_copy(moat_net_rules *d, const moat_net_rules *s)
 		if (!moat__net_rules_append(d, &s->v[i]))
 			return false;
 	return true;
+}
+
+void moat__secret_clear(moat_secret *s)
+{
+	free(s->name);
+	free(s->from);
+	free(s->env);
+	moat__strv_free(s->hosts);
+	free(s->header);
+	free(s->format);
+	moat__strv_free(s->methods);
+	moat__strv_free(s->paths);
+	*s = (moat_secret){0};
+}
+
+bool moat__secret_copy(moat_secret *d, const moat_secret *s)
+{
+	*d = (moat_secret){.expires_ms = s->expires_ms, .max_uses = s->max_uses, .honeytoken = s->honeytoken};
+	return dup_str(&d->name, s->name) && dup_str(&d->from, s->from) && dup_str(&d->env, s->env) &&
+	       dup_strv(&d->hosts, s->hosts) && dup_str(&d->header, s->header) && dup_str(&d->format, s->format) &&
+	       dup_strv(&d->methods, s->methods) && dup_strv(&d->paths, s->paths);
 }
 
 moat_policy *moat_policy_copy(const moat_policy *s)
@@ -1627,7 +1896,7 @@ moat_policy *moat_policy_copy(const moat_policy *s)
 		for (; p->n_secrets < s->n_secrets; p->n_secrets++) {
 			moat_secret *d = &p->secrets[p->n_secrets];
 			const moat_secret *ss = &s->secrets[p->n_secrets];
-			if (!dup_str(&d->name, ss->name) || !dup_str(&d->from, ss->from) || !dup_strv(&d->hosts, ss->hosts)) {
+			if (!moat__secret_copy(d, ss)) {
 				p->n_secrets++;
 				return NULL;
 			}

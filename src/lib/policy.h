@@ -90,10 +90,25 @@ typedef struct moat_host_entry {
 	char *address; /* IPv4 or IPv6 literal it resolves to */
 } moat_host_entry;
 
+/* Caps on one secret's fields. */
+#define MOAT_SECRET_NAME_MAX 64
+#define MOAT_SECRET_FORMAT_MAX 256
+
+/* One secrets entry. The sandbox sees only a placeholder (secrets.h); the
+ * gateway puts the real value into requests to the bound hosts whose method
+ * and path match, and nowhere else. */
 typedef struct moat_secret {
-	char *name;  /* variable name the sandbox sees a placeholder in */
-	char *from;  /* "env:VAR" or "file:/absolute/path" */
-	char **hosts; /* patterns of hosts that may receive the real value */
+	char *name;     /* letters, digits, '_' and '-': in messages, events and the placeholder */
+	char *from;     /* "env:VAR" or "file:/absolute/path"; NULL for a honeytoken */
+	char *env;      /* the variable holding the placeholder inside, or NULL */
+	char **hosts;   /* patterns of hosts that may receive the real value */
+	char *header;   /* set this header to format; NULL: replace the placeholder where it appears */
+	char *format;   /* "...{value}...", with header only; NULL: "{value}" */
+	char **methods; /* upper-case methods; NULL: any */
+	char **paths;   /* "/exact" or "/prefix/" and a star; NULL: any */
+	uint64_t expires_ms; /* after the run starts; 0: never */
+	uint64_t max_uses;   /* injections; 0: unlimited */
+	bool honeytoken;     /* a decoy: any use is an alert, nothing is injected */
 } moat_secret;
 
 /* network.budget: what the whole run may do through the gateway. A zero
@@ -204,8 +219,13 @@ moat_policy *moat_policy_overlay_new(void);
 int moat_policy_add_bind(moat_policy *p, const char *src, const char *dst, unsigned flags, moat_error *err);
 int moat_policy_add_allow_host(moat_policy *p, const char *spec, moat_error *err);
 int moat_policy_add_host(moat_policy *p, const char *name, const char *address, moat_error *err);
-/* Merges overlay o into p: binds, env, allowed hosts, private ranges and
- * pinned names are added; strings, the network mode and the limits o sets
+/* A secret in the short form NAME=env:VAR@HOST or NAME=file:/PATH@HOST: the
+ * variable NAME inside holds its placeholder, the value goes to HOST only.
+ * Only the shape is checked here; the fields meet the policy file's checks
+ * when the overlay is merged. */
+int moat_policy_add_secret_spec(moat_policy *p, const char *spec, moat_error *err);
+/* Merges overlay o into p: binds, env, allowed hosts, private ranges,
+ * pinned names and secrets (under names p does not have) are added; strings, the network mode and the limits o sets
  * replace p's (and count as set); the file trail, the terminal and a
  * recording are only ever turned on. Then p, the effective policy, is
  * checked as a policy file's fields are (the message names the field) and,

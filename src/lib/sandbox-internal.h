@@ -169,6 +169,13 @@ typedef struct moat_boot {
 	char **envp;           /* the runner's command's environment, or NULL */
 	int exit_signal;       /* SIGCHLD, or 0: the caller's SIGCHLD untouched */
 	moat_isolation *iso;   /* identity in (prepare); namespaces out */
+	/* Armed, then called, right after the clone and before the maps:
+	 * what the init must never hold in its copy of our memory (the
+	 * secrets' values, the gateway's CA key) exists only from then on. */
+	struct moat_secrets *secrets;
+	struct moat_audit *audit;
+	int (*after_clone)(void *arg, moat_error *err);
+	void *after_clone_arg;
 	/* Out: set once the init exists (pid != 0), even on failure, and
 	 * then the caller's to end and close. */
 	int ctl, pidfd;

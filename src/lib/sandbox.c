@@ -26,6 +26,7 @@
 #include "sandbox.h"
 
 #include "audit.h"
+#include "secretstore.h"
 #include "iobuf.h"
 #include "sandbox-internal.h"
 #include "supervise.h"
@@ -417,7 +418,13 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 	b->pidfd = pidfd;
 	b->pid = (pid_t)pid;
 
-	ret = moat__userns_write_maps((pid_t)pid, iso->rootless, iso->host_uid, iso->host_gid, err);
+	/* Secret values reach ordinary memory only now that the init, a copy
+	 * of this process, exists (secretstore.h). */
+	ret = b->secrets ? moat_secrets_arm(b->secrets, b->audit, err) : 0;
+	if (ret >= 0 && b->after_clone)
+		ret = b->after_clone(b->after_clone_arg, err);
+	if (ret >= 0)
+		ret = moat__userns_write_maps((pid_t)pid, iso->rootless, iso->host_uid, iso->host_gid, err);
 	if (ret >= 0) {
 		/* As for CGROUP_JOINED: an init already gone is reported by
 		 * the loop with what it said, not as a broken pipe here. */
@@ -532,6 +539,10 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		.envp = envp,
 		.exit_signal = SIGCHLD,
 		.iso = iso,
+		.secrets = io_in->secrets,
+		.audit = io_in->audit,
+		.after_clone = io_in->after_clone,
+		.after_clone_arg = io_in->after_clone_arg,
 	};
 	ret = moat__sandbox_boot(&boot, err);
 	ctl = boot.ctl;

@@ -40,6 +40,14 @@ typedef struct moat_run_io {
 	/* Terminal recording of the output (and, with -t, the input), or
 	 * NULL. */
 	struct moat_record *record;
+	/* The run's secrets (secretstore.h), or NULL: armed once the init
+	 * has been cloned, so that no value is in memory the init inherits. */
+	struct moat_secrets *secrets;
+	/* Called once the init has been cloned and before the command
+	 * starts, for what must not be in memory the init inherits (the TLS
+	 * authority's key). A failure ends the run as a setup error. */
+	int (*after_clone)(void *arg, moat_error *err);
+	void *after_clone_arg;
 } moat_run_io;
 
 void moat_run_io_init(moat_run_io *io);

@@ -89,6 +89,9 @@ network:
   budget: {bytes_up: 4K}
 EOF
 
+# The value of the secret the net_secret_* attacks try to misuse.
+export MOAT_T_GH_VALUE="ghp_attackvalue$RANDOM$RANDOM$RANDOM"
+
 n=0 i=0
 for a in "$MOAT_ATTACKS"/attack_net_*; do
 	[ -x "$a" ] || continue
@@ -115,6 +118,9 @@ for a in "$MOAT_ATTACKS"/attack_net_*; do
 	# default (256), as a policy could give it.
 	[ "$name" = net_conn_flood ] && RULES=(--files 2048)
 	[ "$name" = net_budget_head ] && RULES=(--policy budget.yaml)
+	# The net_secret_* attacks hold a placeholder for a secret bound to
+	# bound.wild.test; its value is in moat's environment only.
+	case "$name" in net_secret_*) RULES=(--policy rules.yaml --secret "GH_TOKEN=env:MOAT_T_GH_VALUE@bound.wild.test") ;; esac
 	case "$name" in net_rule_* | net_path_* | net_method_* | net_original_url | net_dns_answer_hidden | net_metadata_azure_name)
 		RULES=(--policy rules.yaml) ;;
 	esac
@@ -136,6 +142,10 @@ for a in "$MOAT_ATTACKS"/attack_net_*; do
 		t_ok "$name: $OUT"
 	elif grep -q '"decision":"deny"' "$log" 2>/dev/null; then
 		t_ok "$name: $OUT (logged)"
+		case "$name" in net_secret_*)
+			t_match "$name: a secret.misuse alert naming the secret" '"alert":true.*"secret":"GH_TOKEN".*"type":"secret.misuse"' "$(cat "$log")"
+			t_eq "$name: the value is in no log" "" "$(grep -l "$MOAT_T_GH_VALUE" "$log")" ;;
+		esac
 		if [ "$name" = net_log_flood ]; then
 			# 2,000 refusals of 8 KiB paths wrote 17 MB before the
 			# rate cap; now a burst, then one net.flood a second.

@@ -70,6 +70,25 @@ t_eq "--profile and --policy together: 125" 125 "$RC"
 mrun policy show --mem lots
 t_eq "bad flag value: 125" 125 "$RC"
 
+# --secret NAME=env:VAR@HOST: a list entry bound to the host, checked as
+# the policy file's field is; never the value itself.
+mrun policy show --secret MODEL_KEY=env:HOST_MODEL_KEY@api.example.com
+t_eq "--secret: exit 0" 0 "$RC"
+t_match "--secret: the list form" "- name: MODEL_KEY" "$OUT"
+t_match "--secret: from the variable" "from: env:HOST_MODEL_KEY" "$OUT"
+t_match "--secret: the placeholder's variable" "env: MODEL_KEY" "$OUT"
+t_match "--secret: bound to the host" "host: api.example.com" "$OUT"
+t_match "--secret: egress through the gateway" "mode: proxy" "$OUT"
+mrun policy show --secret MODEL_KEY=sk-live-1234@api.example.com
+t_eq "--secret with an inline value: 125" 125 "$RC"
+t_match "--secret with an inline value: says why" "the value itself is never written in a policy" "$ERR"
+t_eq "--secret with an inline value: not echoed" "" "$(printf '%s\n' "$ERR" | grep -o 'sk-live-1234')"
+mrun policy show --secret MODEL_KEY=env:K@"*.com"
+t_eq "--secret to a too wide pattern: 125" 125 "$RC"
+mrun policy show --secret MODEL_KEY=env:K
+t_eq "--secret without a host: 125" 125 "$RC"
+t_match "--secret without a host: the form" "expected NAME=env:VAR@HOST" "$ERR"
+
 # Nesting: under a parent policy, a child may only narrow it.
 printf 'version: 1\nlimits: {memory: 128M, wall: 5s}\n' >parent.yaml
 export MOAT_PARENT_POLICY="$MOAT_TDIR/parent.yaml"

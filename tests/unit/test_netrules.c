@@ -95,6 +95,41 @@ static void test_first_match(void **state)
 	ASSERT_DECIDES(r, "B\xc3\x9c" "CHER.test", 443, NULL, NULL, MOAT_NET_ALLOW, 8);
 }
 
+static bool reachable(const moat_netrules *r, const char *host, uint16_t port)
+{
+	moat_host h;
+	moat_error err = { 0 };
+	if (moat_host_normalize(host, strlen(host), &h, &err) < 0)
+		fail_msg("host %s: %s", host, err.msg);
+	return moat_netrules_host_reachable(r, &h, port);
+}
+
+/* A terminated tunnel is opened when some request inside could be allowed:
+ * methods and paths are decided per request later. */
+static void test_host_reachable(void **state)
+{
+	(void)state;
+	_cleanup_netrules_ moat_netrules *r = sample();
+	assert_true(reachable(r, "api.github.com", 443));       /* GET and HEAD only */
+	assert_true(reachable(r, "files.test", 443));           /* some paths only */
+	assert_true(reachable(r, "api.sendgrid.test", 443));    /* GET after the approve */
+	assert_false(reachable(r, "admin.example.test", 443));  /* denied whole */
+	assert_false(reachable(r, "alt.test", 443));            /* not this port */
+	assert_true(reachable(r, "alt.test", 8443));
+	assert_false(reachable(r, "unknown.test", 443));        /* nothing allows it */
+
+	/* A deny for some paths leaves the allow after it. */
+	static const char *const adm[] = { "/admin/*" };
+	moat_error err = { 0 };
+	moat_netrules *r2 = NULL;
+	_cleanup_netrules_builder_ moat_netrules_builder *b = moat_netrules_builder_new();
+	add(b, "api.test", MOAT_NET_DENY, NULL, 0, adm, 1, NULL, 0);
+	add(b, "api.test", MOAT_NET_ALLOW, NULL, 0, NULL, 0, NULL, 0);
+	assert_int_equal(moat_netrules_builder_finish(b, &r2, &err), 0);
+	assert_true(reachable(r2, "api.test", 443));
+	moat_netrules_unref(r2);
+}
+
 static void test_ports_methods_paths(void **state)
 {
 	(void)state;
@@ -490,7 +525,8 @@ static void test_encoded_slash_both_readings(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_first_match),   cmocka_unit_test(test_ports_methods_paths),
+		cmocka_unit_test(test_first_match),
+		cmocka_unit_test(test_host_reachable),   cmocka_unit_test(test_ports_methods_paths),
 		cmocka_unit_test(test_default_and_literals), cmocka_unit_test(test_bad_rules),
 		cmocka_unit_test(test_path_normalize), cmocka_unit_test(test_slot),
 		cmocka_unit_test(test_port_matrix), cmocka_unit_test(test_portless_beats_broader_allow),

@@ -12,6 +12,7 @@
 
 #include "audit.h"
 #include "policy.h"
+#include "policy-internal.h"
 
 static char dir[64];
 
@@ -790,14 +791,173 @@ static void test_explain(void **state)
 	assert_non_null(strstr(e, "allowed:  two.example.com ports 81,8080\n"));
 	assert_non_null(strstr(e, "denied:   secret.example.com every port\n"));
 	assert_non_null(strstr(e, "held:     mail.example.com every port\n"));
-	assert_non_null(strstr(e, "TOK from env:SECRET_SOURCE, sent only to api.example.com\n"));
+	assert_non_null(strstr(e, "TOK from env:SECRET_SOURCE, sent only to api.example.com; the sandbox sees a placeholder in TOK\n"));
 	assert_non_null(strstr(e, "memory 256M"));
+}
+
+/* The list form of secrets: every field, the round trip through YAML, the
+ * inside copy, and one error per class with its line and column. */
+static void test_secrets_list(void **state)
+{
+	(void)state;
+	_cleanup_policy_ moat_policy *p = parse_ok("version: 1\n"
+						   "secrets:\n"
+						   "  - name: github\n"
+						   "    from: env:GITHUB_TOKEN\n"
+						   "    env: GITHUB_TOKEN\n"
+						   "    inject:\n"
+						   "      host: api.github.com\n"
+						   "      header: Authorization\n"
+						   "      format: \"Bearer {value}\"\n"
+						   "      methods: [GET, POST]\n"
+						   "      paths: [\"/repos/myorg/*\"]\n"
+						   "    expires: 2h\n"
+						   "    max_uses: 10\n"
+						   "  - name: model-key\n"
+						   "    from: file:token.txt\n"
+						   "    inject: {host: api.example.com, header: x-api-key}\n"
+						   "  - name: aws-decoy\n"
+						   "    env: AWS_SECRET_ACCESS_KEY\n"
+						   "    honeytoken: true\n");
+	assert_int_equal(p->n_secrets, 3);
+	const moat_secret *s = &p->secrets[0];
+	assert_string_equal(s->name, "github");
+	assert_string_equal(s->from, "env:GITHUB_TOKEN");
+	assert_string_equal(s->env, "GITHUB_TOKEN");
+	assert_string_equal(s->hosts[0], "api.github.com");
+	assert_null(s->hosts[1]);
+	assert_string_equal(s->header, "Authorization");
+	assert_string_equal(s->format, "Bearer {value}");
+	assert_string_equal(s->methods[1], "POST");
+	assert_string_equal(s->paths[0], "/repos/myorg/*");
+	assert_int_equal(s->expires_ms, 2 * 3600 * 1000);
+	assert_int_equal(s->max_uses, 10);
+	assert_null(p->secrets[1].env);
+	assert_null(p->secrets[1].format);
+	assert_true(p->secrets[2].honeytoken);
+	assert_null(p->secrets[2].from);
+
+	/* Written out and read back, the policy is the same. */
+	_cleanup_free_ char *y1 = moat_policy_to_yaml(p);
+	assert_non_null(y1);
+	moat_error err = {0};
+	_cleanup_policy_ moat_policy *q = NULL;
+	assert_int_equal(moat_policy_parse(y1, strlen(y1), "y", "/", NULL, &q, &err), 0);
+	_cleanup_free_ char *y2 = moat_policy_to_yaml(q);
+	assert_string_equal(y1, y2);
+	_cleanup_policy_ moat_policy *c = moat_policy_copy(p);
+	_cleanup_free_ char *y3 = moat_policy_to_yaml(c);
+	assert_string_equal(y1, y3);
+	/* Inside, where a file secret lives is not shown. */
+	_cleanup_free_ char *in = moat_policy_to_yaml_inside(p);
+	assert_null(strstr(in, "token.txt"));
+	assert_non_null(strstr(in, "file:/hidden"));
+
+	_cleanup_free_ char *e = moat_policy_explain(p);
+	assert_non_null(strstr(e, "github from env:GITHUB_TOKEN, sent only to api.github.com, for GET, POST, on "
+				  "/repos/myorg/*, as the header Authorization, for 2h, at most 10 times; the sandbox sees "
+				  "a placeholder in GITHUB_TOKEN\n"));
+	assert_non_null(strstr(e, "aws-decoy: a decoy in AWS_SECRET_ACCESS_KEY; any use is an alert\n"));
+	assert_non_null(strstr(e, "sent only to api.example.com, as the header x-api-key; the sandbox sees nothing"));
+}
+
+static void test_secrets_errors(void **state)
+{
+	(void)state;
+	parse_fails("version: 1\nsecrets:\n  - name: a\n    from: hunter2\n    env: A\n    inject: {host: x.example}\n", 4,
+		    11, "the value itself is never written in a policy");
+	parse_fails("version: 1\nsecrets:\n  - {from: env:A, env: A, inject: {host: x.example}}\n", 3, 5, "missing 'name'");
+	parse_fails("version: 1\nsecrets:\n  - {name: \"a b\", from: env:A, env: A, inject: {host: x.example}}\n", 3, 12,
+		    "expected 1 to 64 letters");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, env: A, inject: {host: x.example}}\n", 3, 5, "missing 'from'");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A}\n", 3, 5, "missing 'inject'");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, inject: {host: x.example}}\n", 3, 5,
+		    "neither 'env' nor 'inject.header'");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, inject: {header: X-Key}}\n", 3, 44,
+		    "missing 'host'");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, inject: {host: \"*.com\"}}\n", 3, 51,
+		    "matches too much");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, inject: {host: x.example, header: Host}}\n",
+		    3, 70, "set by the gateway itself");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, inject: {host: x.example, header: X, format: "
+		    "Bearer}}\n", 3, 81, "{value} exactly once");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, inject: {host: x.example, format: "
+		    "\"B {value}\"}}\n", 3, 70, "without 'header'");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, inject: {host: x.example, methods: [get]}}\n",
+		    3, 72, "not an HTTP method");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, inject: {host: x.example, paths: [\"/a*\"]}}\n",
+		    3, 70, "'*' only at the end");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, inject: {host: x.example, port: 1}}\n", 3, 62,
+		    "unknown key 'port'");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, inject: {host: x.example}, expires: soon}\n",
+		    3, 72, "expires");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, inject: {host: x.example}, max_uses: 0}\n",
+		    3, 73, "would forbid every use");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, hosts: [x.example], inject: {host: x.example}}\n",
+		    3, 43, "both 'hosts' and 'inject.host'");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, inject: {host: x.example}}\n"
+		    "  - {name: a, from: env:B, env: B, inject: {host: x.example}}\n", 4, 5, "listed twice");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, inject: {host: x.example}}\n"
+		    "  - {name: b, from: env:B, env: A, inject: {host: x.example}}\n", 4, 5, "holds the secret a already");
+	parse_fails("version: 1\nsecrets:\n  - {name: d, env: D, honeytoken: true, from: env:D}\n", 3, 47,
+		    "a honeytoken has no value");
+	parse_fails("version: 1\nsecrets:\n  - {name: d, honeytoken: true}\n", 3, 27, "without 'env'");
+	parse_fails("version: 1\nsecrets:\n  - {name: a, from: env:A, env: A, inject: {host: x.example}, extra: 1}\n", 3, 63,
+		    "unknown key 'extra'");
+	parse_fails("version: 1\nsecrets: token\n", 2, 10, "expected a list of {name, from, env, inject}");
+}
+
+/* --secret NAME=env:VAR@HOST: an overlay secret merged into the policy,
+ * checked with the file's checks; a malformed or clashing one is refused. */
+static void test_secret_flag(void **state)
+{
+	(void)state;
+	_cleanup_policy_ moat_policy *p = parse_ok("version: 1\n");
+	_cleanup_policy_ moat_policy *o = moat_policy_overlay_new();
+	moat_error err = {0};
+	assert_int_equal(moat_policy_add_secret_spec(o, "MODEL_KEY=env:HOST_KEY@api.example.com", &err), 0);
+	assert_int_equal(moat_policy_merge_overlay(p, o, &err), 0);
+	assert_int_equal(p->n_secrets, 1);
+	assert_string_equal(p->secrets[0].name, "MODEL_KEY");
+	assert_string_equal(p->secrets[0].env, "MODEL_KEY");
+	assert_string_equal(p->secrets[0].from, "env:HOST_KEY");
+	assert_string_equal(p->secrets[0].hosts[0], "api.example.com");
+	/* The same name again clashes, in the overlay and in the merge. */
+	assert_true(moat_policy_add_secret_spec(o, "MODEL_KEY=env:OTHER@api.example.com", &err) < 0);
+	assert_non_null(strstr(err.msg, "has a secret named MODEL_KEY already"));
+	assert_true(moat_policy_merge_overlay(p, o, &err) < 0);
+	assert_non_null(strstr(err.msg, "has a secret named MODEL_KEY already"));
+
+	static const struct {
+		const char *spec, *want;
+	} bad[] = {
+		{"NOEQUALS", "expected NAME=env:VAR@HOST"},
+		{"K=env:V", "expected NAME=env:VAR@HOST"},
+		{"K=env:V@", "expected NAME=env:VAR@HOST"},
+		{"K=@host.example", "expected NAME=env:VAR@HOST"},
+		{"K=hunter2@host.example", "never written in a policy"},
+		{"K=env:V@*.com", "matches too much"},
+		{"K-1=env:V@host.example", "not a variable name"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		_cleanup_policy_ moat_policy *q = parse_ok("version: 1\n");
+		_cleanup_policy_ moat_policy *d = moat_policy_overlay_new();
+		moat_error e2 = {0};
+		int r = moat_policy_add_secret_spec(d, bad[i].spec, &e2);
+		if (r >= 0)
+			r = moat_policy_merge_overlay(q, d, &e2);
+		if (r >= 0 || !strstr(e2.msg, bad[i].want))
+			fail_msg("--secret %s: expected '%s', got '%s'", bad[i].spec, bad[i].want, e2.msg);
+	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_minimal_defaults),
+		cmocka_unit_test(test_secrets_list),
+		cmocka_unit_test(test_secrets_errors),
+		cmocka_unit_test(test_secret_flag),
 		cmocka_unit_test(test_exec_workspace),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_json),
