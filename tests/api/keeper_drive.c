@@ -73,7 +73,18 @@ static char *policy(const char *dir, const char *extra)
 
 static int start(const char *yaml, moat_keeper_info *info, moat_error *err)
 {
-	moat_keeper_start_opts o = {.exe = moat_bin, .envp = NULL};
+	/* The keeper's environment is empty but for a sanitizer's options,
+	 * so that a sanitizer build's keeper reports where it is told to. */
+	static char *envp[4];
+	static bool made;
+	const char *names[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"};
+	for (size_t i = 0, n = 0; !made && i < 3; i++) {
+		const char *v = getenv(names[i]);
+		if (v && asprintf(&envp[n], "%s=%s", names[i], v) > 0)
+			n++;
+	}
+	made = true;
+	moat_keeper_start_opts o = {.exe = moat_bin, .envp = envp};
 	return moat_keeper_start(yaml, &o, info, err);
 }
 
