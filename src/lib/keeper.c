@@ -62,6 +62,7 @@ struct keeper {
 	moat_keeper_exit ended[KEEPER_KEEP_ENDED];
 	size_t n_ended, ended_next;
 	bool sandbox_ended;
+	bool dispatch_failed;
 	moat_audit *audit;
 };
 
@@ -468,9 +469,16 @@ static void sandbox_cb(evutil_socket_t fd, short what, void *arg)
 		moat_error err = {0};
 		int r = moat_sandbox_dispatch(k->sb, &ev, &err);
 		if (r <= 0) {
-			if (r < 0 && !k->sandbox_ended) {
-				/* The sandbox cannot be driven any more: end it. */
+			if (r < 0 && !k->dispatch_failed) {
+				/* The sandbox cannot be driven any more: end it, and
+				 * let its remaining events come. */
+				k->dispatch_failed = true;
 				(void)moat_sandbox_stop(k->sb, &err);
+			} else if (r < 0) {
+				/* Twice: nothing more will come (and its descriptor
+				 * may stay readable for ever); the keeper ends, and
+				 * destroy ends the sandbox. */
+				event_base_loopexit(k->base, NULL);
 			}
 			break;
 		}
