@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -421,50 +423,95 @@ static int attack(const char *prog, const char *dir)
 	return r < 0 ? 2 : ex.exit_status;
 }
 
-/* As root: a keeper of root's, and a process of uid that tries its socket
- * by its path and through a descriptor opened before it dropped root (the
- * folder's mode then no longer stands in the way, the socket's and the
- * keeper's own check must). */
+/* Becomes uid (from root), keeping in its effective set only the
+ * capabilities in keep (a mask of CAP_* bits, 0: none). */
+static int become(uid_t uid, uint64_t keep)
+{
+	if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+	    setresuid(uid, uid, uid) < 0)
+		return -1;
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2];
+	memset(data, 0, sizeof(data));
+	data[0].effective = data[0].permitted = (uint32_t)keep;
+	data[1].effective = data[1].permitted = (uint32_t)(keep >> 32);
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return -1;
+	/* Changing uid made us undumpable, which closes our own
+	 * /proc/self/fd to us: reopened, so that the descriptor path is
+	 * tried for real. */
+	return prctl(PR_SET_DUMPABLE, 1);
+}
+
+/* As root: a keeper of root's, and processes of uid at its socket: by its
+ * path and through a descriptor opened before root was dropped (the
+ * folder's mode then no longer stands in the way); and one that keeps
+ * CAP_DAC_OVERRIDE, for which no file mode stands in the way, so that only
+ * the keeper's own check of its peer (SO_PEERCRED) is left. */
 static int otheruid(const char *uid_s)
 {
 	uid_t uid = (uid_t)atoi(uid_s);
 	moat_error err = {0};
 	moat_keeper_info info;
-	_cleanup_free_ char *yaml = policy(NULL, NULL);
+	char log[] = "/tmp/moat-keeper-audit.XXXXXX";
+	int lfd = mkstemp(log);
+	if (lfd < 0)
+		return 1;
+	close(lfd);
+	unlink(log);
+	char extra[128];
+	snprintf(extra, sizeof(extra), "audit:\n  log: %s\n", log);
+	_cleanup_free_ char *yaml = policy(NULL, extra);
 	if (start(yaml, &info, &err) < 0) {
 		note(&err);
 		return 1;
 	}
 	int opath = open(info.socket, O_PATH | O_CLOEXEC);
 	ok(opath >= 0, "root opens the socket's inode (O_PATH)");
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
-			_exit(3);
-		/* Changing uid made us undumpable, which would close our own
-		 * /proc/self/fd to us: reopened, so that the descriptor path is
-		 * tried for real. */
-		(void)prctl(PR_SET_DUMPABLE, 1);
-		moat_keeper *k = NULL;
-		moat_error e2 = {0};
-		int by_path = moat_keeper_connect(info.socket, &k, &e2);
-		printf("# by path: %s\n", e2.msg);
-		char via[64];
-		snprintf(via, sizeof(via), "/proc/self/fd/%d", opath);
-		int by_fd = moat_keeper_connect(via, &k, &e2);
-		printf("# through the descriptor: %s\n", e2.msg);
-		fflush(stdout);
-		_exit(by_path == 0 || by_fd == 0 ? 1 : 0);
+	for (int dac = 0; dac < 2; dac++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			if (become(uid, dac ? (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH) : 0) < 0)
+				_exit(3);
+			moat_keeper *k = NULL;
+			moat_error e2 = {0};
+			char buf[MOAT_ERROR_MAX + 64];
+			int by_path = moat_keeper_connect(info.socket, &k, &e2);
+			printf("# by path: %s\n", moat_error_format(&e2, buf, sizeof(buf)));
+			char via[64];
+			snprintf(via, sizeof(via), "/proc/self/fd/%d", opath);
+			int by_fd = moat_keeper_connect(via, &k, &e2);
+			printf("# through the descriptor: %s\n", moat_error_format(&e2, buf, sizeof(buf)));
+			fflush(stdout);
+			_exit(by_path == 0 || by_fd == 0 ? 1 : 0);
+		}
+		int st = 0;
+		waitpid(pid, &st, 0);
+		if (dac)
+			ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			   "uid %u with CAP_DAC_OVERRIDE reaches the socket and is refused by the keeper", (unsigned)uid);
+		else
+			ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "uid %u cannot use the keeper's socket", (unsigned)uid);
 	}
-	int st = 0;
-	waitpid(pid, &st, 0);
-	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "uid %u cannot use the keeper's socket", (unsigned)uid);
 	_cleanup_keeper_ moat_keeper *k = NULL;
 	int r = moat_keeper_connect(info.socket, &k, &err);
 	ok(r == 0, "the keeper still serves its own user");
 	if (r == 0)
 		(void)moat_keeper_stop(k, &err);
 	ok(gone(info.pid), "stopped");
+	/* Every refusal is in the sandbox's audit log, by uid. */
+	char text[65536] = "";
+	int fd = open(log, O_RDONLY | O_CLOEXEC);
+	read_all(fd, text, sizeof(text));
+	char want[64];
+	snprintf(want, sizeof(want), "\"uid\":%u", (unsigned)uid);
+	const char *ev = strstr(text, "\"keeper.refused\"");
+	const char *nl = ev ? strchr(ev, '\n') : NULL;
+	const char *u = ev ? strstr(ev, want) : NULL;
+	ok(ev && u && (!nl || u < nl), "the refusal is audited with the peer's uid");
+	if (!ev)
+		printf("# audit log:\n%s\n", text);
+	unlink(log);
 	return n_fail ? 1 : 0;
 }
 
