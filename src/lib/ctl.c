@@ -74,13 +74,19 @@ int moat__ctl_send_data(int fd, int type, int a, int b, const void *data, size_t
 	return send_msg(fd, &m, -1);
 }
 
-int moat__ctl_send_fd(int fd, int kind, int passfd)
+int moat__ctl_send_fd_for(int fd, int kind, int a, int passfd)
 {
 	moat_ctl_msg m;
 	memset(&m, 0, sizeof(m));
 	m.type = MOAT_CTL_FD;
+	m.a = a;
 	m.b = kind;
 	return send_msg(fd, &m, passfd);
+}
+
+int moat__ctl_send_fd(int fd, int kind, int passfd)
+{
+	return moat__ctl_send_fd_for(fd, kind, 0, passfd);
 }
 
 int moat__ctl_recv(int fd, moat_ctl_msg *m, int *ret_fd)

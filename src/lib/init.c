@@ -1,13 +1,19 @@
 /* pid 1 of the sandbox. It finishes the setup from inside every namespace
- * (identity, hostname, loopback, root filesystem), forks the command, reaps
- * every process, relays signals the supervisor asks for, and reports how
- * the command ended. Its own command line, environment and file
+ * (identity, hostname, loopback, root filesystem), then serves a table of
+ * commands over the control socket: it starts each one asked for (SPAWN),
+ * signals it (SIGNAL), reports how it ended (EXITED, with its resource
+ * usage), reaps every other process, and on SHUTDOWN ends them all. A
+ * sandbox that ends with its first command (the runner) ends right then.
+ * Only the init starts processes in the sandbox: nothing is entered from
+ * the host with setns (runc CVE-2016-9962, CVE-2019-5736). Its own command line, environment and file
  * descriptors reveal nothing of the caller: it wipes the first two, closes
  * the rest, and is not dumpable, so the command cannot read /proc/1/environ
  * or reach /proc/1/exe (runc CVE-2019-5736). */
 #include "confine.h"
 #include "filetrail.h"
 #include "sandbox-internal.h"
+#include "sandbox.h"
+#include "spawnspec.h"
 #include "netproxy.h"
 #include "syscalls.h"
 
@@ -140,30 +146,45 @@ _noreturn_ static void report_and_exit(int fd, int kind, int e, const char *text
 	_exit(127);
 }
 
+/* What one command is started with. */
+typedef struct command_start {
+	const moat_init_args *a;
+	char *const *argv;
+	char *const *envp;
+	const char *cwd;
+	int report_fd;
+	int unused_fd; /* the init's end of the report pipe */
+	int tty_slave;
+	int stdio[3];  /* the command's stdin, stdout, stderr (MOAT_CTL_SPAWN) */
+} command_start;
+
 /* The command's process: from here to execve, nothing but the confinement
  * steps and the exec itself. */
-_noreturn_ static void command_child(const moat_init_args *a, const int stdio[3], int report_fd, int tty_slave)
+_noreturn_ static void command_child(const command_start *s)
 {
+	const moat_init_args *a = s->a;
 	const moat_config *c = a->config;
+	int report_fd = s->report_fd;
 	moat_error err = {0};
 	char buf[MOAT_ERROR_MAX + 64];
 
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int s = 1; s < NSIG; s++)
-		signal(s, SIG_DFL);
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
 
 	/* A new session: the command has no controlling terminal unless we
 	 * give it the sandbox's own pseudo-terminal (TIOCSTI into the
-	 * caller's terminal, bubblewrap CVE-2017-5226, needs one). */
+	 * caller's terminal, bubblewrap CVE-2017-5226, needs one). It also
+	 * leads its own process group, which SIGNAL addresses. */
 	if (setsid() < 0)
 		report_and_exit(report_fd, 2, errno, "setsid");
-	int in = stdio[0], out = stdio[1], errfd = stdio[2];
-	if (tty_slave >= 0) {
-		if (ioctl(tty_slave, TIOCSCTTY, 0) < 0)
+	int in = s->stdio[0], out = s->stdio[1], errfd = s->stdio[2];
+	if (s->tty_slave >= 0) {
+		if (ioctl(s->tty_slave, TIOCSCTTY, 0) < 0)
 			report_and_exit(report_fd, 2, errno, "set controlling terminal");
-		in = out = errfd = tty_slave;
+		in = out = errfd = s->tty_slave;
 	}
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)
 		report_and_exit(report_fd, 2, errno, "set up standard streams");
@@ -172,8 +193,8 @@ _noreturn_ static void command_child(const moat_init_args *a, const int stdio[3]
 	 * hold whatever the process had in memory. */
 	set_rlimit(RLIMIT_CORE, 0);
 
-	if (chdir(a->cwd) < 0) {
-		snprintf(buf, sizeof(buf), "working directory %s", a->cwd);
+	if (chdir(s->cwd) < 0) {
+		snprintf(buf, sizeof(buf), "working directory %s", s->cwd);
 		report_and_exit(report_fd, 2, errno, buf);
 	}
 
@@ -214,26 +235,19 @@ _noreturn_ static void command_child(const moat_init_args *a, const int stdio[3]
 
 	/* Only stdin, stdout and stderr cross into the command: everything
 	 * else, including descriptors the caller leaked to us without
-	 * O_CLOEXEC (runc CVE-2024-21626), closes at execve. */
+	 * O_CLOEXEC (runc CVE-2024-21626) and the init's control socket,
+	 * closes at execve. */
 	moat__close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 
-	int e = exec_command(c->argv, a->envp);
-	report_and_exit(report_fd, 3, e, c->argv[0]);
+	int e = exec_command(s->argv, s->envp);
+	report_and_exit(report_fd, 3, e, s->argv[0]);
 }
-
-typedef struct command_start {
-	const moat_init_args *a;
-	int report_fd;
-	int unused_fd; /* the init's end of the report pipe */
-	int tty_slave;
-	int stdio[3];  /* the command's stdin, stdout, stderr (MOAT_CTL_SPAWN) */
-} command_start;
 
 static int command_entry(void *p)
 {
 	const command_start *s = p;
 	close(s->unused_fd);
-	command_child(s->a, s->stdio, s->report_fd, s->tty_slave);
+	command_child(s);
 }
 
 /* Starts the command's process the way posix_spawn does: it shares the
@@ -272,7 +286,9 @@ static pid_t start_command(command_start *s)
 #endif
 }
 
-static int open_pty(int ctl, int *ret_slave, moat_error *err)
+/* A fresh pseudo-terminal of the sandbox's own devpts: its master goes to
+ * the supervisor (naming command id), its peer is the command's. */
+static int open_pty(int ctl, int id, int *ret_slave, moat_error *err)
 {
 	_cleanup_close_ int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (master < 0)
@@ -283,7 +299,7 @@ static int open_pty(int ctl, int *ret_slave, moat_error *err)
 	int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (slave < 0)
 		return moat_error_set(err, errno, "open pseudo-terminal peer");
-	int r = moat__ctl_send_fd(ctl, MOAT_CTL_FD_PTY_MASTER, master);
+	int r = moat__ctl_send_fd_for(ctl, MOAT_CTL_FD_PTY_MASTER, id, master);
 	if (r < 0) {
 		close(slave);
 		return moat_error_set(err, r, "hand the pseudo-terminal to the supervisor");
@@ -292,41 +308,273 @@ static int open_pty(int ctl, int *ret_slave, moat_error *err)
 	return 0;
 }
 
-/* Nothing of the command may run outside the run's cgroup: the command is
- * forked only once the supervisor says the init has joined it. */
-static int wait_cgroup_joined(int ctl)
+/* The commands the init started and has not reaped yet. */
+typedef struct command {
+	int id;
+	pid_t pid; /* 0: a free slot */
+} command;
+
+typedef struct init_state {
+	const moat_init_args *a;
+	int ctl;
+	moat_isolation iso; /* what setup put in force; the command adds its layers */
+	bool cgroup_joined;
+	bool spawned;       /* a command was started (the runner runs one) */
+	int first_id;       /* SIGNAL's b = 0 names it */
+	int tty_slave;      /* the runner's terminal, opened during setup */
+	command cmds[MOAT_SANDBOX_MAX_COMMANDS];
+	size_t n_live;
+} init_state;
+
+static command *find_command(init_state *st, int id)
 {
-	moat_ctl_msg m;
+	for (size_t i = 0; i < MOAT_SANDBOX_MAX_COMMANDS; i++)
+		if (st->cmds[i].pid > 0 && st->cmds[i].id == id)
+			return &st->cmds[i];
+	return NULL;
+}
+
+static void refuse(init_state *st, int id, int e, const char *text)
+{
+	moat__ctl_send(st->ctl, MOAT_CTL_REFUSED, e, id, text);
+}
+
+/* Reads the spec's sealed memfd into buf. The seals make what was checked
+ * what is read; the size is capped before anything is allocated. */
+static int read_spec(int fd, char **ret_buf, size_t *ret_len, moat_error *err)
+{
+	int seals = fcntl(fd, F_GET_SEALS);
+	const int need = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
+	if (seals < 0 || (seals & need) != need)
+		return moat_error_set(err, EBADMSG, "spawn spec: not a sealed memfd");
+	struct stat stt;
+	if (fstat(fd, &stt) < 0)
+		return moat_error_set(err, errno, "spawn spec");
+	if (!S_ISREG(stt.st_mode) || stt.st_size <= 0 || (uint64_t)stt.st_size > MOAT_SPAWNSPEC_MAX_BYTES)
+		return moat_error_set(err, EBADMSG, "spawn spec: %lld bytes", (long long)stt.st_size);
+	size_t len = (size_t)stt.st_size;
+	_cleanup_free_ char *buf = malloc(len);
+	if (!buf)
+		return moat_error_set(err, ENOMEM, "spawn spec");
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = pread(fd, buf + got, len - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return moat_error_set(err, n < 0 ? errno : EBADMSG, "spawn spec: read");
+		got += (size_t)n;
+	}
+	*ret_buf = TAKE_PTR(buf);
+	*ret_len = len;
+	return 0;
+}
+
+/* Reads what the command's process reported before its execve (or its
+ * _exit): the report pipe holds all of it once a vfork-style start is
+ * back. Returns 0 when it ran execve, else a setup (2) or exec (3)
+ * failure kind with rep filled. */
+static int read_exec_report(int fd, init_state *st, exec_report *rep)
+{
 	for (;;) {
-		if (moat__ctl_recv(ctl, &m, NULL) < 0)
-			return -EPIPE;
-		if (m.type == MOAT_CTL_CGROUP_JOINED)
+		ssize_t n = moat__read_all(fd, rep, sizeof(*rep));
+		if (n == 0)
 			return 0;
+		if (n != (ssize_t)sizeof(*rep)) {
+			memset(rep, 0, sizeof(*rep));
+			rep->kind = 2;
+			rep->err = EIO;
+			snprintf(rep->text, sizeof(rep->text), "the command's start report was cut short");
+			return 2;
+		}
+		if (rep->kind == 1) {
+			st->iso.no_new_privs = rep->iso.no_new_privs;
+			st->iso.caps_dropped = rep->iso.caps_dropped;
+			st->iso.seccomp = rep->iso.seccomp;
+			memcpy(st->iso.seccomp_profile, rep->iso.seccomp_profile, sizeof(st->iso.seccomp_profile));
+			st->iso.seccomp_rules = rep->iso.seccomp_rules;
+			st->iso.landlock_abi = rep->iso.landlock_abi;
+			memcpy(st->iso.landlock_rules, rep->iso.landlock_rules, sizeof(st->iso.landlock_rules));
+			continue;
+		}
+		return rep->kind == 3 ? 3 : 2;
 	}
 }
 
-/* Waits for the request to start the command, with its three streams. */
-static int wait_spawn(int ctl, int stdio[3])
+/* SPAWN: fds are the command's three streams and, for a command of the
+ * supervisor's choosing, its spec; all are closed here. */
+static void serve_spawn(init_state *st, int id, int *fds, size_t n)
 {
-	moat_ctl_msg m;
-	for (;;) {
-		size_t n = 0;
-		if (moat__ctl_recv_fds(ctl, &m, stdio, 3, &n) < 0)
-			return -EPIPE;
-		if (m.type == MOAT_CTL_SPAWN && n == 3)
-			return 0;
-		for (size_t i = 0; i < n; i++)
-			close(stdio[i]);
-		if (m.type == MOAT_CTL_SPAWN)
-			return -EBADMSG;
+	const moat_init_args *a = st->a;
+	moat_error err = {0};
+	char msg[MOAT_ERROR_MAX + 64];
+	_cleanup_free_ char *spec_buf = NULL;
+	moat_spawnspec spec = {0};
+	int tty_slave = -1;
+	command_start start = {.a = a, .tty_slave = -1, .report_fd = -1, .unused_fd = -1};
+	command *slot = NULL;
+
+	if (n != 3 && n != 4) {
+		refuse(st, id, EBADMSG, "a command needs its three standard streams");
+		goto out;
 	}
+	if (a->ends_with_first && st->spawned) {
+		refuse(st, id, EALREADY, "this sandbox ends with its first command and runs no other");
+		goto out;
+	}
+	if (a->wait_cgroup && !st->cgroup_joined) {
+		refuse(st, id, EPROTO, "a command before the init joined the sandbox's cgroup");
+		goto out;
+	}
+	if (id <= 0 || find_command(st, id)) {
+		refuse(st, id, EINVAL, "a command id already in use");
+		goto out;
+	}
+	for (size_t i = 0; i < MOAT_SANDBOX_MAX_COMMANDS && !slot; i++)
+		if (st->cmds[i].pid == 0)
+			slot = &st->cmds[i];
+	if (!slot) {
+		snprintf(msg, sizeof(msg), "%d commands are running in this sandbox, the most it runs at once",
+			 MOAT_SANDBOX_MAX_COMMANDS);
+		refuse(st, id, EAGAIN, msg);
+		goto out;
+	}
+	if (n == 4) {
+		size_t len = 0;
+		if (read_spec(fds[3], &spec_buf, &len, &err) < 0 ||
+		    moat__spawnspec_decode(spec_buf, len, &spec, &err) < 0) {
+			refuse(st, id, err.code, moat_error_format(&err, msg, sizeof(msg)));
+			goto out;
+		}
+		start.argv = spec.argv;
+		start.envp = spec.envp;
+		start.cwd = spec.cwd ? spec.cwd : a->cwd;
+		if ((spec.flags & MOAT_SPAWNSPEC_TTY) && open_pty(st->ctl, id, &tty_slave, &err) < 0) {
+			refuse(st, id, err.code, moat_error_format(&err, msg, sizeof(msg)));
+			goto out;
+		}
+		start.tty_slave = tty_slave;
+	} else {
+		if (!a->config->argv || !a->config->argv[0]) {
+			refuse(st, id, EINVAL, "no command given");
+			goto out;
+		}
+		start.argv = a->config->argv;
+		start.envp = a->envp;
+		start.cwd = a->cwd;
+		/* The runner's terminal, opened during setup: the command's
+		 * alone from now on. */
+		tty_slave = TAKE_FD(st->tty_slave);
+		start.tty_slave = tty_slave;
+	}
+	int rp[2];
+	if (pipe2(rp, O_CLOEXEC) < 0) {
+		refuse(st, id, errno, "pipe");
+		goto out;
+	}
+	start.report_fd = rp[1];
+	start.unused_fd = rp[0];
+	memcpy(start.stdio, fds, sizeof(start.stdio));
+	pid_t pid = start_command(&start);
+	int fork_errno = errno;
+	close(rp[1]);
+	st->spawned = true;
+	if (pid < 0) {
+		close(rp[0]);
+		moat_error_set(&err, fork_errno, "fork the command");
+		/* The runner's sandbox has nothing else to do. */
+		if (a->ends_with_first)
+			fail_setup(st->ctl, &err);
+		refuse(st, id, fork_errno, moat_error_format(&err, msg, sizeof(msg)));
+		goto out;
+	}
+	slot->id = id;
+	slot->pid = pid;
+	st->n_live++;
+	if (st->first_id == 0)
+		st->first_id = id;
+
+	exec_report rep;
+	int kind = read_exec_report(rp[0], st, &rep);
+	close(rp[0]);
+	if (kind == 0) {
+		moat_ctl_msg m;
+		memset(&m, 0, sizeof(m));
+		_Static_assert(sizeof(st->iso) <= sizeof(m.text), "isolation fits");
+		moat__ctl_send_data(st->ctl, MOAT_CTL_STARTED, pid, id, &st->iso, sizeof(st->iso));
+	} else if (kind == 3) {
+		moat__ctl_send(st->ctl, MOAT_CTL_EXEC_FAILED, rep.err, id, rep.text);
+	} else {
+		/* The text names what failed; the reason goes with it, as in
+		 * every other setup error (fail_setup). */
+		moat_error e = {0};
+		moat_error_set(&e, rep.err, "%s", rep.text);
+		moat__ctl_send(st->ctl, a->ends_with_first ? MOAT_CTL_SETUP_ERROR : MOAT_CTL_SPAWN_FAILED, rep.err,
+			       id, moat_error_format(&e, msg, sizeof(msg)));
+	}
+out:
+	/* The init keeps no copy of a command's streams, so their reader sees
+	 * EOF as soon as the last process holding them closes them. */
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	if (tty_slave >= 0)
+		close(tty_slave);
+	moat__spawnspec_done(&spec);
+}
+
+static void report_exit(init_state *st, command *cmd, int status, const struct rusage *ru)
+{
+	moat_ctl_exit_usage u = {
+		.utime_us = (int64_t)ru->ru_utime.tv_sec * 1000000 + ru->ru_utime.tv_usec,
+		.stime_us = (int64_t)ru->ru_stime.tv_sec * 1000000 + ru->ru_stime.tv_usec,
+		.maxrss_kb = ru->ru_maxrss,
+	};
+	moat__ctl_send_data(st->ctl, MOAT_CTL_EXITED, status, cmd->id, &u, sizeof(u));
+	cmd->pid = 0;
+	st->n_live--;
+}
+
+/* Reaps whatever ended: a command's end is reported; an orphan that was
+ * reparented to us just goes. flags: WNOHANG, or 0 once every process was
+ * killed (the wait then ends with ECHILD). */
+static void reap(init_state *st, int flags)
+{
+	int status;
+	struct rusage ru;
+	pid_t w;
+	while ((w = wait4(-1, &status, flags, &ru)) > 0 || (w < 0 && errno == EINTR)) {
+		if (w <= 0)
+			continue;
+		for (size_t i = 0; i < MOAT_SANDBOX_MAX_COMMANDS; i++) {
+			command *cmd = &st->cmds[i];
+			if (cmd->pid != w)
+				continue;
+			report_exit(st, cmd, status, &ru);
+			/* The runner's sandbox is over when its command is:
+			 * nothing it left behind outlives it. */
+			if (st->a->ends_with_first) {
+				kill(-1, SIGKILL);
+				_exit(0);
+			}
+			break;
+		}
+	}
+}
+
+/* SHUTDOWN, or the supervisor gone: every process ends; with a supervisor
+ * still listening, each command's end is reported first. */
+_noreturn_ static void end_sandbox(init_state *st, bool report, int code)
+{
+	kill(-1, SIGKILL);
+	if (report)
+		reap(st, 0);
+	_exit(code);
 }
 
 _noreturn_ void moat__init_main(const moat_init_args *a)
 {
 	moat_error err = {0};
-	moat_isolation iso;
-	memset(&iso, 0, sizeof(iso));
+	init_state st = {.a = a, .ctl = a->ctl_fd, .tty_slave = -1};
 	int ctl = a->ctl_fd;
 
 	/* If the supervisor dies, so does the whole sandbox. */
@@ -360,14 +608,13 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		fail_setup(ctl, &err);
 	if (a->config->net == MOAT_NET_PROXY && moat__netproxy_listen(ctl, &err) < 0)
 		fail_setup(ctl, &err);
-	if (moat__rootfs_setup(a, &iso, &err) < 0)
+	if (moat__rootfs_setup(a, &st.iso, &err) < 0)
 		fail_setup(ctl, &err);
 	if (moat__userns_set_limits(sys_user, moat__confine_profile(a->config), &err) < 0)
 		fail_setup(ctl, &err);
 	close(TAKE_FD(sys_user));
 
-	int tty_slave = -1;
-	if (a->tty && open_pty(ctl, &tty_slave, &err) < 0)
+	if (a->tty && open_pty(ctl, 0, &st.tty_slave, &err) < 0)
 		fail_setup(ctl, &err);
 
 	prctl(PR_SET_DUMPABLE, 0);
@@ -383,70 +630,11 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		moat_error_set(&err, errno, "signalfd");
 		fail_setup(ctl, &err);
 	}
-	int rp[2];
-	if (pipe2(rp, O_CLOEXEC) < 0) {
-		moat_error_set(&err, errno, "pipe");
-		fail_setup(ctl, &err);
-	}
+	st.cgroup_joined = !a->wait_cgroup;
+	/* The runner's supervisor does not wait for it: it has sent its
+	 * SPAWN already, which is served next. */
+	moat__ctl_send(ctl, MOAT_CTL_READY, 0, 0, NULL);
 
-	if (a->wait_cgroup && wait_cgroup_joined(ctl) < 0)
-		_exit(1);
-	command_start start = {.a = a, .report_fd = rp[1], .unused_fd = rp[0], .tty_slave = tty_slave};
-	if (wait_spawn(ctl, start.stdio) < 0)
-		_exit(1);
-	pid_t cmd = start_command(&start);
-	if (cmd < 0) {
-		moat_error_set(&err, errno, "fork the command");
-		fail_setup(ctl, &err);
-	}
-	close(rp[1]);
-	if (tty_slave >= 0)
-		close(tty_slave);
-	/* The init keeps no copy of the command's streams, so the supervisor
-	 * sees EOF as soon as the run's last process closes them. */
-	for (int i = 0; i < 3; i++)
-		close(start.stdio[i]);
-
-	exec_report rep;
-	bool started = false;
-	for (;;) {
-		ssize_t n = moat__read_all(rp[0], &rep, sizeof(rep));
-		if (n == 0) {
-			started = true;
-			break;
-		}
-		if (n != (ssize_t)sizeof(rep))
-			break;
-		if (rep.kind == 1) {
-			iso.no_new_privs = rep.iso.no_new_privs;
-			iso.caps_dropped = rep.iso.caps_dropped;
-			iso.seccomp = rep.iso.seccomp;
-			memcpy(iso.seccomp_profile, rep.iso.seccomp_profile, sizeof(iso.seccomp_profile));
-			iso.seccomp_rules = rep.iso.seccomp_rules;
-			iso.landlock_abi = rep.iso.landlock_abi;
-			memcpy(iso.landlock_rules, rep.iso.landlock_rules, sizeof(iso.landlock_rules));
-			continue;
-		}
-		if (rep.kind == 2) {
-			/* The text names what failed; the reason goes with it,
-			 * as in every other setup error (fail_setup). */
-			moat_error e = {0};
-			char msg[MOAT_ERROR_MAX + 64];
-			moat_error_set(&e, rep.err, "%s", rep.text);
-			moat__ctl_send(ctl, MOAT_CTL_SETUP_ERROR, rep.err, 0, moat_error_format(&e, msg, sizeof(msg)));
-			break;
-		}
-		if (rep.kind == 3) {
-			moat__ctl_send(ctl, MOAT_CTL_EXEC_FAILED, rep.err, 0, rep.text);
-			break;
-		}
-	}
-	close(rp[0]);
-	if (started)
-		moat__ctl_send_data(ctl, MOAT_CTL_STARTED, cmd, 0, &iso, sizeof(iso));
-
-	/* Reap until the command itself ends; orphans reparented to us are
-	 * reaped as they go. */
 	for (;;) {
 		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = ctl, .events = POLLIN}};
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
@@ -455,29 +643,38 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 			struct signalfd_siginfo si;
 			while (read(sfd, &si, sizeof(si)) > 0)
 				;
-			int st;
-			pid_t w;
-			while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
-				if (w == cmd) {
-					moat__ctl_send(ctl, MOAT_CTL_EXITED, st, 0, NULL);
-					/* The run is over when its command is: nothing it
-					 * left behind outlives it. */
-					kill(-1, SIGKILL);
-					_exit(0);
+			reap(&st, WNOHANG);
+		}
+		if (!(p[1].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		int fds[MOAT_CTL_MAX_FDS];
+		size_t n = 0;
+		if (moat__ctl_recv_fds(ctl, &m, fds, MOAT_CTL_MAX_FDS, &n) < 0)
+			end_sandbox(&st, false, 1);
+		switch (m.type) {
+		case MOAT_CTL_CGROUP_JOINED:
+			st.cgroup_joined = true;
+			break;
+		case MOAT_CTL_SPAWN:
+			serve_spawn(&st, m.a, fds, n);
+			n = 0;
+			break;
+		case MOAT_CTL_SIGNAL:
+			if (m.a > 0 && m.a < NSIG) {
+				command *cmd = find_command(&st, m.b ? m.b : st.first_id);
+				if (cmd) {
+					kill(-cmd->pid, m.a);
+					kill(cmd->pid, m.a);
 				}
 			}
+			break;
+		case MOAT_CTL_SHUTDOWN:
+			end_sandbox(&st, true, 0);
+		default:
+			break;
 		}
-		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (moat__ctl_recv(ctl, &m, NULL) < 0) {
-				kill(-1, SIGKILL);
-				_exit(1);
-			}
-			if (m.type == MOAT_CTL_SIGNAL && m.a > 0 && m.a < NSIG) {
-				kill(-cmd, m.a);
-				kill(cmd, m.a);
-			}
-		}
+		for (size_t i = 0; i < n; i++)
+			close(fds[i]);
 	}
-	kill(-1, SIGKILL);
-	_exit(1);
+	end_sandbox(&st, false, 1);
 }

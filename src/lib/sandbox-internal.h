@@ -18,21 +18,48 @@
 
 /* Messages on the control socket between the supervisor and the init.
  * SOCK_SEQPACKET keeps each one whole. GO carries the protocol's version:
- * an init of another version refuses it (docs/architecture.md). */
-#define MOAT_CTL_VERSION 1
+ * an init of another version refuses it (docs/architecture.md).
+ *
+ * Version 2: the init serves a table of commands, each named by an id the
+ * supervisor picks (a SPAWN's a). A SPAWN carries the command's stdin,
+ * stdout and stderr and, after them, a sealed memfd holding its spec
+ * (spawnspec.h); without the memfd it starts the command of the init's own
+ * arguments (the runner's, prepared before clone: nothing to read). */
+#define MOAT_CTL_VERSION 2
 
 typedef enum moat_ctl_type {
 	MOAT_CTL_GO = 1,          /* sup -> init: maps written; a = version */
-	MOAT_CTL_SIGNAL,          /* sup -> init: forward signal a */
-	MOAT_CTL_SETUP_ERROR,     /* init -> sup: errno a, text */
-	MOAT_CTL_STARTED,         /* init -> sup: command forked, pid a (in ns) */
-	MOAT_CTL_EXEC_FAILED,     /* init -> sup: errno a, text = command */
-	MOAT_CTL_EXITED,          /* init -> sup: wait status a of the command */
-	MOAT_CTL_FD,              /* init -> sup: an fd rides along (b = kind) */
+	MOAT_CTL_SIGNAL,          /* sup -> init: signal a to command b's
+				   * process group (b = 0: the first one) */
+	MOAT_CTL_SETUP_ERROR,     /* init -> sup: errno a, text; the sandbox
+				   * could not be set up (or, in a sandbox that
+				   * ends with its first command, that command
+				   * could not be confined) and ends */
+	MOAT_CTL_STARTED,         /* init -> sup: command b execve'd as pid a
+				   * (in the pid ns); text = moat_isolation */
+	MOAT_CTL_EXEC_FAILED,     /* init -> sup: command b: execve failed with
+				   * errno a, text = the program */
+	MOAT_CTL_EXITED,          /* init -> sup: command b reaped with wait
+				   * status a; text = moat_ctl_exit_usage */
+	MOAT_CTL_FD,              /* init -> sup: an fd rides along (b = kind;
+				   * a = command id for a terminal) */
 	MOAT_CTL_CGROUP_JOINED,   /* sup -> init: the init is in the run's cgroup */
-	MOAT_CTL_SPAWN,           /* sup -> init: start the command; its stdin,
-				   * stdout and stderr ride along (SCM_RIGHTS) */
+	MOAT_CTL_SPAWN,           /* sup -> init: start command a; its stdin,
+				   * stdout, stderr and spec ride along */
+	MOAT_CTL_READY,           /* init -> sup: set up, serving commands */
+	MOAT_CTL_REFUSED,         /* init -> sup: SPAWN of command b refused,
+				   * errno a, text says why; nothing started */
+	MOAT_CTL_SPAWN_FAILED,    /* init -> sup: command b could not be
+				   * confined (errno a, text); its EXITED follows */
+	MOAT_CTL_SHUTDOWN,        /* sup -> init: kill every process, report
+				   * each command's end, exit */
 } moat_ctl_type;
+
+/* The resource usage of a command, from the init's wait4. */
+typedef struct moat_ctl_exit_usage {
+	int64_t utime_us, stime_us;
+	int64_t maxrss_kb;
+} moat_ctl_exit_usage;
 
 typedef enum moat_ctl_fd_kind {
 	MOAT_CTL_FD_PTY_MASTER = 1,
@@ -50,13 +77,15 @@ typedef struct moat_ctl_msg {
 
 int moat__ctl_send(int fd, int type, int a, int b, const char *text);
 int moat__ctl_send_fd(int fd, int kind, int passfd);
+/* The same, naming command a (a terminal's master). */
+int moat__ctl_send_fd_for(int fd, int kind, int a, int passfd);
 /* Sends len bytes of binary data in the text field (len < its size). */
 int moat__ctl_send_data(int fd, int type, int a, int b, const void *data, size_t len);
 /* Receives one message; *ret_fd gets a passed fd or -1. Returns 0, or
  * -EPIPE at EOF, or -errno. */
 int moat__ctl_recv(int fd, moat_ctl_msg *m, int *ret_fd);
 /* A message of type with a and n descriptors (n <= MOAT_CTL_MAX_FDS). */
-#define MOAT_CTL_MAX_FDS 3
+#define MOAT_CTL_MAX_FDS 4
 int moat__ctl_send_fds(int fd, int type, int a, const int *fds, size_t n);
 /* Receives one message with up to max descriptors into fds (*ret_n of
  * them; any beyond max are closed). Returns as moat__ctl_recv. */
@@ -93,9 +122,13 @@ typedef struct moat_init_args {
 	int ctl_fd;            /* control socket, init side; the command's
 				* streams come over it with MOAT_CTL_SPAWN */
 	bool rootless;
+	/* The runner's model: the sandbox ends when its first command does.
+	 * Otherwise the init serves commands until SHUTDOWN. */
+	bool ends_with_first;
 	bool tty;
-	char **envp;           /* the command's environment */
-	const char *cwd;       /* inside */
+	char **envp;           /* the command's environment, for a SPAWN
+				* without a spec (the runner's) */
+	const char *cwd;       /* inside; the default of every command */
 	bool out_bound;
 	/* limits.c: rlimits standing in for what no cgroup enforces, and
 	 * whether to wait for MOAT_CTL_CGROUP_JOINED before forking the
@@ -110,6 +143,47 @@ typedef struct moat_init_args {
 	moat_cgroup_mount cgroup_mounts[_MOAT_CG_MAX];
 	size_t n_cgroup_mounts;
 } moat_init_args;
+
+/* sandbox.c: what every front shares to bring a sandbox up.
+ *
+ * moat__sandbox_prepare: validates, checks --rw sources and hands --out to
+ * the sandbox user (as root); fills iso's identity. No process yet. */
+struct moat_gateway_config;
+int moat__sandbox_prepare(const moat_config *c, const struct moat_gateway_config *gateway, moat_isolation *iso,
+			  moat_error *err);
+/* The sandbox's base environment: PATH, HOME, LANG, TERM, config->env and
+ * the proxy variables. */
+int moat__sandbox_build_env(const moat_config *c, char ***ret);
+
+/* The id the runner's one command has. */
+#define MOAT_RUNNER_COMMAND_ID 1
+
+typedef struct moat_boot {
+	const moat_config *c;
+	moat_run_limits *lim;  /* prepared (moat__limits_prepare) */
+	bool ends_with_first;
+	bool file_trail;
+	bool tty;              /* the runner's terminal, opened during setup */
+	char **envp;           /* the runner's command's environment, or NULL */
+	int exit_signal;       /* SIGCHLD, or 0: the caller's SIGCHLD untouched */
+	moat_isolation *iso;   /* identity in (prepare); namespaces out */
+	/* Out: set once the init exists (pid != 0), even on failure, and
+	 * then the caller's to end and close. */
+	int ctl, pidfd;
+	pid_t pid;
+	uint64_t t0;
+} moat_boot;
+
+/* Resolves the host paths, clones the init into every namespace (and the
+ * cgroup), writes its maps, says GO and joins it to the cgroup. The init
+ * then sets up and serves the control socket. On failure after clone the
+ * init may have said why: its SETUP_ERROR waits on b->ctl. */
+int moat__sandbox_boot(moat_boot *b, moat_error *err);
+
+/* After the sandbox is gone: checks what it left in --out (or copies the
+ * capped /out from out_fs). On failure r becomes a setup error and
+ * *ret_errno its code. */
+int moat__sandbox_out_finish(const moat_config *c, int out_fs, moat_result *r, int *ret_errno);
 
 /* The body of pid 1 inside the sandbox. Never returns. */
 _noreturn_ void moat__init_main(const moat_init_args *a);

@@ -89,7 +89,7 @@ static int proxy_env(const moat_config *c, char ***envp)
 
 /* The environment starts empty apart from a sane PATH, HOME, LANG and TERM;
  * --env adds to it. Nothing of the caller's environment leaks by default. */
-static int build_env(const moat_config *c, char ***ret)
+int moat__sandbox_build_env(const moat_config *c, char ***ret)
 {
 	_cleanup_strv_free_ char **env = NULL;
 	const char *term = "dumb";
@@ -324,6 +324,134 @@ static int socket_pair(int *ret_ours, int *ret_init)
 	return 0;
 }
 
+int moat__sandbox_prepare(const moat_config *c, const struct moat_gateway_config *gateway, moat_isolation *iso,
+			  moat_error *err)
+{
+	int ret = moat_config_validate(c, err);
+	if (ret < 0)
+		return ret;
+	if (c->net == MOAT_NET_PROXY && !gateway)
+		return moat_error_set(err, EINVAL, "network proxy mode without a gateway configuration");
+
+	bool rootless = geteuid() != 0;
+	iso->rootless = rootless;
+	iso->host_uid = rootless ? geteuid() : MOAT_ROOT_HOST_UID;
+	iso->host_gid = rootless ? getegid() : MOAT_ROOT_HOST_GID;
+	iso->uid = MOAT_SANDBOX_UID;
+	iso->gid = MOAT_SANDBOX_GID;
+
+	/* What a killed moat of this user left (sweep.h); its cgroups go when
+	 * ours is made. */
+	(void)moat__sweep_stages(NULL);
+
+	ret = check_rw_sources(c, rootless, err);
+	if (ret < 0)
+		return ret;
+	return prepare_out_dir(c, rootless, err);
+}
+
+/* The init starts with nothing of its caller's but the control socket:
+ * a caller's descriptors (a server's other sandboxes, its logs, its
+ * terminal) would otherwise live on in pid 1 of this sandbox. */
+static void init_drop_inherited_fds(int keep)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd < 3; fd++)
+		if (fd != keep && null >= 0 && null != fd)
+			dup2(null, fd);
+	if (keep > 3)
+		moat__close_range(3, (unsigned)keep - 1, 0);
+	moat__close_range((unsigned)keep + 1, ~0U, 0);
+}
+
+int moat__sandbox_boot(moat_boot *b, moat_error *err)
+{
+	const moat_config *c = b->c;
+	moat_isolation *iso = b->iso;
+	_cleanup_(host_srcs_freep) moat_host_srcs *srcs = calloc(1, sizeof(*srcs));
+	_cleanup_close_ int ctl = -1, ctl_init = -1;
+	b->ctl = b->pidfd = -1;
+	b->pid = 0;
+	int ret = srcs ? moat__rootfs_resolve_sources(c, srcs, err) : moat_error_set(err, ENOMEM, "host paths");
+	if (ret < 0)
+		return ret;
+	if ((ret = socket_pair(&ctl, &ctl_init)) < 0)
+		return moat_error_set(err, ret, "control socket");
+
+	moat_init_args ia = {
+		.config = c,
+		.ctl_fd = ctl_init,
+		.ends_with_first = b->ends_with_first,
+		.rootless = iso->rootless,
+		.tty = b->tty,
+		.envp = b->envp,
+		.cwd = c->cwd ? c->cwd : (c->out_dir ? "/out" : "/tmp"),
+		.out_bound = c->out_dir != NULL,
+		.wait_cgroup = moat__limits_attach_pending(b->lim),
+		.file_trail = b->file_trail,
+		.host_srcs = srcs,
+	};
+	moat__limits_rlimit_plan(b->lim, &ia.rlimits);
+	ia.n_cgroup_mounts = moat__limits_cgroup_mounts(b->lim, ia.cgroup_mounts);
+
+	int pidfd = -1;
+	struct clone_args ca = {
+		.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET |
+			 CLONE_NEWCGROUP | CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)&pidfd,
+		.exit_signal = (uint64_t)b->exit_signal,
+	};
+	b->t0 = moat__now_ns();
+	long pid = clone_into_cgroup(&ca, b->lim);
+	if (pid < 0)
+		return moat_error_set(err, errno, "create the sandbox's namespaces (clone3)");
+	if (pid == 0) {
+		init_drop_inherited_fds(ctl_init);
+		moat__init_main(&ia);
+	}
+	iso->userns = iso->mountns = iso->pidns = iso->netns = iso->ipcns = iso->utsns = iso->cgroupns = true;
+	close(TAKE_FD(ctl_init));
+	b->pidfd = pidfd;
+	b->pid = (pid_t)pid;
+
+	ret = moat__userns_write_maps((pid_t)pid, iso->rootless, iso->host_uid, iso->host_gid, err);
+	if (ret >= 0) {
+		/* As for CGROUP_JOINED: an init already gone is reported by
+		 * the loop with what it said, not as a broken pipe here. */
+		int e = moat__ctl_send(ctl, MOAT_CTL_GO, MOAT_CTL_VERSION, 0, NULL);
+		if (e < 0 && e != -EPIPE && e != -ECONNRESET)
+			ret = moat_error_set(err, -e, "start the sandbox");
+	}
+	if (ret >= 0)
+		ret = join_cgroup(b->lim, ctl, (pid_t)pid, ca.flags & CLONE_INTO_CGROUP, ia.wait_cgroup, err);
+	b->ctl = TAKE_FD(ctl);
+	return ret;
+}
+
+int moat__sandbox_out_finish(const moat_config *c, int out_fs, moat_result *r, int *ret_errno)
+{
+	moat_error serr = {0};
+	int sr;
+	if (!moat__out_capped(c))
+		sr = moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr);
+	else if (out_fs < 0)
+		sr = moat_error_set(&serr, EIO, "the run's /out never reached moat; nothing was copied to --out %s",
+				    c->out_dir);
+	else
+		sr = moat__out_copy_out(c, out_fs, &r->out_removed, &r->out_fixed, &serr);
+	if (sr == 0) {
+		r->out_checked = true;
+		return 0;
+	}
+	/* Fail closed: output that could not be checked is never reported
+	 * as a normal end. */
+	moat_error_format(&serr, r->error, sizeof(r->error));
+	r->status = MOAT_STATUS_SETUP_ERROR;
+	r->exit_status = 125;
+	*ret_errno = serr.code;
+	return sr;
+}
+
 int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result *r, moat_error *err)
 {
 	moat_run_io io_default;
@@ -334,42 +462,17 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	moat_result_init(r);
 	_cleanup_strv_free_ char **envp = NULL;
 	_cleanup_close_ int stdin_child = -1, stdin_feed = -1, sigfd = -1;
-	_cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1, ctl = -1, ctl_init = -1;
+	_cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1, ctl = -1;
 	_cleanup_limits_ moat_run_limits *lim = NULL;
-	_cleanup_(host_srcs_freep) moat_host_srcs *srcs = calloc(1, sizeof(*srcs));
 	moat_super s;
 	moat__super_init(&s, c, io_in, r);
 	sigset_t mask, oldmask;
 	struct sigaction oldchld;
 	bool signals_held = false;
-	int ret = moat_config_validate(c, err);
+	int ret = moat__sandbox_prepare(c, io_in->gateway, &r->isolation, err);
 	if (ret < 0)
 		goto fail;
-	if (c->net == MOAT_NET_PROXY && !io_in->gateway) {
-		ret = moat_error_set(err, EINVAL, "network proxy mode without a gateway configuration");
-		goto fail;
-	}
-
-	bool rootless = geteuid() != 0;
-	uid_t host_uid = rootless ? geteuid() : MOAT_ROOT_HOST_UID;
-	gid_t host_gid = rootless ? getegid() : MOAT_ROOT_HOST_GID;
 	moat_isolation *iso = &r->isolation;
-	iso->rootless = rootless;
-	iso->host_uid = host_uid;
-	iso->host_gid = host_gid;
-	iso->uid = MOAT_SANDBOX_UID;
-	iso->gid = MOAT_SANDBOX_GID;
-
-	/* What a killed moat of this user left (sweep.h); its cgroups go when
-	 * ours is made. */
-	(void)moat__sweep_stages(NULL);
-
-	ret = check_rw_sources(c, rootless, err);
-	if (ret < 0)
-		goto fail;
-	ret = prepare_out_dir(c, rootless, err);
-	if (ret < 0)
-		goto fail;
 
 	/* The caller's signals arrive through a signalfd from before the
 	 * run's cgroup exists until it is gone, so a SIGTERM always ends the
@@ -394,7 +497,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	if (ret < 0)
 		goto fail;
 
-	if (build_env(c, &envp) < 0) {
+	if (moat__sandbox_build_env(c, &envp) < 0) {
 		ret = moat_error_set(err, ENOMEM, "environment");
 		goto fail;
 	}
@@ -404,15 +507,10 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		goto fail;
 	}
 
-	ret = srcs ? moat__rootfs_resolve_sources(c, srcs, err) : moat_error_set(err, ENOMEM, "host paths");
-	if (ret < 0)
-		goto fail;
-
 	ret = open_stdin(c, io_in, &stdin_child, &stdin_feed, err);
 	if (ret < 0)
 		goto fail;
-	if ((ret = pipe_pair(&out_r, &out_w)) < 0 || (ret = pipe_pair(&err_r, &err_w)) < 0 ||
-	    (ret = socket_pair(&ctl, &ctl_init)) < 0) {
+	if ((ret = pipe_pair(&out_r, &out_w)) < 0 || (ret = pipe_pair(&err_r, &err_w)) < 0) {
 		ret = moat_error_set(err, ret, "pipes");
 		goto fail;
 	}
@@ -422,69 +520,29 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		goto fail;
 	}
 
-	moat_init_args ia = {
-		.config = c,
-		.ctl_fd = ctl_init,
-		.rootless = rootless,
+	moat_boot boot = {
+		.c = c,
+		.lim = lim,
+		.ends_with_first = true,
+		.file_trail = c->audit_files && io_in->audit,
 		.tty = c->tty,
 		.envp = envp,
-		.cwd = c->cwd ? c->cwd : (c->out_dir ? "/out" : "/tmp"),
-		.out_bound = c->out_dir != NULL,
-		.wait_cgroup = moat__limits_attach_pending(lim),
-		.file_trail = c->audit_files && io_in->audit,
-		.host_srcs = srcs,
-	};
-	moat__limits_rlimit_plan(lim, &ia.rlimits);
-	ia.n_cgroup_mounts = moat__limits_cgroup_mounts(lim, ia.cgroup_mounts);
-
-	int pidfd = -1;
-	struct clone_args ca = {
-		.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET |
-			 CLONE_NEWCGROUP | CLONE_PIDFD,
-		.pidfd = (uint64_t)(uintptr_t)&pidfd,
 		.exit_signal = SIGCHLD,
+		.iso = iso,
 	};
-	uint64_t t0 = moat__now_ns();
-	long pid = clone_into_cgroup(&ca, lim);
-	if (pid < 0) {
-		ret = moat_error_set(err, errno, "create the sandbox's namespaces (clone3)");
+	ret = moat__sandbox_boot(&boot, err);
+	ctl = boot.ctl;
+	s.pidfd = boot.pidfd;
+	s.pid = boot.pid;
+	s.t0 = boot.t0;
+	if (s.pid == 0)
 		goto fail;
-	}
-	if (pid == 0) {
-		/* The init holds none of the command's streams until it is
-		 * asked to start it (MOAT_CTL_SPAWN). */
-		close(ctl);
-		close(out_r);
-		close(err_r);
-		close(out_w);
-		close(err_w);
-		close(stdin_child);
-		if (stdin_feed >= 0)
-			close(stdin_feed);
-		moat__init_main(&ia);
-	}
-	iso->userns = iso->mountns = iso->pidns = iso->netns = iso->ipcns = iso->utsns = iso->cgroupns = true;
-	close(TAKE_FD(ctl_init));
-	s.pidfd = pidfd;
-	s.pid = (pid_t)pid;
-	s.t0 = t0;
-
-	ret = moat__userns_write_maps((pid_t)pid, rootless, host_uid, host_gid, err);
-	if (ret >= 0) {
-		/* As for CGROUP_JOINED: an init already gone is reported by
-		 * the loop with what it said, not as a broken pipe here. */
-		int e = moat__ctl_send(ctl, MOAT_CTL_GO, MOAT_CTL_VERSION, 0, NULL);
-		if (e < 0 && e != -EPIPE && e != -ECONNRESET)
-			ret = moat_error_set(err, -e, "start the sandbox");
-	}
-	if (ret >= 0)
-		ret = join_cgroup(lim, ctl, (pid_t)pid, ca.flags & CLONE_INTO_CGROUP, ia.wait_cgroup, err);
 	if (ret >= 0) {
 		/* Only the init starts processes in the sandbox: it is handed
 		 * the command's streams and forks it. Our copies go, so the
 		 * loop sees end-of-file when the sandbox's last one closes. */
 		int stdio[3] = {stdin_child, out_w, err_w};
-		int e = moat__ctl_send_fds(ctl, MOAT_CTL_SPAWN, 0, stdio, 3);
+		int e = moat__ctl_send_fds(ctl, MOAT_CTL_SPAWN, MOAT_RUNNER_COMMAND_ID, stdio, 3);
 		if (e < 0 && e != -EPIPE && e != -ECONNRESET)
 			ret = moat_error_set(err, -e, "start the command");
 	}
@@ -529,25 +587,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	restore_signals(&oldmask, &oldchld);
 
 	if (c->out_dir && (!moat__out_capped(c) || r->status != MOAT_STATUS_SETUP_ERROR)) {
-		moat_error serr = {0};
-		int sr;
-		if (!moat__out_capped(c))
-			sr = moat__out_sanitize(c->out_dir, &r->out_removed, &r->out_fixed, &serr);
-		else if (s.out_fs < 0)
-			sr = moat_error_set(&serr, EIO, "the run's /out never reached moat; nothing was copied to --out %s",
-					    c->out_dir);
-		else
-			sr = moat__out_copy_out(c, s.out_fs, &r->out_removed, &r->out_fixed, &serr);
-		if (sr == 0) {
-			r->out_checked = true;
-		} else {
-			/* Fail closed: output that could not be checked is never
-			 * reported as a normal end. */
-			moat_error_format(&serr, r->error, sizeof(r->error));
-			r->status = MOAT_STATUS_SETUP_ERROR;
-			r->exit_status = 125;
-			s.setup_errno = serr.code;
-		}
+		(void)moat__sandbox_out_finish(c, s.out_fs, r, &s.setup_errno);
 	}
 
 	/* The capped /out's last reference: its tmpfs goes with it. */

@@ -79,8 +79,10 @@ static void test_extra_fds_are_closed(void **state)
 	assert_int_equal(moat__ctl_recv(sp[1], &m, NULL), 0);
 	assert_int_equal(open_fds(), before);
 	/* More than a message may carry is refused before anything is sent. */
-	int four[4] = {dn, dn, dn, dn};
-	assert_int_equal(moat__ctl_send_fds(sp[0], MOAT_CTL_SPAWN, 0, four, 4), -EINVAL);
+	int five[MOAT_CTL_MAX_FDS + 1];
+	for (size_t i = 0; i < MOAT_CTL_MAX_FDS + 1; i++)
+		five[i] = dn;
+	assert_int_equal(moat__ctl_send_fds(sp[0], MOAT_CTL_SPAWN, 0, five, MOAT_CTL_MAX_FDS + 1), -EINVAL);
 	close(dn);
 	close(sp[0]);
 	close(sp[1]);
