@@ -1,0 +1,517 @@
+/* Drives libmoat's sandbox object (sandbox.h) directly, as a program
+ * embedding it would: one live sandbox, commands spawned one after another
+ * and at once, each one's exit status, output (through pipes this program
+ * gives) and accounting; a signal to one command; the policy's confinement
+ * on every command; the caller's signals untouched; stop and destroy
+ * leaving no process, cgroup or mount behind. Prints TAP; run by
+ * tests/integration/api_sandbox.sh as root and rootless. */
+#include "config.h"
+#include "error.h"
+#include "result.h"
+#include "sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int n_test, n_fail;
+
+static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+	n_test++;
+	if (!cond)
+		n_fail++;
+	printf("%sok %d - ", cond ? "" : "not ", n_test);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void diag(const moat_error *err)
+{
+	char buf[MOAT_ERROR_MAX + 64];
+	printf("# %s\n", moat_error_format(err, buf, sizeof(buf)));
+}
+
+static moat_config *new_config(uint64_t wall_ms)
+{
+	moat_config *c = moat_config_new();
+	if (!c)
+		abort();
+	moat_limits_default_code(&c->limits);
+	c->limits.wall_ms = wall_ms;
+	c->limits.pids = 512;
+	return c;
+}
+
+/* One command with its stdout and stderr through pipes of ours. */
+typedef struct job {
+	moat_command cmd;
+	int out_r, err_r;
+	char out[4096];
+	size_t out_len;
+} job;
+
+static int spawn(moat_sandbox *sb, job *j, char *const *argv, char *const *env, const char *cwd, int stdin_fd,
+		 moat_error *err)
+{
+	int po[2], pe[2];
+	memset(j, 0, sizeof(*j));
+	j->out_r = j->err_r = -1;
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)
+		return -errno;
+	moat_spawn_spec s;
+	moat_spawn_spec_init(&s);
+	s.argv = argv;
+	s.env = env;
+	s.cwd = cwd;
+	s.stdin_fd = stdin_fd;
+	s.stdout_fd = po[1];
+	s.stderr_fd = pe[1];
+	int r = moat_sandbox_spawn(sb, &s, &j->cmd, err);
+	/* The command has its copies: ours go, so EOF comes when it ends. */
+	close(po[1]);
+	close(pe[1]);
+	j->out_r = po[0];
+	j->err_r = pe[0];
+	if (r < 0) {
+		close(po[0]);
+		close(pe[0]);
+		j->out_r = j->err_r = -1;
+	}
+	return r;
+}
+
+/* Reads a job's stdout to EOF (the command has ended or will). */
+static void collect(job *j)
+{
+	ssize_t n;
+	while (j->out_r >= 0 && (n = read(j->out_r, j->out + j->out_len, sizeof(j->out) - 1 - j->out_len)) > 0)
+		j->out_len += (size_t)n;
+	j->out[j->out_len] = '\0';
+	if (j->out_r >= 0)
+		close(j->out_r);
+	if (j->err_r >= 0)
+		close(j->err_r);
+	j->out_r = j->err_r = -1;
+}
+
+static char *sh(const char *script)
+{
+	static char *argv[4];
+	argv[0] = "/bin/sh";
+	argv[1] = "-c";
+	argv[2] = (char *)script;
+	argv[3] = NULL;
+	return (char *)argv;
+}
+#define SH(script) ((char *const *)sh(script))
+
+/* The host pids whose parent is this process. */
+static int children(pid_t *ret, int max)
+{
+	int n = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char path[64], buf[512];
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		char *p = strrchr(buf, ')');
+		int ppid = 0;
+		if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == getpid() && n < max)
+			ret[n++] = atoi(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Cgroup directories named for this process (limits.c names them
+ * moat-PID-N), anywhere under /sys/fs/cgroup up to depth 8. */
+static int count_cgroups(const char *dir, int depth)
+{
+	if (depth > 8)
+		return 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	char prefix[32];
+	snprintf(prefix, sizeof(prefix), "moat-%d-", (int)getpid());
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+			n++;
+		char sub[4096];
+		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		n += count_cgroups(sub, depth + 1);
+	}
+	closedir(d);
+	return n;
+}
+
+static int count_lines(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	int n = 0, ch;
+	while ((ch = fgetc(f)) != EOF)
+		n += ch == '\n';
+	fclose(f);
+	return n;
+}
+
+static volatile sig_atomic_t sigchld_seen;
+static void on_sigchld(int sig)
+{
+	(void)sig;
+	sigchld_seen++;
+}
+
+static bool proc_gone(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return access(path, F_OK) < 0;
+}
+
+int main(void)
+{
+	moat_error err = {0};
+	moat_sandbox *sb = NULL;
+	moat_config *c = new_config(120000);
+	int mounts_before = count_lines("/proc/self/mountinfo");
+
+	/* The caller's signals: a SIGCHLD handler and a blocked SIGUSR1 that
+	 * the library must leave exactly as they are. */
+	struct sigaction sa = {.sa_handler = on_sigchld};
+	sigaction(SIGCHLD, &sa, NULL);
+	sigset_t usr1, mask_before, mask_after;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
+	sigprocmask(SIG_BLOCK, NULL, &mask_before);
+
+	moat_sandbox_opts o;
+	moat_sandbox_opts_init(&o);
+	int r = moat_sandbox_create(c, &o, &sb, &err);
+	ok(r == 0 && sb, "create: the sandbox is up");
+	if (r < 0) {
+		diag(&err);
+		printf("1..%d\n", n_test);
+		return 1;
+	}
+	pid_t kids[8];
+	int nk = children(kids, 8);
+	ok(nk == 1, "create: one process of ours, the init (%d)", nk);
+	pid_t init_pid = nk >= 1 ? kids[0] : 0;
+	ok(count_cgroups("/sys/fs/cgroup", 0) > 0 || geteuid() != 0, "create: as root the sandbox has a cgroup");
+	ok(moat_sandbox_fd(sb) >= 0, "the sandbox's fd is there to poll");
+
+	/* One after another. */
+	job j;
+	r = spawn(sb, &j, SH("echo one; exit 3"), NULL, NULL, -1, &err);
+	ok(r == 0 && j.cmd.pid > 0 && j.cmd.pty_fd < 0, "first command started");
+	moat_command_result res;
+	r = moat_sandbox_wait(sb, j.cmd.id, -1, &res, &err);
+	collect(&j);
+	ok(r == 0 && res.status == MOAT_STATUS_EXITED && res.exit_code == 3 && res.exit_status == 3,
+	   "first command: exit code 3 (%d %d)", r, res.exit_code);
+	ok(strcmp(j.out, "one\n") == 0, "first command: its output through our pipe");
+	ok(res.max_rss_bytes > 0, "first command: accounted (max rss %llu)", (unsigned long long)res.max_rss_bytes);
+
+	char *env[] = {"FOO=bar", "HOME=/out-not", NULL};
+	r = spawn(sb, &j, SH("echo $FOO $HOME; pwd; cat"), env, "/proc", -1, &err);
+	ok(r == 0, "second command started in the same sandbox");
+	r = moat_sandbox_wait(sb, j.cmd.id, -1, &res, &err);
+	collect(&j);
+	ok(r == 0 && res.exit_code == 0 && strcmp(j.out, "bar /out-not\n/proc\n") == 0,
+	   "second command: its environment and working directory, stdin /dev/null ('%s')", j.out);
+
+	/* Its stdin a pipe of ours. */
+	int pin[2];
+	if (pipe2(pin, O_CLOEXEC) < 0)
+		return 1;
+	char *cat[] = {"cat", NULL};
+	r = spawn(sb, &j, cat, NULL, NULL, pin[0], &err);
+	close(pin[0]);
+	ssize_t w = write(pin[1], "fed\n", 4);
+	close(pin[1]);
+	r = r == 0 ? moat_sandbox_wait(sb, j.cmd.id, -1, &res, &err) : r;
+	collect(&j);
+	ok(r == 0 && w == 4 && strcmp(j.out, "fed\n") == 0, "stdin through a pipe of ours");
+
+	/* CPU time is accounted per command. */
+	r = spawn(sb, &j, SH("i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"), NULL, NULL, -1, &err);
+	r = r == 0 ? moat_sandbox_wait(sb, j.cmd.id, -1, &res, &err) : r;
+	collect(&j);
+	ok(r == 0 && res.exit_code == 0 && res.cpu_user_ms + res.cpu_sys_ms > 0,
+	   "a busy command: its CPU time (%llu ms)", (unsigned long long)(res.cpu_user_ms + res.cpu_sys_ms));
+
+	/* Several at once, ended in another order than started, collected
+	 * through the fd and dispatch as an event loop would. */
+	job many[4];
+	char scripts[4][128];
+	bool started_all = true;
+	for (int i = 0; i < 4; i++) {
+		snprintf(scripts[i], sizeof(scripts[i]), "sleep 0.%d; echo job%d; exit %d", 4 - i, i, 10 + i);
+		started_all &= spawn(sb, &many[i], SH(scripts[i]), NULL, NULL, -1, &err) == 0;
+	}
+	ok(started_all, "four commands at once");
+	int ended = 0, order[4] = {-1, -1, -1, -1};
+	bool statuses_ok = true;
+	while (ended < 4) {
+		struct pollfd p = {.fd = moat_sandbox_fd(sb), .events = POLLIN};
+		if (poll(&p, 1, 30000) <= 0)
+			break;
+		moat_sandbox_event ev;
+		while ((r = moat_sandbox_dispatch(sb, &ev, &err)) == 1) {
+			if (ev.type != MOAT_SANDBOX_EVENT_EXITED)
+				continue;
+			for (int i = 0; i < 4; i++)
+				if (many[i].cmd.id == ev.command.id) {
+					statuses_ok &= ev.command.exit_code == 10 + i;
+					order[ended++] = i;
+				}
+		}
+		if (r < 0)
+			break;
+	}
+	bool outputs_ok = true;
+	for (int i = 0; i < 4; i++) {
+		collect(&many[i]);
+		char want[16];
+		snprintf(want, sizeof(want), "job%d\n", i);
+		outputs_ok &= strcmp(many[i].out, want) == 0;
+	}
+	ok(ended == 4 && statuses_ok, "four at once: each one's exit status");
+	ok(outputs_ok, "four at once: each one's output on its own pipe");
+	ok(order[0] == 3 && order[3] == 0, "four at once: ends reported as they happened (%d..%d)", order[0],
+	   order[3]);
+
+	/* A signal to one command; the other goes on. */
+	job a, b;
+	char *sleep_long[] = {"sleep", "1000", NULL};
+	r = spawn(sb, &a, sleep_long, NULL, NULL, -1, &err);
+	r |= spawn(sb, &b, sleep_long, NULL, NULL, -1, &err);
+	ok(r == 0, "two sleepers started");
+	r = moat_sandbox_signal(sb, a.cmd.id, SIGTERM, &err);
+	int r2 = moat_sandbox_wait(sb, a.cmd.id, 30000, &res, &err);
+	ok(r == 0 && r2 == 0 && res.status == MOAT_STATUS_SIGNALED && res.signal == SIGTERM && res.exit_status == 143,
+	   "signal: the one signalled ended by SIGTERM");
+	r = moat_sandbox_wait(sb, b.cmd.id, 300, &res, &err);
+	ok(r == -ETIMEDOUT, "signal: the other still runs");
+	ok(moat_sandbox_signal(sb, a.cmd.id, SIGTERM, &err) == -ESRCH, "signal: an ended command is ESRCH");
+	ok(moat_sandbox_signal(sb, b.cmd.id, 0, &err) == -EINVAL, "signal: 0 is not a signal");
+	moat_sandbox_signal(sb, b.cmd.id, SIGKILL, &err);
+	r = moat_sandbox_wait(sb, b.cmd.id, 30000, &res, &err);
+	ok(r == 0 && res.signal == SIGKILL, "signal: SIGKILL ends the other");
+	collect(&a);
+	collect(&b);
+
+	/* The policy's confinement holds in every command: the root is
+	 * read-only, /tmp is writable, and no namespace can be made. */
+	r = spawn(sb, &j, SH("echo x > /etc/moat-api-test 2>/dev/null && echo wrote; echo y > /tmp/ok && echo tmp"),
+		  NULL, NULL, -1, &err);
+	r = r == 0 ? moat_sandbox_wait(sb, j.cmd.id, -1, &res, &err) : r;
+	collect(&j);
+	ok(r == 0 && strcmp(j.out, "tmp\n") == 0, "confinement: no write outside the allowed paths ('%s')", j.out);
+	char *unshare[] = {"unshare", "-U", "true", NULL};
+	r = spawn(sb, &j, unshare, NULL, NULL, -1, &err);
+	r = r == 0 ? moat_sandbox_wait(sb, j.cmd.id, -1, &res, &err) : r;
+	collect(&j);
+	ok(r == 0 && res.exit_code != 0, "confinement: no user namespace inside (exit %d)", res.exit_code);
+
+	/* A command that cannot be executed. */
+	char *missing[] = {"/no/such/program", NULL};
+	r = spawn(sb, &j, missing, NULL, NULL, -1, &err);
+	ok(r == 0 && j.cmd.pid == 0, "not found: spawn says it never ran");
+	r = moat_sandbox_wait(sb, j.cmd.id, -1, &res, &err);
+	collect(&j);
+	ok(r == 0 && res.exit_code == 127 && strstr(res.error, "not found"), "not found: exit 127 and why");
+
+	/* Bad specs are refused with the reason, and nothing starts. */
+	moat_spawn_spec s;
+	moat_spawn_spec_init(&s);
+	ok(moat_sandbox_spawn(sb, &s, &j.cmd, &err) == -EINVAL, "a spec without argv is refused");
+	char *bad_env[] = {"NOEQUALS", NULL};
+	s.argv = cat;
+	s.env = bad_env;
+	ok(moat_sandbox_spawn(sb, &s, &j.cmd, &err) == -EINVAL && strstr(err.msg, "NOEQUALS"),
+	   "an env entry without '=' is refused, named");
+	s.env = NULL;
+	s.cwd = "relative";
+	ok(moat_sandbox_spawn(sb, &s, &j.cmd, &err) == -EINVAL, "a relative cwd is refused");
+
+	/* A terminal of the sandbox's own. */
+	moat_spawn_spec_init(&s);
+	char *tty[] = {"sh", "-c", "tty; stty size 2>/dev/null; echo done", NULL};
+	s.argv = tty;
+	s.tty = true;
+	moat_command tc;
+	r = moat_sandbox_spawn(sb, &s, &tc, &err);
+	ok(r == 0 && tc.pty_fd >= 0, "tty: the terminal's master comes back");
+	if (r == 0) {
+		char tbuf[512] = "";
+		size_t tl = 0;
+		ssize_t n;
+		struct pollfd p = {.fd = tc.pty_fd, .events = POLLIN};
+		while (tl < sizeof(tbuf) - 1 && poll(&p, 1, 10000) > 0 &&
+		       (n = read(tc.pty_fd, tbuf + tl, sizeof(tbuf) - 1 - tl)) > 0)
+			tl += (size_t)n;
+		tbuf[tl] = '\0';
+		r = moat_sandbox_wait(sb, tc.id, -1, &res, &err);
+		ok(r == 0 && res.exit_code == 0 && strncmp(tbuf, "/dev/pts/", 9) == 0,
+		   "tty: the command's streams are the sandbox's own terminal");
+		close(tc.pty_fd);
+	}
+
+	/* The table is bounded. */
+	job fill[MOAT_SANDBOX_MAX_COMMANDS];
+	int started = 0;
+	for (int i = 0; i < MOAT_SANDBOX_MAX_COMMANDS; i++)
+		if (spawn(sb, &fill[i], sleep_long, NULL, NULL, -1, &err) == 0)
+			started++;
+		else
+			diag(&err);
+	ok(started == MOAT_SANDBOX_MAX_COMMANDS, "%d commands live at once", started);
+	r = spawn(sb, &j, sleep_long, NULL, NULL, -1, &err);
+	ok(r == -EAGAIN && strstr(err.msg, "most"), "one more is refused with EAGAIN, saying why");
+
+	/* stop: every command ends, each reported, then the sandbox. */
+	ok(moat_sandbox_stop(sb, &err) == 0, "stop");
+	int exited = 0;
+	bool got_end = false;
+	moat_sandbox_event ev;
+	while (!got_end) {
+		struct pollfd p = {.fd = moat_sandbox_fd(sb), .events = POLLIN};
+		if (poll(&p, 1, 30000) <= 0)
+			break;
+		while ((r = moat_sandbox_dispatch(sb, &ev, &err)) == 1) {
+			if (ev.type == MOAT_SANDBOX_EVENT_EXITED)
+				exited += ev.command.signal == SIGKILL;
+			else if (ev.type == MOAT_SANDBOX_EVENT_ENDED)
+				got_end = ev.status == MOAT_STATUS_EXITED;
+		}
+	}
+	ok(got_end && exited == started, "stop: %d commands killed and reported, then the sandbox's end", exited);
+	for (int i = 0; i < started; i++)
+		collect(&fill[i]);
+	ok(moat_sandbox_dispatch(sb, &ev, &err) == 0, "after the end, no more events");
+	ok(moat_sandbox_spawn(sb, &s, &tc, &err) == -ESRCH, "after the end, spawn is ESRCH");
+
+	moat_result rr;
+	r = moat_sandbox_destroy(sb, &rr, &err);
+	sb = NULL;
+	ok(r == 0 && rr.status == MOAT_STATUS_EXITED && rr.cpu_ms > 0, "destroy: the sandbox's account (%llu ms cpu)",
+	   (unsigned long long)rr.cpu_ms);
+	ok(init_pid > 0 && proc_gone(init_pid) && children(kids, 8) == 0, "destroy: no process is left");
+	ok(count_cgroups("/sys/fs/cgroup", 0) == 0, "destroy: no cgroup is left");
+	ok(count_lines("/proc/self/mountinfo") == mounts_before, "destroy: no mount is left");
+
+	/* destroy with commands still running, no stop before. */
+	r = moat_sandbox_create(c, &o, &sb, &err);
+	ok(r == 0, "a second sandbox");
+	nk = children(kids, 8);
+	init_pid = nk == 1 ? kids[0] : 0;
+	for (int i = 0; i < 3 && r == 0; i++)
+		r = spawn(sb, &fill[i], sleep_long, NULL, NULL, -1, &err);
+	r = moat_sandbox_destroy(sb, &rr, &err);
+	sb = NULL;
+	for (int i = 0; i < 3; i++)
+		collect(&fill[i]);
+	ok(r == 0 && init_pid > 0 && proc_gone(init_pid) && children(kids, 8) == 0 &&
+		   count_cgroups("/sys/fs/cgroup", 0) == 0,
+	   "destroy with commands running: nothing is left");
+
+	/* The runner's model: the sandbox ends with its first command. */
+	o.ends_with_first_command = true;
+	r = moat_sandbox_create(c, &o, &sb, &err);
+	ok(r == 0, "a sandbox that ends with its first command");
+	r = spawn(sb, &a, SH("sleep 1000 & echo first"), NULL, NULL, -1, &err);
+	r2 = spawn(sb, &b, cat, NULL, NULL, -1, &err);
+	ok(r == 0 && r2 == -EALREADY, "it runs no second command");
+	r = moat_sandbox_wait(sb, a.cmd.id, -1, &res, &err);
+	collect(&a);
+	got_end = false;
+	while (!got_end) {
+		struct pollfd p = {.fd = moat_sandbox_fd(sb), .events = POLLIN};
+		if (poll(&p, 1, 30000) <= 0)
+			break;
+		while (moat_sandbox_dispatch(sb, &ev, &err) == 1)
+			got_end |= ev.type == MOAT_SANDBOX_EVENT_ENDED;
+	}
+	ok(r == 0 && res.exit_code == 0 && strcmp(a.out, "first\n") == 0 && got_end,
+	   "its first command's end ends it, the background sleep with it");
+	moat_sandbox_destroy(sb, &rr, &err);
+	sb = NULL;
+
+	/* The wall limit ends a live sandbox. */
+	moat_config *cw = new_config(1000);
+	o.ends_with_first_command = false;
+	r = moat_sandbox_create(cw, &o, &sb, &err);
+	r = r == 0 ? spawn(sb, &a, sleep_long, NULL, NULL, -1, &err) : r;
+	got_end = false;
+	moat_status why = _MOAT_STATUS_INVALID;
+	while (r == 0 && !got_end) {
+		struct pollfd p = {.fd = moat_sandbox_fd(sb), .events = POLLIN};
+		if (poll(&p, 1, 60000) <= 0)
+			break;
+		while (moat_sandbox_dispatch(sb, &ev, &err) == 1)
+			if (ev.type == MOAT_SANDBOX_EVENT_ENDED) {
+				got_end = true;
+				why = ev.status;
+			}
+	}
+	collect(&a);
+	moat_sandbox_destroy(sb, &rr, &err);
+	sb = NULL;
+	ok(got_end && why == MOAT_STATUS_TIMEOUT && rr.status == MOAT_STATUS_TIMEOUT,
+	   "limits.wall ends a live sandbox: timeout");
+	moat_config_free(cw);
+
+	/* A setup error comes back from create with its reason. */
+	moat_config *bad = new_config(10000);
+	bad->cwd = strdup("relative/cwd");
+	r = moat_sandbox_create(bad, &o, &sb, &err);
+	ok(r < 0 && !sb, "create refuses a bad configuration");
+	moat_config_free(bad);
+
+	sigprocmask(SIG_BLOCK, NULL, &mask_after);
+	struct sigaction now;
+	sigaction(SIGCHLD, NULL, &now);
+	ok(sigismember(&mask_after, SIGUSR1) && !sigismember(&mask_after, SIGCHLD) &&
+		   !sigismember(&mask_after, SIGTERM) && !sigismember(&mask_after, SIGINT) &&
+		   now.sa_handler == on_sigchld,
+	   "the caller's signal mask and SIGCHLD handler are untouched");
+	ok(sigchld_seen == 0, "no SIGCHLD reached the caller (%d)", (int)sigchld_seen);
+	(void)mask_before;
+
+	moat_config_free(c);
+	printf("1..%d\n", n_test);
+	return n_fail ? 1 : 0;
+}
