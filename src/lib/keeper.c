@@ -169,6 +169,9 @@ static void command_ended(keeper *k, const moat_command_result *r)
 			k->n_waiters--;
 			answer_exit(done->c, done->tag, e);
 			free(done);
+			/* A failed answer closed its connection and dropped
+			 * its other waits: the list may have changed. */
+			w = &k->waiters;
 		} else
 			w = &(*w)->next;
 	}
@@ -301,11 +304,14 @@ static void do_status(conn *c, const moat_keeper_msg *m)
 	answer(c, &a, -1);
 }
 
+static void sandbox_cb(evutil_socket_t fd, short what, void *arg);
+
 static void conn_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	conn *c = arg;
+	keeper *k = c->k;
 	moat_keeper_msg m;
 	moat_keeper_msg_init(&m, _MOAT_KEEPER_MSG_INVALID);
 	int fds[3] = {-1, -1, -1};
@@ -361,6 +367,11 @@ static void conn_cb(evutil_socket_t fd, short what, void *arg)
 	for (size_t i = 0; i < n; i++)
 		close(fds[i]);
 	moat_keeper_msg_done(&m);
+	/* A call into the sandbox (a spawn waits for the init's answer) may
+	 * have read events off its socket, which then wait in the sandbox
+	 * object with nothing left to make its descriptor readable: collect
+	 * them now, or a command that ended meanwhile is never reported. */
+	sandbox_cb(-1, EV_READ, k);
 }
 
 /* ---- connections ---- */
@@ -461,7 +472,6 @@ static void listen_cb(evutil_socket_t lfd, short what, void *arg)
 
 static void sandbox_cb(evutil_socket_t fd, short what, void *arg)
 {
-	(void)fd;
 	(void)what;
 	keeper *k = arg;
 	for (;;) {
@@ -488,13 +498,23 @@ static void sandbox_cb(evutil_socket_t fd, short what, void *arg)
 			k->sandbox_ended = true;
 			/* Every command's end came before this one; anyone
 			 * still waiting waits for a command that will not end. */
-			for (waiter *w = k->waiters; w; w = w->next)
+			while (k->waiters) {
+				/* Taken off first: an answer that fails closes
+				 * its connection, which drops that one's waits. */
+				waiter *w = k->waiters;
+				k->waiters = w->next;
+				k->n_waiters--;
 				answer_error(w->c, w->tag, ESRCH, "wait: the sandbox ended");
+				free(w);
+			}
 			event_base_loopexit(k->base, NULL);
 			break;
 		}
 	}
-	conn_reap(k);
+	/* Not from a connection's own callback (fd -1), which may still be
+	 * on the stack of the connection being freed. */
+	if (fd >= 0)
+		conn_reap(k);
 }
 
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
@@ -507,6 +527,8 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	 * whoever waits, then the loop ends with the sandbox's ENDED. */
 	if (k->sandbox_ended || moat_sandbox_stop(k->sb, &err) < 0)
 		event_base_loopexit(k->base, NULL);
+	else
+		sandbox_cb(-1, EV_READ, k); /* what stop read off the socket */
 }
 
 /* ---- setup ---- */
