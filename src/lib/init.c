@@ -631,9 +631,12 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		fail_setup(ctl, &err);
 	}
 	st.cgroup_joined = !a->wait_cgroup;
-	/* The runner's supervisor does not wait for it: it has sent its
-	 * SPAWN already, which is served next. */
-	moat__ctl_send(ctl, MOAT_CTL_READY, 0, 0, NULL);
+	/* A sandbox object's creator waits for READY. The runner's
+	 * supervisor does not (its SPAWN is already queued), and one more
+	 * message would wake it once more for nothing: on a loaded host every
+	 * wake-up of its waits for a time slice. */
+	if (a->say_ready)
+		moat__ctl_send(ctl, MOAT_CTL_READY, 0, 0, NULL);
 
 	for (;;) {
 		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = ctl, .events = POLLIN}};

@@ -125,6 +125,7 @@ typedef struct moat_init_args {
 	/* The runner's model: the sandbox ends when its first command does.
 	 * Otherwise the init serves commands until SHUTDOWN. */
 	bool ends_with_first;
+	bool say_ready;        /* send READY once set up (a sandbox object) */
 	bool tty;
 	char **envp;           /* the command's environment, for a SPAWN
 				* without a spec (the runner's) */
@@ -162,6 +163,7 @@ typedef struct moat_boot {
 	const moat_config *c;
 	moat_run_limits *lim;  /* prepared (moat__limits_prepare) */
 	bool ends_with_first;
+	bool say_ready;        /* the creator waits for READY */
 	bool file_trail;
 	bool tty;              /* the runner's terminal, opened during setup */
 	char **envp;           /* the runner's command's environment, or NULL */

@@ -483,6 +483,7 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		.c = config,
 		.lim = sb->lim,
 		.ends_with_first = sb->opts.ends_with_first_command,
+		.say_ready = true,
 		.exit_signal = 0,
 		.iso = &sb->r.isolation,
 	};
@@ -510,7 +511,9 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		goto fail;
 	}
 	if (config->limits.wall_ms != MOAT_UNLIMITED) {
-		uint64_t wall = config->limits.wall_ms;
+		/* The limit counts from the clone: setup time included. */
+		uint64_t spent = (moat__now_ns() - sb->t0) / 1000000;
+		uint64_t wall = config->limits.wall_ms > spent ? config->limits.wall_ms - spent : 1;
 		sb->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		struct itimerspec its = {.it_value = {.tv_sec = (time_t)(wall / 1000),
 						      .tv_nsec = (long)(wall % 1000) * 1000000}};

@@ -359,9 +359,11 @@ static void init_drop_inherited_fds(int keep)
 	for (int fd = 0; fd < 3; fd++)
 		if (fd != keep && null >= 0 && null != fd)
 			dup2(null, fd);
+	/* keep may be below 3 when the caller runs with a standard stream
+	 * closed: it stays, the others are /dev/null. */
 	if (keep > 3)
 		moat__close_range(3, (unsigned)keep - 1, 0);
-	moat__close_range((unsigned)keep + 1, ~0U, 0);
+	moat__close_range(keep >= 3 ? (unsigned)keep + 1 : 3, ~0U, 0);
 }
 
 int moat__sandbox_boot(moat_boot *b, moat_error *err)
@@ -382,6 +384,7 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 		.config = c,
 		.ctl_fd = ctl_init,
 		.ends_with_first = b->ends_with_first,
+		.say_ready = b->say_ready,
 		.rootless = iso->rootless,
 		.tty = b->tty,
 		.envp = b->envp,

@@ -120,8 +120,14 @@ static char *sh(const char *script)
 }
 #define SH(script) ((char *const *)sh(script))
 
-/* The host pids whose parent is this process. */
+/* The host pids whose parent is parent. */
+static int children_of(pid_t parent, pid_t *ret, int max);
 static int children(pid_t *ret, int max)
+{
+	return children_of(getpid(), ret, max);
+}
+
+static int children_of(pid_t parent, pid_t *ret, int max)
 {
 	int n = 0;
 	DIR *d = opendir("/proc");
@@ -139,7 +145,7 @@ static int children(pid_t *ret, int max)
 		buf[len] = '\0';
 		char *p = strrchr(buf, ')');
 		int ppid = 0;
-		if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == getpid() && n < max)
+		if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == parent && n < max)
 			ret[n++] = atoi(e->d_name);
 	}
 	if (d)
@@ -173,15 +179,33 @@ static int count_cgroups(const char *dir, int depth)
 	return n;
 }
 
-static int count_lines(const char *path)
+
+/* The mount namespace of a process ("mnt:[N]"). */
+static void mnt_ns(pid_t pid, char *buf, size_t len)
 {
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	int n = 0, ch;
-	while ((ch = fgetc(f)) != EOF)
-		n += ch == '\n';
-	fclose(f);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	ssize_t n = readlink(path, buf, len - 1);
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+/* How many processes of the host are in mount namespace ns: with none,
+ * the namespace and every mount in it are gone (this program holds no
+ * descriptor on it). */
+static int procs_in_mnt_ns(const char *ns)
+{
+	int n = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		char buf[64];
+		mnt_ns(atoi(e->d_name), buf, sizeof(buf));
+		n += strcmp(buf, ns) == 0;
+	}
+	if (d)
+		closedir(d);
 	return n;
 }
 
@@ -199,12 +223,37 @@ static bool proc_gone(pid_t pid)
 	return access(path, F_OK) < 0;
 }
 
-int main(void)
+/* "hold SECS": a live sandbox whose two commands sleep SECS (a number the
+ * caller can look for) until this process is killed; api_sandbox.sh kills
+ * it with SIGKILL and looks for what is left. */
+static int hold(const char *secs)
 {
 	moat_error err = {0};
 	moat_sandbox *sb = NULL;
+	moat_config *c = new_config(MOAT_UNLIMITED);
+	if (moat_sandbox_create(c, NULL, &sb, &err) < 0) {
+		diag(&err);
+		return 1;
+	}
+	char *argv[] = {"sleep", (char *)secs, NULL};
+	job a, b;
+	if (spawn(sb, &a, argv, NULL, NULL, -1, &err) < 0 || spawn(sb, &b, argv, NULL, NULL, -1, &err) < 0) {
+		diag(&err);
+		return 1;
+	}
+	printf("started\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 2 && strcmp(argv[1], "hold") == 0)
+		return hold(argv[2]);
+	moat_error err = {0};
+	moat_sandbox *sb = NULL;
 	moat_config *c = new_config(120000);
-	int mounts_before = count_lines("/proc/self/mountinfo");
 
 	/* The caller's signals: a SIGCHLD handler and a blocked SIGUSR1 that
 	 * the library must leave exactly as they are. */
@@ -229,6 +278,26 @@ int main(void)
 	int nk = children(kids, 8);
 	ok(nk == 1, "create: one process of ours, the init (%d)", nk);
 	pid_t init_pid = nk >= 1 ? kids[0] : 0;
+	/* The sandbox's mount namespace, seen through a command (the init is
+	 * not dumpable: its namespaces are not the caller's to read). */
+	char sandbox_ns[64] = "", own_ns[64] = "";
+	{
+		job probe;
+		char *sleeper[] = {"sleep", "1000", NULL};
+		pid_t cmd_pid[4];
+		moat_command_result pr;
+		r = spawn(sb, &probe, sleeper, NULL, NULL, -1, &err);
+		if (r == 0 && children_of(init_pid, cmd_pid, 4) == 1)
+			mnt_ns(cmd_pid[0], sandbox_ns, sizeof(sandbox_ns));
+		mnt_ns(getpid(), own_ns, sizeof(own_ns));
+		if (r == 0) {
+			moat_sandbox_signal(sb, probe.cmd.id, SIGKILL, &err);
+			moat_sandbox_wait(sb, probe.cmd.id, -1, &pr, &err);
+			collect(&probe);
+		}
+	}
+	ok(sandbox_ns[0] && strcmp(sandbox_ns, own_ns) != 0, "create: the sandbox has a mount namespace of its own (%s)",
+	   sandbox_ns);
 	ok(count_cgroups("/sys/fs/cgroup", 0) > 0 || geteuid() != 0, "create: as root the sandbox has a cgroup");
 	ok(moat_sandbox_fd(sb) >= 0, "the sandbox's fd is there to poll");
 
@@ -272,34 +341,46 @@ int main(void)
 	ok(r == 0 && res.exit_code == 0 && res.cpu_user_ms + res.cpu_sys_ms > 0,
 	   "a busy command: its CPU time (%llu ms)", (unsigned long long)(res.cpu_user_ms + res.cpu_sys_ms));
 
-	/* Several at once, ended in another order than started, collected
-	 * through the fd and dispatch as an event loop would. */
+	/* Several at once, each held until this program closes its stdin,
+	 * released last to first: every end is reported as it happens,
+	 * collected through the fd and dispatch as an event loop would. */
 	job many[4];
+	int hold_w[4];
 	char scripts[4][128];
 	bool started_all = true;
 	for (int i = 0; i < 4; i++) {
-		snprintf(scripts[i], sizeof(scripts[i]), "sleep 0.%d; echo job%d; exit %d", 4 - i, i, 10 + i);
-		started_all &= spawn(sb, &many[i], SH(scripts[i]), NULL, NULL, -1, &err) == 0;
+		int hp[2];
+		if (pipe2(hp, O_CLOEXEC) < 0)
+			return 1;
+		hold_w[i] = hp[1];
+		snprintf(scripts[i], sizeof(scripts[i]), "read x; echo job%d; exit %d", i, 10 + i);
+		started_all &= spawn(sb, &many[i], SH(scripts[i]), NULL, NULL, hp[0], &err) == 0;
+		close(hp[0]);
 	}
 	ok(started_all, "four commands at once");
 	int ended = 0, order[4] = {-1, -1, -1, -1};
-	bool statuses_ok = true;
-	while (ended < 4) {
-		struct pollfd p = {.fd = moat_sandbox_fd(sb), .events = POLLIN};
-		if (poll(&p, 1, 30000) <= 0)
-			break;
-		moat_sandbox_event ev;
-		while ((r = moat_sandbox_dispatch(sb, &ev, &err)) == 1) {
-			if (ev.type != MOAT_SANDBOX_EVENT_EXITED)
-				continue;
-			for (int i = 0; i < 4; i++)
-				if (many[i].cmd.id == ev.command.id) {
-					statuses_ok &= ev.command.exit_code == 10 + i;
-					order[ended++] = i;
-				}
+	bool statuses_ok = true, one_at_a_time = true;
+	for (int k = 3; k >= 0; k--) {
+		close(hold_w[k]);
+		int before = ended;
+		while (ended == before) {
+			struct pollfd p = {.fd = moat_sandbox_fd(sb), .events = POLLIN};
+			if (poll(&p, 1, 30000) <= 0)
+				break;
+			moat_sandbox_event ev;
+			while ((r = moat_sandbox_dispatch(sb, &ev, &err)) == 1) {
+				if (ev.type != MOAT_SANDBOX_EVENT_EXITED)
+					continue;
+				for (int i = 0; i < 4; i++)
+					if (many[i].cmd.id == ev.command.id) {
+						statuses_ok &= ev.command.exit_code == 10 + i;
+						order[ended++] = i;
+					}
+			}
+			if (r < 0)
+				break;
 		}
-		if (r < 0)
-			break;
+		one_at_a_time &= ended == before + 1;
 	}
 	bool outputs_ok = true;
 	for (int i = 0; i < 4; i++) {
@@ -310,8 +391,8 @@ int main(void)
 	}
 	ok(ended == 4 && statuses_ok, "four at once: each one's exit status");
 	ok(outputs_ok, "four at once: each one's output on its own pipe");
-	ok(order[0] == 3 && order[3] == 0, "four at once: ends reported as they happened (%d..%d)", order[0],
-	   order[3]);
+	ok(one_at_a_time && order[0] == 3 && order[1] == 2 && order[2] == 1 && order[3] == 0,
+	   "four at once: each end reported as it happened (%d %d %d %d)", order[0], order[1], order[2], order[3]);
 
 	/* A signal to one command; the other goes on. */
 	job a, b;
@@ -431,7 +512,7 @@ int main(void)
 	   (unsigned long long)rr.cpu_ms);
 	ok(init_pid > 0 && proc_gone(init_pid) && children(kids, 8) == 0, "destroy: no process is left");
 	ok(count_cgroups("/sys/fs/cgroup", 0) == 0, "destroy: no cgroup is left");
-	ok(count_lines("/proc/self/mountinfo") == mounts_before, "destroy: no mount is left");
+	ok(procs_in_mnt_ns(sandbox_ns) == 0, "destroy: no mount is left (no process in %s)", sandbox_ns);
 
 	/* destroy with commands still running, no stop before. */
 	r = moat_sandbox_create(c, &o, &sb, &err);
