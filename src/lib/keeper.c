@@ -607,19 +607,20 @@ static int keeper_setup(keeper *k, const char *yaml, size_t len, moat_config **r
 	int r = moat_policy_parse(yaml, len, "keeper policy", "/", NULL, &p, err);
 	if (r < 0)
 		return r;
-	_cleanup_config_ moat_config *c = moat_config_new();
-	if (!c)
-		return moat_error_set(err, ENOMEM, "out of memory");
-	if ((r = moat_policy_apply(p, c, err)) < 0 || (r = moat_policy_attach(p, c, err)) < 0)
+	/* The run specification, compiled once; no argv: each command
+	 * brings its own. */
+	_cleanup_config_ moat_config *c = NULL;
+	if ((r = moat_policy_compile(p, NULL, &c, err)) < 0)
 		return r;
-	if (c->audit_path) {
-		if ((r = moat_audit_open(c->audit_path, NULL, &k->audit, err)) < 0)
+	/* Where the sandbox reports is the keeper's, from the policy. */
+	if (p->audit_log) {
+		if ((r = moat_audit_open(p->audit_log, NULL, &k->audit, err)) < 0)
 			return r;
 		if ((r = moat_audit_set_max_size(k->audit,
-						 c->audit_max_size ? c->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE, err)) < 0)
+						 p->audit_max_size ? p->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE, err)) < 0)
 			return r;
 	}
-	if ((r = moat_egress_from_policy(c, p, k->audit, egress, err)) < 0)
+	if ((r = moat_egress_from_policy(p, NULL, k->audit, egress, err)) < 0)
 		return r;
 	moat_sandbox_opts o;
 	moat_sandbox_opts_init(&o);
