@@ -47,6 +47,9 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	/* Not in the table: not a command for people (cmd_keeper.c). */
+	if (strcmp(argv[1], "__keeper") == 0)
+		return moat_cmd_keeper(argc - 1, argv + 1);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);

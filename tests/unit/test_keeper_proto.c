@@ -1,0 +1,229 @@
+/* The front <-> keeper protocol's messages (keeper-proto.c): every message
+ * survives a round trip, and bad input gets one error naming the field. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "keeper-proto.h"
+
+static void roundtrip(const moat_keeper_msg *in, moat_keeper_msg *out)
+{
+	moat_error err = {0};
+	_cleanup_free_ char *s = NULL;
+	assert_int_equal(moat__keeper_encode(in, &s, &err), 0);
+	moat_keeper_msg_init(out, _MOAT_KEEPER_MSG_INVALID);
+	int r = moat__keeper_decode(s, strlen(s), out, &err);
+	if (r < 0)
+		fail_msg("%s: %s", s, err.msg);
+	assert_int_equal(out->type, in->type);
+	assert_true(out->tag == in->tag);
+}
+
+/* What decoding text gives: 0, or the negative errno with the message
+ * compared to want. */
+static void refused(const char *text, int code, const char *want)
+{
+	moat_keeper_msg m;
+	moat_keeper_msg_init(&m, _MOAT_KEEPER_MSG_INVALID);
+	moat_error err = {0};
+	int r = moat__keeper_decode(text, strlen(text), &m, &err);
+	moat_keeper_msg_done(&m);
+	if (r != -code || strcmp(err.msg, want) != 0)
+		fail_msg("%s: got %d '%s', want %d '%s'", text, r, err.msg, -code, want);
+}
+
+static void test_hello(void **state)
+{
+	(void)state;
+	moat_keeper_msg a, b;
+	moat_keeper_msg_init(&a, MOAT_KEEPER_HELLO);
+	a.versions[0] = 1;
+	a.versions[1] = 7;
+	a.n_versions = 2;
+	roundtrip(&a, &b);
+	assert_int_equal(b.n_versions, 2);
+	assert_int_equal(b.versions[1], 7);
+	assert_int_equal(moat__keeper_pick_version(b.versions, b.n_versions), 1);
+	unsigned none[] = {0, 9};
+	assert_int_equal(moat__keeper_pick_version(none, 2), 0);
+	moat_keeper_msg_done(&b);
+
+	moat_keeper_msg_init(&a, MOAT_KEEPER_HELLO);
+	a.version = 1;
+	strcpy(a.sandbox, "0123456789abcdef01234567");
+	a.pid = 4242;
+	roundtrip(&a, &b);
+	assert_int_equal(b.version, 1);
+	assert_string_equal(b.sandbox, a.sandbox);
+	assert_int_equal(b.pid, 4242);
+	moat_keeper_msg_done(&b);
+}
+
+static void test_spawn(void **state)
+{
+	(void)state;
+	char *argv[] = {"/bin/sh", "-c", "echo \"hi\"\n", NULL};
+	char *env[] = {"A=1", "B=two=2", NULL};
+	moat_keeper_msg a, b;
+	moat_keeper_msg_init(&a, MOAT_KEEPER_SPAWN);
+	a.tag = 99;
+	a.argv = argv;
+	a.env = env;
+	a.cwd = "/tmp";
+	a.stdio[1] = a.stdio[2] = true;
+	roundtrip(&a, &b);
+	assert_string_equal(b.argv[2], argv[2]);
+	assert_null(b.argv[3]);
+	assert_string_equal(b.env[1], "B=two=2");
+	assert_string_equal(b.cwd, "/tmp");
+	assert_false(b.stdio[0]);
+	assert_true(b.stdio[1] && b.stdio[2]);
+	assert_false(b.tty);
+	moat_keeper_msg_done(&b);
+	assert_null(b.argv);
+
+	/* The encoder refuses what the decoder would. */
+	moat_error err = {0};
+	char *s = NULL;
+	char *empty[] = {NULL};
+	a.argv = empty;
+	assert_int_equal(moat__keeper_encode(&a, &s, &err), -EINVAL);
+	assert_string_equal(err.msg, "spawn.argv: must hold at least one string");
+	a.argv = argv;
+	a.tty = true;
+	assert_int_equal(moat__keeper_encode(&a, &s, &err), -EINVAL);
+	assert_string_equal(err.msg, "spawn.stdio: must be empty with spawn.tty");
+	assert_null(s);
+}
+
+static void test_exit_and_others(void **state)
+{
+	(void)state;
+	moat_keeper_msg a, b;
+	moat_keeper_msg_init(&a, MOAT_KEEPER_EXIT);
+	a.tag = 3;
+	a.exit.id = 5;
+	strcpy(a.exit.status, "signaled");
+	a.exit.signal = 9;
+	a.exit.exit_status = 137;
+	a.exit.wall_ms = 12;
+	a.exit.cpu_user_ms = 3;
+	a.exit.max_rss_bytes = 1 << 20;
+	roundtrip(&a, &b);
+	assert_int_equal(b.exit.id, 5);
+	assert_string_equal(b.exit.status, "signaled");
+	assert_int_equal(b.exit.exit_code, -1);
+	assert_int_equal(b.exit.signal, 9);
+	assert_int_equal(b.exit.exit_status, 137);
+	assert_true(b.exit.max_rss_bytes == 1 << 20);
+
+	moat_keeper_msg_init(&a, MOAT_KEEPER_SIGNAL);
+	a.id = 2;
+	a.signal = 15;
+	roundtrip(&a, &b);
+	assert_int_equal(b.signal, 15);
+
+	moat_keeper_msg_init(&a, MOAT_KEEPER_STATUS);
+	a.tag = 1;
+	roundtrip(&a, &b);
+	assert_int_equal(b.state[0], '\0');
+	strcpy(a.state, "running");
+	strcpy(a.sandbox, "0123456789abcdef01234567");
+	a.pid = 10;
+	a.commands[0] = 1;
+	a.commands[1] = 4;
+	a.n_commands = 2;
+	roundtrip(&a, &b);
+	assert_string_equal(b.state, "running");
+	assert_int_equal(b.n_commands, 2);
+	assert_int_equal(b.commands[1], 4);
+
+	moat_keeper_msg_init(&a, MOAT_KEEPER_ERROR);
+	a.tag = 8;
+	a.error_errno = EPERM;
+	a.message = "spawn: no";
+	roundtrip(&a, &b);
+	assert_int_equal(b.error_errno, EPERM);
+	assert_string_equal(b.message, "spawn: no");
+	moat_keeper_msg_done(&b);
+}
+
+static void test_bad_input_names_the_field(void **state)
+{
+	(void)state;
+	refused("", EINVAL, "message: not JSON ('[' or '{' expected near end of file at byte 0)");
+	refused("[1]", EINVAL, "message: not a JSON object");
+	refused("{}", EINVAL, "type: missing");
+	refused("{\"type\":3}", EINVAL, "type: not a string");
+	refused("{\"type\":\"launch\"}", EINVAL, "type: unknown message type 'launch'");
+	refused("{\"type\":\"wait\",\"tag\":1,\"id\":1,\"id\":2}", EINVAL,
+		"message: not JSON (duplicate object key near '\"id\"' at byte 34)");
+	refused("{\"type\":\"wait\",\"tag\":1}", EINVAL, "wait.id: missing");
+	refused("{\"type\":\"wait\",\"id\":1}", EINVAL, "wait.tag: missing");
+	refused("{\"type\":\"wait\",\"tag\":1,\"id\":-1}", EINVAL, "wait.id: -1 is out of range (0..4294967295)");
+	refused("{\"type\":\"wait\",\"tag\":1,\"id\":1,\"pid\":3}", EINVAL, "wait.pid: unknown field");
+	refused("{\"type\":\"spawn\",\"tag\":1}", EINVAL, "spawn.argv: missing");
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[]}", EINVAL, "spawn.argv: must hold at least one string");
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\",\"b\",3]}", EINVAL, "spawn.argv[2]: not a string");
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\\u0000b\"]}", EINVAL,
+		"message: not JSON (\\u0000 is not allowed without JSON_ALLOW_NUL near '\"a\\u0000b\"' at byte 42)");
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"env\":[\"PATH\"]}", EINVAL,
+		"spawn.env[0]: not NAME=VALUE");
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"cwd\":\"tmp\"}", EINVAL,
+		"spawn.cwd: not an absolute path");
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"tty\":1}", EINVAL, "spawn.tty: not true or false");
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"stdio\":[true,false]}", EINVAL,
+		"spawn.stdio: not an array of three booleans");
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"tty\":true,\"stdio\":[true,false,false]}", EINVAL,
+		"spawn.stdio: must be empty with spawn.tty");
+	refused("{\"type\":\"signal\",\"tag\":1,\"id\":1,\"signal\":0}", EINVAL, "signal.signal: 0 is out of range (1..64)");
+	refused("{\"type\":\"hello\",\"versions\":[]}", EINVAL, "hello.versions: must hold at least one version");
+	refused("{\"type\":\"hello\",\"versions\":[1],\"tag\":2}", EINVAL, "hello.tag: unknown field");
+	refused("{\"type\":\"hello\",\"version\":1,\"sandbox\":\"../x\",\"pid\":1}", EINVAL,
+		"hello.sandbox: not a sandbox id");
+	refused("{\"type\":\"exit\",\"tag\":1,\"id\":1,\"status\":\"oom\"}", EINVAL,
+		"exit.status: not exited, signaled or setup_error");
+
+	/* Caps: a packet over the size, a vector over its count. */
+	size_t big = MOAT_KEEPER_MAX_MSG + 1;
+	char *buf = malloc(big + 1);
+	memset(buf, ' ', big);
+	buf[big] = '\0';
+	refused(buf, E2BIG, "message: larger than 65536 bytes");
+	free(buf);
+	size_t n = MOAT_KEEPER_MAX_ARGS + 1;
+	buf = malloc(64 + n * 4);
+	char *p = buf + sprintf(buf, "{\"type\":\"spawn\",\"tag\":1,\"argv\":[");
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%s\"a\"", i ? "," : "");
+	strcpy(p, "]}");
+	refused(buf, E2BIG, "spawn.argv: more than 1024 entries");
+	free(buf);
+}
+
+static void test_ids(void **state)
+{
+	(void)state;
+	assert_true(moat__keeper_id_valid("0123456789abcdef01234567"));
+	assert_false(moat__keeper_id_valid("0123456789ABCDEF01234567"));
+	assert_false(moat__keeper_id_valid("0123456789abcdef0123456"));
+	assert_false(moat__keeper_id_valid("0123456789abcdef012345678"));
+	assert_false(moat__keeper_id_valid("../3456789abcdef01234567"));
+	assert_false(moat__keeper_id_valid(""));
+	assert_false(moat__keeper_id_valid(NULL));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_spawn),
+		cmocka_unit_test(test_exit_and_others),
+		cmocka_unit_test(test_bad_input_names_the_field),
+		cmocka_unit_test(test_ids),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
