@@ -13,8 +13,10 @@ int moat_cli_run_net_option(moat_config *c, const char *name, const char *value,
 			c->net = MOAT_NET_NONE;
 		else if (strcmp(value, "proxy") == 0)
 			c->net = MOAT_NET_PROXY;
+		else if (strcmp(value, "transparent") == 0)
+			c->net = MOAT_NET_TRANSPARENT;
 		else
-			return moat_error_set(err, MOAT_EINPUT, "'%s' is not none or proxy", value);
+			return moat_error_set(err, MOAT_EINPUT, "'%s' is not none, proxy or transparent", value);
 		return 0;
 	}
 	char ***list = strcmp(name, "allow-host") == 0	  ? &c->allow_hosts
@@ -25,7 +27,7 @@ int moat_cli_run_net_option(moat_config *c, const char *name, const char *value,
 		if (moat__strv_length(*list) >= cap)
 			return moat_error_set(err, MOAT_EINPUT, "more than %zu values", cap);
 		/* Allowing a host means going through the gateway. */
-		if (list == &c->allow_hosts)
+		if (list == &c->allow_hosts && !moat_net_uses_gateway(c->net))
 			c->net = MOAT_NET_PROXY;
 		return moat__strv_push(list, value) < 0 ? moat_error_set(err, ENOMEM, "out of memory") : 0;
 	}

@@ -52,7 +52,7 @@ int moat_egress_from_policy(const moat_config *c, const moat_policy *policy, moa
 	memset(e, 0, sizeof(*e));
 	e->log_fd = -1;
 	e->audit = audit;
-	if (c->net != MOAT_NET_PROXY)
+	if (!moat_net_uses_gateway(c->net))
 		return 0;
 	/* The policy, with the flags folded in, is the whole truth about the
 	 * network: its deny, approve and allow rules with their ports,

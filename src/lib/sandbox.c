@@ -71,7 +71,7 @@ static int env_set(char ***envp, const char *kv)
  * from the variables every HTTP library reads; a --env may override them. */
 static int proxy_env(const moat_config *c, char ***envp)
 {
-	if (c->net != MOAT_NET_PROXY)
+	if (!moat_net_uses_gateway(c->net))
 		return 0;
 	_cleanup_strv_free_ char **pe = moat_gateway_proxy_env(MOAT_PROXY_PORT);
 	if (!pe)
@@ -345,7 +345,7 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	int ret = moat_config_validate(c, err);
 	if (ret < 0)
 		goto fail;
-	if (c->net == MOAT_NET_PROXY && !io_in->gateway) {
+	if (moat_net_uses_gateway(c->net) && !io_in->gateway) {
 		ret = moat_error_set(err, EINVAL, "network proxy mode without a gateway configuration");
 		goto fail;
 	}
@@ -464,6 +464,10 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		moat__init_main(&ia);
 	}
 	iso->userns = iso->mountns = iso->pidns = iso->netns = iso->ipcns = iso->utsns = iso->cgroupns = true;
+	/* A run whose transparent egress cannot be set up fails in the init
+	 * (netnat.h): a run that gets this far has the mode it asked for. */
+	snprintf(iso->egress, sizeof(iso->egress), "%s",
+		 c->net == MOAT_NET_TRANSPARENT ? "transparent" : c->net == MOAT_NET_PROXY ? "proxy" : "none");
 	close(TAKE_FD(ctl_init));
 	s.pidfd = pidfd;
 	s.pid = (pid_t)pid;
