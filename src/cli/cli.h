@@ -31,14 +31,27 @@ void moat_cli_sleep(double s);
 int moat_cmd_judge(int argc, char **argv);
 int moat_cmd_policy(int argc, char **argv);
 
-/* Parses `moat run` options into c; returns the index of the command word,
- * or -1 after printing an error. *ret_help is set for --help. */
-int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_help);
+/* What the options of `moat run` ask for: --profile, --policy and
+ * --net-log are the front's; every other option is a field of the policy
+ * overlay (moat_policy_overlay_new), merged on top of the base policy. */
+typedef struct moat_cli_run_opts {
+	char *profile;
+	char *policy_path;
+	char *net_log;
+	moat_policy *overlay;
+} moat_cli_run_opts;
+void moat_cli_run_opts_done(moat_cli_run_opts *o);
 
-/* Loads --profile/--policy into a fresh configuration, then applies the
- * other run options on top; returns the index of the command word, or -1
- * after printing an error. *ret_policy receives the effective policy. */
-int moat_cli_load_run_config(int argc, char **argv, moat_config **ret, moat_policy **ret_policy, bool *ret_help);
+/* Parses `moat run` options into o; returns the index of the command word,
+ * or -1 after printing an error. *ret_help is set for --help. */
+int moat_cli_parse_run_options(int argc, char **argv, moat_cli_run_opts *o, bool *ret_help);
+
+/* Loads the base policy (--profile/--policy), resolves its pass-through
+ * env names from this process's environment, and merges the other options
+ * on top: *ret is the effective policy, which moat_policy_compile makes
+ * into the run specification. *ret_net_log (may be NULL) gets --net-log.
+ * Returns the index of the command word, or -1 after printing an error. */
+int moat_cli_load_run_policy(int argc, char **argv, moat_policy **ret, char **ret_net_log, bool *ret_help);
 
 /* Prints "moat: MESSAGE" on stderr; returns MOAT_EXIT_ERROR. */
 int moat_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -46,4 +59,4 @@ int moat_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Network options of `moat run` (run_net.c). */
 /* Applies one of --net, --allow-host, --allow-private, --net-host,
  * --resolver, --net-log (name without dashes). */
-int moat_cli_run_net_option(moat_config *c, const char *name, const char *value, moat_error *err);
+int moat_cli_run_net_option(moat_cli_run_opts *o, const char *name, const char *value, moat_error *err);

@@ -52,7 +52,7 @@ typedef struct judge_opts {
 } judge_opts;
 
 /* Takes the judge's own options out of argv (up to "--") and leaves the rest,
- * which are the options of `moat run`, for moat_cli_parse_run_options(). */
+ * which are the options of `moat run`, for moat_cli_load_run_policy(). */
 static int split_options(int argc, char **argv, judge_opts *o, char ***ret_rest)
 {
 	static const struct {
@@ -96,22 +96,22 @@ static int split_options(int argc, char **argv, judge_opts *o, char ***ret_rest)
 	return 0;
 }
 
-/* Run options that would break "every case starts fresh and alone". */
-static int refuse_shared_state(const moat_config *c)
+/* Run options that would break "every case starts fresh and alone",
+ * whether from the command line or from a policy file. */
+static int refuse_shared_state(const moat_policy *p)
 {
-	if (c->tty)
+	if (p->tty)
 		return moat_cli_fail("judge: -t/--tty does not apply: each case's stdin comes from the cases file");
-	if (c->stdin_path)
+	if (p->stdin_path)
 		return moat_cli_fail("judge: --stdin does not apply: each case's stdin comes from the cases file");
-	if (c->result_path)
+	if (p->result_path)
 		return moat_cli_fail("judge: --result does not apply: judge prints one JSON line per case");
-	/* Whether from the command line or from a policy file. */
-	if (c->out_dir)
+	if (p->out_dir)
 		return moat_cli_fail("judge: an output folder (--out) would let one case leave files for the next");
-	for (size_t i = 0; i < c->n_binds; i++)
-		if (c->binds[i].flags & MOAT_BIND_RW)
+	for (size_t i = 0; i < p->n_binds; i++)
+		if (p->binds[i].flags & MOAT_BIND_RW)
 			return moat_cli_fail("judge: a writable bind (%s) would let one case leave files for the next",
-					     c->binds[i].src);
+					     p->binds[i].src);
 	return 0;
 }
 
@@ -153,12 +153,16 @@ static int fail_err(const char *what, const moat_error *err)
 
 /* Checks what can be checked before the first sandbox, runs the cases and
  * prints the summary; returns the exit status. */
-static int grade(moat_config *c, const moat_policy *policy, const moat_judge_program *prog,
+static int grade(const moat_policy *policy, const char *net_log, const moat_judge_program *prog,
 		 const moat_judge_suite *suite, unsigned parallel)
 {
 	moat_error err = {0};
-	if (moat_judge_program_configure(prog, c, &err) < 0)
+	/* One run specification for every case; each case changes only its
+	 * command line, limits and stdin, on a copy (judge_run.c). */
+	_cleanup_config_ moat_config *spec = NULL;
+	if (moat_policy_compile(policy, NULL, &spec, &err) < 0 || moat_judge_program_configure(prog, spec, &err) < 0)
 		return fail_err(NULL, &err);
+	const moat_config *c = spec;
 	/* The binds, paths and limits, with the first case's command line. */
 	_cleanup_strv_free_ char **argv0 = NULL;
 	if (moat_judge_program_argv(prog, &suite->cases[0], &argv0, &err) < 0)
@@ -171,7 +175,7 @@ static int grade(moat_config *c, const moat_policy *policy, const moat_judge_pro
 	/* The same gateway as moat run's, from the same policy, shared by
 	 * every case. */
 	moat_egress egress;
-	if (moat_egress_from_policy(c, policy, NULL, &egress, &err) < 0)
+	if (moat_egress_from_policy(policy, net_log, NULL, &egress, &err) < 0)
 		return fail_err(NULL, &err);
 	moat_judge_totals totals = {0};
 	int r = moat_judge_run_suite(c, moat_egress_gateway(&egress), prog, suite, parallel, emit_line, NULL,
@@ -202,18 +206,18 @@ int moat_cmd_judge(int argc, char **argv)
 	if (split_options(argc, argv, &o, &rest) != 0)
 		return MOAT_EXIT_ERROR;
 
-	_cleanup_config_ moat_config *c = NULL;
 	_cleanup_policy_ moat_policy *policy = NULL;
+	_cleanup_free_ char *net_log = NULL;
 	bool help = false;
 	int nrest = (int)moat__strv_length(rest);
-	int first = moat_cli_load_run_config(nrest, rest, &c, &policy, &help);
+	int first = moat_cli_load_run_policy(nrest, rest, &policy, &net_log, &help);
 	if (help) {
 		judge_usage(stdout);
 		return 0;
 	}
 	if (first < 0)
 		return MOAT_EXIT_ERROR;
-	if (refuse_shared_state(c) != 0)
+	if (refuse_shared_state(policy) != 0)
 		return MOAT_EXIT_ERROR;
 	if (!o.tests)
 		return moat_cli_fail("judge: --tests CASES.jsonl is required (see 'moat judge --help')");
@@ -260,7 +264,7 @@ int moat_cmd_judge(int argc, char **argv)
 		return fail_err(NULL, &err);
 
 	catch_fatal_signals(&prog);
-	r = grade(c, policy, &prog, suite, parallel);
+	r = grade(policy, net_log, &prog, suite, parallel);
 	moat_judge_program_done(&prog);
 	return r;
 }

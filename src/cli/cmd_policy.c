@@ -72,10 +72,9 @@ static int policy_explain(int argc, char **argv)
 
 static int policy_show(int argc, char **argv)
 {
-	_cleanup_config_ moat_config *c = NULL;
 	_cleanup_policy_ moat_policy *p = NULL;
 	bool help = false;
-	int first = moat_cli_load_run_config(argc, argv, &c, &p, &help);
+	int first = moat_cli_load_run_policy(argc, argv, &p, NULL, &help);
 	if (help) {
 		policy_usage(stdout);
 		return 0;

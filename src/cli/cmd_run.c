@@ -196,76 +196,136 @@ static int abs_host_path(const char *p, char **ret)
 	return asprintf(ret, "%s/%s", cwd, p) < 0 ? -ENOMEM : 0;
 }
 
-static int add_bind(moat_config *c, const char *spec, unsigned flags, moat_error *err)
+/* --ro/--rw HOST[:PATH]: HOST may be relative to the caller's folder; PATH
+ * inside must be absolute (checked with the policy's fields). */
+static int add_bind(moat_policy *o, const char *spec, unsigned flags, moat_error *err)
 {
-	/* HOST may be relative to the caller's folder; PATH inside must be
-	 * absolute (checked by validation). */
-	_cleanup_free_ char *abs = NULL;
+	if (strlen(spec) >= 2 * MOAT_MAX_PATH)
+		return moat_error_set(err, MOAT_EINPUT, "bind %.40s...: path too long", spec);
 	const char *colon = strchr(spec, ':');
+	/* The colon separates, so a host path may not contain one; a path
+	 * that does is rejected rather than read two ways. */
+	if (colon && strchr(colon + 1, ':'))
+		return moat_error_set(err, MOAT_EINPUT, "bind %s: more than one ':' (expected HOST[:PATH])", spec);
 	_cleanup_free_ char *host = colon ? strndup(spec, (size_t)(colon - spec)) : strdup(spec);
 	if (!host)
 		return moat_error_set(err, ENOMEM, "bind");
-	if (host[0] && abs_host_path(host, &abs) < 0)
+	const char *dst = colon ? colon + 1 : host;
+	if (!host[0] || !dst[0])
+		return moat_error_set(err, MOAT_EINPUT, "bind needs a host path and a sandbox path");
+	/* A relative HOST without :PATH has no obvious place inside. */
+	if (!colon && host[0] != '/')
+		return moat_error_set(err, MOAT_EINPUT, "%s %s: a relative host path needs :PATH (where to put it inside)",
+				      flags & MOAT_BIND_RW ? "--rw" : "--ro", spec);
+	_cleanup_free_ char *abs = NULL;
+	if (abs_host_path(host, &abs) < 0)
 		return moat_error_set(err, errno, "bind %s", spec);
-	_cleanup_free_ char *full = NULL;
-	if (abs) {
-		if (asprintf(&full, "%s%s%s", abs, colon ? ":" : "", colon ? colon + 1 : (host[0] == '/' ? "" : "")) < 0)
-			return moat_error_set(err, ENOMEM, "bind");
-		/* A relative HOST without :PATH has no obvious place inside. */
-		if (!colon && host[0] != '/')
-			return moat_error_set(err, MOAT_EINPUT,
-					      "%s %s: a relative host path needs :PATH (where to put it inside)",
-					      flags & MOAT_BIND_RW ? "--rw" : "--ro", spec);
-	}
-	return moat_config_add_bind_spec(c, full ? full : spec, flags, err);
+	return moat_policy_add_bind(o, abs, dst, flags, err);
 }
 
-/* --env NAME=VALUE, or --env NAME: the caller's value, not passed when
- * unset (a bad name is refused either way). */
-static int add_env(moat_config *c, const char *spec, moat_error *err)
+/* NAME=VALUE, or NAME: the caller's value, not passed when unset (a bad
+ * name is refused either way). Appended to *env. */
+static int add_env(char ***env, const char *spec, moat_error *err)
 {
-	if (strchr(spec, '='))
-		return moat_config_add_env(c, spec, err);
-	const char *v = getenv(spec);
+	if (moat__strv_length(*env) >= MOAT_MAX_ENV)
+		return moat_error_set(err, MOAT_EINPUT, "env: more than %d variables", MOAT_MAX_ENV);
+	const char *v = strchr(spec, '=') ? NULL : getenv(spec);
 	_cleanup_free_ char *kv = NULL;
-	if (asprintf(&kv, "%s=%s", spec, v ? v : "") < 0)
+	if (!strchr(spec, '=') && asprintf(&kv, "%s=%s", spec, v ? v : "") < 0)
 		return moat_error_set(err, ENOMEM, "env");
-	if (v)
-		return moat_config_add_env(c, kv, err);
-	/* Checked on a scratch configuration, then dropped. */
-	_cleanup_config_ moat_config *scratch = moat_config_new();
-	if (!scratch)
-		return moat_error_set(err, ENOMEM, "env");
-	return moat_config_add_env(scratch, kv, err);
+	const char *entry = kv ? kv : spec;
+	int r = moat_env_spec_check(entry, err);
+	if (r < 0)
+		return r;
+	if (kv && !v)
+		return 0;
+	return moat__strv_push(env, entry) < 0 ? moat_error_set(err, ENOMEM, "env") : 0;
+}
+
+/* The limit options, each the policy field at offset. */
+static const struct {
+	int opt;
+	size_t offset;
+	unsigned bit;
+	moat_unit unit;
+} limit_options[] = {
+	{OPT_TIME, offsetof(moat_limits, wall_ms), MOAT_LIMIT_WALL, MOAT_UNIT_DURATION},
+	{OPT_CPU, offsetof(moat_limits, cpu_ms), MOAT_LIMIT_CPU_TIME, MOAT_UNIT_DURATION},
+	{OPT_MEM, offsetof(moat_limits, memory_bytes), MOAT_LIMIT_MEMORY, MOAT_UNIT_SIZE},
+	{OPT_PIDS, offsetof(moat_limits, pids), MOAT_LIMIT_PIDS, MOAT_UNIT_COUNT},
+	{OPT_OUTPUT, offsetof(moat_limits, output_bytes), MOAT_LIMIT_OUTPUT, MOAT_UNIT_SIZE},
+	{OPT_TMP_SIZE, offsetof(moat_limits, tmp_bytes), MOAT_LIMIT_TMP, MOAT_UNIT_SIZE},
+	{OPT_DISK, offsetof(moat_limits, disk_bytes), MOAT_LIMIT_DISK, MOAT_UNIT_SIZE},
+	{OPT_INODES, offsetof(moat_limits, disk_inodes), MOAT_LIMIT_INODES, MOAT_UNIT_COUNT},
+	{OPT_FILES, offsetof(moat_limits, files), MOAT_LIMIT_FILES, MOAT_UNIT_COUNT},
+	{OPT_FSIZE, offsetof(moat_limits, fsize), MOAT_LIMIT_FSIZE, MOAT_UNIT_SIZE},
+	{OPT_CPUS, offsetof(moat_limits, cpus_milli), MOAT_LIMIT_CPU, MOAT_UNIT_CPUS},
+};
+
+static int set_limit(moat_policy *o, int opt, const char *value, moat_error *err)
+{
+	for (size_t i = 0; i < ELEMENTSOF(limit_options); i++) {
+		if (limit_options[i].opt != opt)
+			continue;
+		uint64_t v = 0;
+		int r;
+		switch (limit_options[i].unit) {
+		case MOAT_UNIT_DURATION: r = moat_parse_duration_ms(value, &v, err); break;
+		case MOAT_UNIT_SIZE: r = moat_parse_size(value, &v, err); break;
+		case MOAT_UNIT_CPUS: r = moat_parse_cpus_milli(value, &v, err); break;
+		default: r = moat_parse_count(value, &v, err); break;
+		}
+		/* Checked here, so that the message names the flag as well as
+		 * the field ("--pids: limits.pids: 0 is too small ..."). */
+		if (r < 0 || (r = moat_limit_check(limit_options[i].offset, v, err)) < 0)
+			return r;
+		memcpy((char *)&o->limits + limit_options[i].offset, &v, sizeof(v));
+		o->limits_set |= limit_options[i].bit;
+		return 0;
+	}
+	return moat_error_set(err, EINVAL, "not a limit option");
+}
+
+void moat_cli_run_opts_done(moat_cli_run_opts *o)
+{
+	free(o->profile);
+	free(o->policy_path);
+	free(o->net_log);
+	moat_policy_free(o->overlay);
+	*o = (moat_cli_run_opts){0};
 }
 
 /* Parses the options of `moat run` (and of commands that take the same
- * ones) into c. Returns the index of the first command word, or -1 after
- * printing an error. */
-int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_help)
+ * ones) into o: --profile, --policy and --net-log for the front, every
+ * other one as a field of the policy overlay. Returns the index of the
+ * first command word, or -1 after printing an error. */
+int moat_cli_parse_run_options(int argc, char **argv, moat_cli_run_opts *ro, bool *ret_help)
 {
 	moat_error err = {0};
 	int opt, r = 0;
 	optind = 1;
 	opterr = 0;
 	*ret_help = false;
+	if (!ro->overlay && !(ro->overlay = moat_policy_overlay_new()))
+		return moat_cli_fail("out of memory"), -1;
+	moat_policy *o = ro->overlay;
 	while ((opt = getopt_long(argc, argv, "+th", run_options, NULL)) != -1) {
 		const char *name = NULL;
-		for (const struct option *o = run_options; o->name; o++)
-			if (o->val == opt)
-				name = o->name;
+		for (const struct option *op = run_options; op->name; op++)
+			if (op->val == opt)
+				name = op->name;
 		switch (opt) {
 		case 'h':
 			*ret_help = true;
 			return 0;
 		case 't':
-			c->tty = true;
+			o->tty = true;
 			break;
 		case OPT_RO:
-			r = add_bind(c, optarg, 0, &err);
+			r = add_bind(o, optarg, 0, &err);
 			break;
 		case OPT_RW:
-			r = add_bind(c, optarg, MOAT_BIND_RW, &err);
+			r = add_bind(o, optarg, MOAT_BIND_RW, &err);
 			break;
 		case OPT_OUT: {
 			_cleanup_free_ char *abs = NULL;
@@ -273,76 +333,56 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 			if (r < 0)
 				r = moat_error_set(&err, r, "--out %s", optarg);
 			else
-				r = set_str(&c->out_dir, abs);
+				r = set_str(&o->out_dir, abs);
 			break;
 		}
 		case OPT_CWD:
-			r = set_str(&c->cwd, optarg);
+			r = set_str(&o->cwd, optarg);
 			break;
 		case OPT_ENV:
-			r = add_env(c, optarg, &err);
+			r = add_env(&o->env, optarg, &err);
 			break;
 		case OPT_STDIN:
-			r = set_str(&c->stdin_path, optarg);
+			r = set_str(&o->stdin_path, optarg);
 			break;
 		case OPT_HOSTNAME:
-			r = set_str(&c->hostname, optarg);
+			r = set_str(&o->hostname, optarg);
 			break;
 		case OPT_TIME:
-			r = moat_parse_duration_ms(optarg, &c->limits.wall_ms, &err);
-			break;
 		case OPT_CPU:
-			r = moat_parse_duration_ms(optarg, &c->limits.cpu_ms, &err);
-			break;
 		case OPT_MEM:
-			r = moat_parse_size(optarg, &c->limits.memory_bytes, &err);
-			break;
 		case OPT_PIDS:
-			r = moat_parse_count(optarg, &c->limits.pids, &err);
-			break;
 		case OPT_OUTPUT:
-			r = moat_parse_size(optarg, &c->limits.output_bytes, &err);
-			break;
 		case OPT_TMP_SIZE:
-			r = moat_parse_size(optarg, &c->limits.tmp_bytes, &err);
-			break;
 		case OPT_DISK:
-			r = moat_parse_size(optarg, &c->limits.disk_bytes, &err);
-			break;
 		case OPT_INODES:
-			r = moat_parse_count(optarg, &c->limits.disk_inodes, &err);
-			break;
 		case OPT_FILES:
-			r = moat_parse_count(optarg, &c->limits.files, &err);
-			break;
 		case OPT_FSIZE:
-			r = moat_parse_size(optarg, &c->limits.fsize, &err);
-			break;
 		case OPT_CPUS:
-			r = moat_parse_cpus_milli(optarg, &c->limits.cpus_milli, &err);
+			r = set_limit(o, opt, optarg, &err);
 			break;
 		case OPT_RESULT:
-			r = set_str(&c->result_path, optarg);
+			r = set_str(&o->result_path, optarg);
 			break;
 		case OPT_AUDIT:
-			r = set_str(&c->audit_path, optarg);
+			r = set_str(&o->audit_log, optarg);
 			break;
 		case OPT_AUDIT_FILES:
-			c->audit_files = true;
+			o->audit_files = true;
 			break;
 		case OPT_AUDIT_MAX_SIZE:
-			r = moat_parse_size(optarg, &c->audit_max_size, &err);
-			if (r >= 0 && (c->audit_max_size < MOAT_AUDIT_MIN_MAX_SIZE || c->audit_max_size > MOAT_AUDIT_MAX_MAX_SIZE))
+			r = moat_parse_size(optarg, &o->audit_max_size, &err);
+			if (r >= 0 && (o->audit_max_size < MOAT_AUDIT_MIN_MAX_SIZE || o->audit_max_size > MOAT_AUDIT_MAX_MAX_SIZE))
 				r = moat_error_set(&err, MOAT_EINPUT, "'%s' is out of range (expected 64K to 1T)", optarg);
 			break;
 		case OPT_RECORD:
-			r = set_str(&c->record_path, optarg);
+			r = set_str(&o->record_path, optarg);
 			break;
 		case OPT_PROFILE:
-			r = set_str(&c->profile, optarg);
+			r = set_str(&ro->profile, optarg);
 			break;
 		case OPT_POLICY:
-			r = set_str(&c->policy_path, optarg);
+			r = set_str(&ro->policy_path, optarg);
 			break;
 		case OPT_NET:
 		case OPT_ALLOW_HOST:
@@ -350,7 +390,7 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_config *c, bool *ret_
 		case OPT_NET_HOST:
 		case OPT_RESOLVER:
 		case OPT_NET_LOG:
-			r = moat_cli_run_net_option(c, name, optarg, &err);
+			r = moat_cli_run_net_option(ro, name, optarg, &err);
 			break;
 		case '?':
 		default:
@@ -383,41 +423,44 @@ static int run_fail_err(const moat_error *err)
 	return moat_cli_fail("%s", moat_error_format(err, buf, sizeof(buf)));
 }
 
-/* --profile/--policy first, the flags on top (cli.h). */
-int moat_cli_load_run_config(int argc, char **argv, moat_config **ret, moat_policy **ret_policy, bool *ret_help)
+/* The policy's pass-through names (env: [NAME]) take this process's
+ * values, as --env NAME does; they come after the policy's NAME=VALUE
+ * entries. */
+static int resolve_policy_env(moat_policy *p, moat_error *err)
 {
-	/* First pass: only to learn --profile and --policy (and to report bad
-	 * options once). */
-	_cleanup_config_ moat_config *scratch = moat_config_new();
-	if (!scratch)
-		return moat_cli_fail("out of memory"), -1;
-	int first = moat_cli_parse_run_options(argc, argv, scratch, ret_help);
+	_cleanup_strv_free_ char **env = NULL;
+	for (char **e = p->env; e && *e; e++)
+		if (strchr(*e, '=') && moat__strv_push(&env, *e) < 0)
+			return moat_error_set(err, ENOMEM, "env");
+	for (char **e = p->env; e && *e; e++)
+		if (!strchr(*e, '=')) {
+			int r = add_env(&env, *e, err);
+			if (r < 0)
+				return r;
+		}
+	moat__strv_free(p->env);
+	p->env = TAKE_PTR(env);
+	return 0;
+}
+
+/* The base policy (--profile/--policy), then the other options as an
+ * overlay on top (cli.h). */
+int moat_cli_load_run_policy(int argc, char **argv, moat_policy **ret, char **ret_net_log, bool *ret_help)
+{
+	_cleanup_(moat_cli_run_opts_done) moat_cli_run_opts o = {0};
+	int first = moat_cli_parse_run_options(argc, argv, &o, ret_help);
 	if (first < 0 || *ret_help)
 		return first;
-
-	/* Second pass: the policy fills a fresh configuration, then the flags
-	 * change single fields on top. */
-	_cleanup_config_ moat_config *c = moat_config_new();
+	if (o.profile && o.policy_path)
+		return moat_cli_fail("--profile and --policy both given (expected one of them)"), -1;
 	_cleanup_policy_ moat_policy *p = NULL;
 	moat_error err = {0};
-	if (!c)
-		return moat_cli_fail("out of memory"), -1;
-	if (moat_policy_load_into(scratch->profile, scratch->policy_path, c, &p, &err) < 0)
+	if (moat_policy_load_base(o.profile, o.policy_path, &p, &err) < 0 || resolve_policy_env(p, &err) < 0 ||
+	    moat_policy_merge_overlay(p, o.overlay, &err) < 0)
 		return run_fail_err(&err), -1;
-	/* The policy's pass-through names (env: [NAME]) take this process's
-	 * values, as --env NAME does. */
-	for (char **e = p->env; e && *e; e++)
-		if (!strchr(*e, '=') && add_env(c, *e, &err) < 0)
-			return run_fail_err(&err), -1;
-	moat_limits before = c->limits;
-	first = moat_cli_parse_run_options(argc, argv, c, ret_help);
-	if (first < 0)
-		return -1;
-	if (moat_policy_take_flags(p, c, &before, &err) < 0)
-		return run_fail_err(&err), -1;
-	*ret = TAKE_PTR(c);
-	if (ret_policy)
-		*ret_policy = TAKE_PTR(p);
+	*ret = TAKE_PTR(p);
+	if (ret_net_log)
+		*ret_net_log = TAKE_PTR(o.net_log);
 	return first;
 }
 
@@ -439,10 +482,10 @@ static int check_host_requirements(const moat_policy *p, moat_error *err)
 
 int moat_cmd_run(int argc, char **argv)
 {
-	_cleanup_config_ moat_config *c = NULL;
 	_cleanup_policy_ moat_policy *policy = NULL;
+	_cleanup_free_ char *net_log = NULL;
 	bool help;
-	int first = moat_cli_load_run_config(argc, argv, &c, &policy, &help);
+	int first = moat_cli_load_run_policy(argc, argv, &policy, &net_log, &help);
 	if (help) {
 		run_usage(stdout);
 		return 0;
@@ -451,34 +494,34 @@ int moat_cmd_run(int argc, char **argv)
 		return MOAT_EXIT_ERROR;
 	if (first >= argc)
 		return moat_cli_fail("run: no command given (usage: moat run [OPTIONS] -- COMMAND [ARG...])");
-	c->argv = moat__strv_copy(argv + first);
-	if (!c->argv)
-		return moat_cli_fail("out of memory");
 
 	moat_result res;
 	moat_error err = {0};
-	if (policy && moat_policy_attach(policy, c, &err) < 0)
-		return moat_cli_fail("out of memory");
-	if (policy && check_host_requirements(policy, &err) < 0) {
-		char ebuf[MOAT_ERROR_MAX + 64];
-		return moat_cli_fail("run: %s", moat_error_format(&err, ebuf, sizeof(ebuf)));
-	}
+	char buf[MOAT_ERROR_MAX + 64];
+	_cleanup_config_ moat_config *spec = NULL;
+	if (moat_policy_compile(policy, argv + first, &spec, &err) < 0)
+		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
+	const moat_config *c = spec;
+	if (check_host_requirements(policy, &err) < 0)
+		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
 	moat_run_io io;
 	moat_run_io_init(&io);
-	char buf[MOAT_ERROR_MAX + 64];
+	/* Where the run reports is the front's: from the effective policy
+	 * (audit.log, audit.record, result), not from the run specification. */
 	_cleanup_audit_ moat_audit *audit = NULL;
-	if (c->audit_path && moat_audit_open(c->audit_path, NULL, &audit, &err) < 0)
+	if (policy->audit_log && moat_audit_open(policy->audit_log, NULL, &audit, &err) < 0)
 		return moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
-	if (audit && moat_audit_set_max_size(audit, c->audit_max_size ? c->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE,
+	if (audit && moat_audit_set_max_size(audit, policy->audit_max_size ? policy->audit_max_size
+									   : MOAT_AUDIT_DEFAULT_MAX_SIZE,
 					     &err) < 0)
 		return moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
 	_cleanup_record_ moat_record *rec = NULL;
-	if (c->record_path) {
+	if (policy->record_path) {
 		moat_record_header h = {.term = c->tty ? getenv("TERM") : NULL, .command = c->argv[0]};
 		struct winsize ws;
 		if (c->tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
 			h.width = ws.ws_col, h.height = ws.ws_row;
-		if (moat_record_open(c->record_path, &h, moat_audit_redactor(audit), &rec, &err) < 0)
+		if (moat_record_open(policy->record_path, &h, moat_audit_redactor(audit), &rec, &err) < 0)
 			return moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
 	}
 	io.audit = audit;
@@ -486,7 +529,7 @@ int moat_cmd_run(int argc, char **argv)
 	/* moat run is a filter: what is piped into it is the command's input. */
 	io.stdin_inherit = true;
 	moat_egress egress;
-	int r = moat_egress_from_policy(c, policy, audit, &egress, &err);
+	int r = moat_egress_from_policy(policy, net_log, audit, &egress, &err);
 	if (r < 0)
 		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
 	io.gateway = moat_egress_gateway(&egress);
@@ -502,12 +545,12 @@ int moat_cmd_run(int argc, char **argv)
 	}
 	/* A run whose record has a hole must not look fully audited. */
 	if (audit && moat_audit_failed(audit)) {
-		moat_cli_fail("audit log %s: an event could not be written; the log is incomplete", c->audit_path);
+		moat_cli_fail("audit log %s: an event could not be written; the log is incomplete", policy->audit_log);
 		return MOAT_EXIT_ERROR;
 	}
-	if (c->result_path) {
+	if (policy->result_path) {
 		moat_error werr = {0};
-		if (moat_result_write(&res, c->result_path, &werr) < 0) {
+		if (moat_result_write(&res, policy->result_path, &werr) < 0) {
 			moat_cli_fail("%s", moat_error_format(&werr, buf, sizeof(buf)));
 			return MOAT_EXIT_ERROR;
 		}

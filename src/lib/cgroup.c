@@ -35,6 +35,7 @@ static const char *const ctrl_names[_MOAT_CG_MAX] = {
 	[MOAT_CG_PIDS] = "pids",
 	[MOAT_CG_CPU] = "cpu",
 	[MOAT_CG_CPUACCT] = "cpuacct",
+	[MOAT_CG_CPUSET] = "cpuset",
 };
 
 typedef struct cg_node {
@@ -746,6 +747,38 @@ static int node_for(moat_cgroup *cg, const moat_cgroup_host *host, int version, 
 
 static void drop_ctrl(moat_cgroup *cg, moat_cgroup_ctrl c) { cg->ctrl_node[c] = -1; }
 
+static void node_remove(cg_node *n);
+
+/* A new v1 cpuset cgroup has no CPUs and no memory nodes, and the kernel
+ * refuses to attach a task to it (ENOSPC) until both are set: the run's
+ * gets its parent's, which limits nothing (the parent's own cgroup.
+ * clone_children, which would do it, belongs to whoever made the parent).
+ * The cpuset is there to be read; if it cannot be filled and serves
+ * nothing else, it is given up, with a note. */
+static int cpuset_inherit(moat_cgroup *cg, const char *parent)
+{
+	int i = cg->ctrl_node[MOAT_CG_CPUSET];
+	cg_node *n = &cg->nodes[i];
+	_cleanup_close_ int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = pfd < 0 ? moat__neg_errno() : 0;
+	static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
+	for (size_t k = 0; r >= 0 && k < ELEMENTSOF(files); k++) {
+		_cleanup_free_ char *v = NULL;
+		r = read_text(pfd, files[k], &v);
+		if (r >= 0)
+			r = moat__write_string_at(n->dirfd, files[k], v);
+	}
+	if (r >= 0)
+		return 0;
+	if (n->ctrls != 1u << MOAT_CG_CPUSET || i != (int)cg->n_nodes - 1)
+		return r;
+	note_set(cg, "cgroup v1 cpuset %s: %s: runtimes do not see their limits", n->path, strerror(-r));
+	node_remove(n);
+	cg->n_nodes--;
+	drop_ctrl(cg, MOAT_CG_CPUSET);
+	return 0;
+}
+
 static int apply_limits(moat_cgroup *cg, const moat_limits *l, moat_error *err)
 {
 	char note[CG_NOTE_MAX] = "";
@@ -823,19 +856,26 @@ int moat__cgroup_create(const moat_cgroup_host *host, const moat_limits *limits,
 	cg->host_v2 = layout.v2_mounted;
 
 	/* Which controllers the run needs: memory, pids and cpu accounting
-	 * always (the result reports them), cpu bandwidth only for --cpus,
-	 * since every extra v1 hierarchy costs one more attach write. */
+	 * always (the result reports them); on v2 cpu bandwidth only for
+	 * --cpus. On v1, the cpu and cpuset hierarchies too, each its own
+	 * directory limiting nothing without --cpus: the JVM (HotSpot's
+	 * CgroupSubsystemFactory) trusts no v1 limit, memory included,
+	 * unless it finds its own cgroup mounted in the cpu, cpuacct, cpuset
+	 * and memory hierarchies, and would size its heap from the host's
+	 * memory and be OOM-killed. Each costs a mkdir and an attach write. */
+	bool cpus = limits->cpus_milli != MOAT_UNLIMITED && limits->cpus_milli > 0;
 	bool need[_MOAT_CG_MAX] = {
 		[MOAT_CG_MEMORY] = true,
 		[MOAT_CG_PIDS] = true,
-		[MOAT_CG_CPU] = limits->cpus_milli != MOAT_UNLIMITED && limits->cpus_milli > 0,
+		[MOAT_CG_CPU] = cpus || layout.ctrl[MOAT_CG_CPU].version == 1,
 		[MOAT_CG_CPUACCT] = true,
+		[MOAT_CG_CPUSET] = layout.ctrl[MOAT_CG_CPUSET].version == 1,
 	};
 	/* On v2, cpu.stat's usage is kept by the core for every cgroup; the
 	 * cpu controller is needed only for cpu.max. */
 	static const char *const v2_words[_MOAT_CG_MAX] = {
 		[MOAT_CG_MEMORY] = "memory", [MOAT_CG_PIDS] = "pids", [MOAT_CG_CPU] = "cpu",
-		[MOAT_CG_CPUACCT] = NULL,
+		[MOAT_CG_CPUACCT] = NULL, [MOAT_CG_CPUSET] = NULL,
 	};
 	char v2_want[64] = "";
 	bool any_v2 = false;
@@ -875,6 +915,12 @@ int moat__cgroup_create(const moat_cgroup_host *host, const moat_limits *limits,
 		}
 		if (r < 0)
 			return moat_error_set(err, r, "cgroup: create %s/%s", layout.ctrl[c].dir, name);
+		if (c == MOAT_CG_CPUSET && layout.ctrl[c].version == 1) {
+			r = cpuset_inherit(cg, layout.ctrl[c].dir);
+			if (r < 0)
+				return moat_error_set(err, r, "cgroup: %s/%s: copy the parent's cpuset", layout.ctrl[c].dir,
+						      name);
+		}
 	}
 	if (cg->n_nodes == 0 && !cg->note[0])
 		note_set(cg, "no cgroup filesystem is mounted");
@@ -1146,10 +1192,11 @@ size_t moat__cgroup_mounts(moat_cgroup *cg, moat_cgroup_mount ret[_MOAT_CG_MAX])
 	size_t n = 0;
 	for (size_t i = 0; cg && i < cg->n_nodes && n < _MOAT_CG_MAX; i++) {
 		const cg_node *node = &cg->nodes[i];
-		/* On v1, the hierarchies runtimes size themselves from: memory
-		 * and cpu (quota). pids and cpuacct only report; each mount
-		 * adds to every run's start. */
-		if (node->version == 1 && !(node->ctrls & (1u << MOAT_CG_MEMORY | 1u << MOAT_CG_CPU)))
+		/* On v1, the hierarchies runtimes size themselves from: the
+		 * JVM needs memory, cpu, cpuacct and cpuset all four (see
+		 * create()). pids only limits and no runtime reads it; each
+		 * mount adds to every run's start. */
+		if (node->version == 1 && node->ctrls == 1u << MOAT_CG_PIDS)
 			continue;
 		moat_cgroup_mount *m = &ret[n++];
 		memset(m, 0, sizeof(*m));

@@ -41,6 +41,7 @@ typedef enum moat_cgroup_ctrl {
 	MOAT_CG_PIDS,
 	MOAT_CG_CPU,     /* bandwidth (--cpus) */
 	MOAT_CG_CPUACCT, /* usage; on v2 this is the cpu controller's cpu.stat */
+	MOAT_CG_CPUSET,  /* v1 only, limits nothing: a runtime reads its CPUs there */
 	_MOAT_CG_MAX,
 	_MOAT_CG_INVALID = -1,
 } moat_cgroup_ctrl;

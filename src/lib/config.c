@@ -9,8 +9,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-extern char **environ;
-
 void moat_limits_unlimited(moat_limits *l)
 {
 	l->wall_ms = MOAT_UNLIMITED;
@@ -64,14 +62,6 @@ void moat_config_free(moat_config *c)
 	free(c->cwd);
 	moat__strv_free(c->env);
 	free(c->stdin_path);
-	moat__strv_free(c->allow_hosts);
-	moat__strv_free(c->allow_private);
-	moat__strv_free(c->net_hosts);
-	free(c->resolver);
-	free(c->net_log_path);
-	free(c->result_path);
-	free(c->audit_path);
-	free(c->record_path);
 	free(c->profile);
 	free(c->policy_path);
 	free(c->hostname);
@@ -176,10 +166,8 @@ int moat_config_add_bind_spec(moat_config *c, const char *spec, unsigned flags, 
 	return moat_config_add_bind(c, s, dst, flags, err);
 }
 
-int moat_config_add_env(moat_config *c, const char *spec, moat_error *err)
+int moat_env_spec_check(const char *spec, moat_error *err)
 {
-	if (moat__strv_length(c->env) >= MOAT_MAX_ENV)
-		return moat_error_set(err, MOAT_EINPUT, "env: more than %d variables", MOAT_MAX_ENV);
 	const char *eq = strchr(spec, '=');
 	size_t nlen = eq ? (size_t)(eq - spec) : strlen(spec);
 	bool ok = nlen > 0;
@@ -198,70 +186,54 @@ int moat_config_add_env(moat_config *c, const char *spec, moat_error *err)
 	if (strlen(spec) > MOAT_MAX_ENV_BYTES)
 		return moat_error_set(err, MOAT_EINPUT, "env.%.*s: value too long (at most %u bytes)", (int)nlen, spec,
 				      MOAT_MAX_ENV_BYTES);
-	return moat__strv_push(&c->env, spec) < 0 ? moat_error_set(err, ENOMEM, "env") : 0;
+	return 0;
 }
 
-typedef enum range_kind { RANGE_COUNT, RANGE_SIZE, RANGE_DURATION, RANGE_CPUS } range_kind;
+int moat_config_add_env(moat_config *c, const char *spec, moat_error *err)
+{
+	if (moat__strv_length(c->env) >= MOAT_MAX_ENV)
+		return moat_error_set(err, MOAT_EINPUT, "env: more than %d variables", MOAT_MAX_ENV);
+	int r = moat_env_spec_check(spec, err);
+	if (r < 0)
+		return r;
+	return moat__strv_push(&c->env, spec) < 0 ? moat_error_set(err, ENOMEM, "env") : 0;
+}
 
 typedef struct limit_range {
 	size_t offset;
 	const char *field;
-	const char *flag;
-	range_kind kind;
+	moat_unit kind;
 	uint64_t min, max;
 	const char *why_min; /* after "at least N" */
 	const char *why_max; /* after "at most N" */
 } limit_range;
 
-#define RANGE(f, name, flag, kind, min, max, wmin, wmax) \
-	{offsetof(moat_limits, f), "limits." name, flag, kind, min, max, wmin, wmax}
+#define RANGE(f, name, kind, min, max, wmin, wmax) \
+	{offsetof(moat_limits, f), "limits." name, kind, min, max, wmin, wmax}
 static const limit_range ranges[] = {
-	RANGE(wall_ms, "wall", "--time", RANGE_DURATION, 1, MOAT_MAX_DURATION_MS, "", ""),
-	RANGE(cpu_ms, "cpu_time", "--cpu", RANGE_DURATION, 1, MOAT_MAX_DURATION_MS, "", ""),
-	RANGE(memory_bytes, "memory", "--mem", RANGE_SIZE, 1ull << 20, MOAT_MAX_SIZE,
+	RANGE(wall_ms, "wall", MOAT_UNIT_DURATION, 1, MOAT_MAX_DURATION_MS, "", ""),
+	RANGE(cpu_ms, "cpu_time", MOAT_UNIT_DURATION, 1, MOAT_MAX_DURATION_MS, "", ""),
+	RANGE(memory_bytes, "memory", MOAT_UNIT_SIZE, 1ull << 20, MOAT_MAX_SIZE,
 	      ": the sandbox's own processes need that much", ""),
-	RANGE(pids, "pids", "--pids", RANGE_COUNT, 1, MOAT_MAX_PIDS, ": the command itself is one",
+	RANGE(pids, "pids", MOAT_UNIT_COUNT, 1, MOAT_MAX_PIDS, ": the command itself is one",
 	      ", the kernel's limit on process ids"),
-	RANGE(output_bytes, "output", "--output", RANGE_SIZE, 0, MOAT_MAX_SIZE, "", ""),
-	RANGE(tmp_bytes, "tmp", "--tmp-size", RANGE_SIZE, 4096, MOAT_MAX_SIZE, ": one page", ""),
-	RANGE(disk_bytes, "disk", "--disk", RANGE_SIZE, 0, MOAT_MAX_SIZE, "", ""),
-	RANGE(disk_inodes, "inodes", "--inodes", RANGE_COUNT, 0, MOAT_MAX_INODES, "", ""),
-	RANGE(files, "files", "--files", RANGE_COUNT, MOAT_MIN_FILES, (uint64_t)INT32_MAX,
+	RANGE(output_bytes, "output", MOAT_UNIT_SIZE, 0, MOAT_MAX_SIZE, "", ""),
+	RANGE(tmp_bytes, "tmp", MOAT_UNIT_SIZE, 4096, MOAT_MAX_SIZE, ": one page", ""),
+	RANGE(disk_bytes, "disk", MOAT_UNIT_SIZE, 0, MOAT_MAX_SIZE, "", ""),
+	RANGE(disk_inodes, "inodes", MOAT_UNIT_COUNT, 0, MOAT_MAX_INODES, "", ""),
+	RANGE(files, "files", MOAT_UNIT_COUNT, MOAT_MIN_FILES, (uint64_t)INT32_MAX,
 	      ": the command's stdin, stdout and stderr and the libraries it loads need descriptors",
 	      ", the kernel's largest descriptor limit"),
-	RANGE(fsize, "fsize", "--fsize", RANGE_SIZE, 0, MOAT_MAX_SIZE, "", ""),
-	RANGE(cpus_milli, "cpu", "--cpus", RANGE_CPUS, 1, MOAT_MAX_CPUS_MILLI, "", ""),
+	RANGE(fsize, "fsize", MOAT_UNIT_SIZE, 0, MOAT_MAX_SIZE, "", ""),
+	RANGE(cpus_milli, "cpu", MOAT_UNIT_CPUS, 1, MOAT_MAX_CPUS_MILLI, "", ""),
 };
-
-static void format_value(range_kind kind, uint64_t v, char *buf, size_t len)
-{
-	switch (kind) {
-	case RANGE_SIZE:
-		moat_format_size(v, buf, len);
-		break;
-	case RANGE_DURATION:
-		moat_format_duration_ms(v, buf, len);
-		break;
-	case RANGE_CPUS:
-		if (v % 1000 == 0)
-			snprintf(buf, len, "%llu", (unsigned long long)(v / 1000));
-		else if (v % 100 == 0)
-			snprintf(buf, len, "%llu.%llu", (unsigned long long)(v / 1000), (unsigned long long)(v % 1000 / 100));
-		else
-			snprintf(buf, len, "%llu.%03llu", (unsigned long long)(v / 1000), (unsigned long long)(v % 1000));
-		break;
-	default:
-		snprintf(buf, len, "%llu", (unsigned long long)v);
-		break;
-	}
-}
 
 const char *moat_limit_label(size_t offset, char *buf, size_t len)
 {
 	for (size_t i = 0; i < ELEMENTSOF(ranges); i++) {
 		const limit_range *g = &ranges[i];
 		if (g->offset == offset) {
-			snprintf(buf, len, "%s%s%s%s", g->field, g->flag[0] ? " (" : "", g->flag, g->flag[0] ? ")" : "");
+			snprintf(buf, len, "%s", g->field);
 			return buf;
 		}
 	}
@@ -281,13 +253,13 @@ int moat_limit_check(size_t offset, uint64_t v, moat_error *err)
 			return 0;
 		char name[64], val[48], bound[48];
 		moat_limit_label(offset, name, sizeof(name));
-		format_value(g->kind, v, val, sizeof(val));
+		moat_format_limit(g->kind, v, val, sizeof(val));
 		if (v < g->min) {
-			format_value(g->kind, g->min, bound, sizeof(bound));
+			moat_format_limit(g->kind, g->min, bound, sizeof(bound));
 			return moat_error_set(err, MOAT_EINPUT, "%s: %s is too small (at least %s%s)", name, val, bound,
 					      g->why_min);
 		}
-		format_value(g->kind, g->max, bound, sizeof(bound));
+		moat_format_limit(g->kind, g->max, bound, sizeof(bound));
 		return moat_error_set(err, MOAT_EINPUT, "%s: %s is too large (at most %s%s; or unlimited)", name, val,
 				      bound, g->why_max);
 	}
@@ -309,31 +281,33 @@ int moat_limits_check(const moat_limits *l, moat_error *err)
 int moat_config_validate(const moat_config *c, moat_error *err)
 {
 	if (!c->argv || !c->argv[0] || !c->argv[0][0])
-		return moat_error_set(err, MOAT_EINPUT, "no command given (usage: moat run [OPTIONS] -- COMMAND [ARG...])");
+		return moat_error_set(err, MOAT_EINPUT, "no command given (the run's argv is empty)");
 	if (moat__strv_length(c->argv) > MOAT_MAX_ARGS)
 		return moat_error_set(err, MOAT_EINPUT, "too many arguments (at most %d)", MOAT_MAX_ARGS);
 
 	for (size_t i = 0; i < c->n_binds; i++) {
 		const moat_bind *b = &c->binds[i];
-		const char *kind = (b->flags & MOAT_BIND_RW) ? "--rw" : "--ro";
+		const char *kind = (b->flags & MOAT_BIND_RW) ? "filesystem.read_write" : "filesystem.read_only";
 		if (b->src[0] != '/')
-			return moat_error_set(err, MOAT_EINPUT, "%s %s: host path must be absolute", kind, b->src);
+			return moat_error_set(err, MOAT_EINPUT, "%s: %s: host path must be absolute", kind, b->src);
 		if (!moat_path_is_clean_absolute(b->dst))
 			return moat_error_set(err, MOAT_EINPUT,
-					      "%s %s:%s: sandbox path must be absolute, without '.', '..' or '//'",
+					      "%s: %s:%s: sandbox path must be absolute, without '.', '..' or '//'",
 					      kind, b->src, b->dst);
 		if (moat_path_is_reserved_target(b->dst))
-			return moat_error_set(err, MOAT_EINPUT, "%s %s:%s: moat builds %s itself; a bind may not cover it",
+			return moat_error_set(err, MOAT_EINPUT, "%s: %s:%s: moat builds %s itself; a bind may not cover it",
 					      kind, b->src, b->dst, b->dst);
 		if (c->out_dir && (strcmp(b->dst, "/out") == 0))
-			return moat_error_set(err, MOAT_EINPUT, "%s %s:%s: /out is the --out directory", kind,
+			return moat_error_set(err, MOAT_EINPUT, "%s: %s:%s: /out is filesystem.out", kind,
 					      b->src, b->dst);
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(c->binds[j].dst, b->dst) == 0)
-				return moat_error_set(err, MOAT_EINPUT, "%s %s:%s: %s is bound twice", kind, b->src,
+				return moat_error_set(err, MOAT_EINPUT, "%s: %s:%s: %s is bound twice", kind, b->src,
 						      b->dst, b->dst);
 		moat_error perr = {0};
-		_cleanup_close_ int fd = moat__hostpath_open(kind, b->src, O_PATH, 0, &perr);
+		char what[32];
+		snprintf(what, sizeof(what), "%s:", kind);
+		_cleanup_close_ int fd = moat__hostpath_open(what, b->src, O_PATH, 0, &perr);
 		if (fd < 0) {
 			if (perr.code == ENOENT && (b->flags & MOAT_BIND_OPTIONAL))
 				continue;
@@ -343,27 +317,28 @@ int moat_config_validate(const moat_config *c, moat_error *err)
 	}
 	if (c->out_dir) {
 		if (c->out_dir[0] != '/')
-			return moat_error_set(err, MOAT_EINPUT, "--out %s: path must be absolute", c->out_dir);
+			return moat_error_set(err, MOAT_EINPUT, "filesystem.out: %s: path must be absolute", c->out_dir);
 		struct stat st;
-		_cleanup_close_ int fd = moat__hostpath_open("--out", c->out_dir, O_PATH, 0, err);
+		_cleanup_close_ int fd = moat__hostpath_open("filesystem.out:", c->out_dir, O_PATH, 0, err);
 		if (fd < 0)
 			return fd;
 		if (fstat(fd, &st) < 0)
-			return moat_error_set(err, errno, "--out %s", c->out_dir);
+			return moat_error_set(err, errno, "filesystem.out: %s", c->out_dir);
 		if (!S_ISDIR(st.st_mode))
-			return moat_error_set(err, MOAT_EINPUT, "--out %s: not a directory", c->out_dir);
+			return moat_error_set(err, MOAT_EINPUT, "filesystem.out: %s: not a directory", c->out_dir);
 	}
 	if (c->cwd && !moat_path_is_clean_absolute(c->cwd))
-		return moat_error_set(err, MOAT_EINPUT, "--cwd %s: must be an absolute path inside the sandbox", c->cwd);
+		return moat_error_set(err, MOAT_EINPUT, "filesystem.cwd: %s: must be an absolute path inside the sandbox",
+				      c->cwd);
 	if (c->stdin_path) {
 		struct stat st;
-		_cleanup_close_ int fd = moat__hostpath_open("--stdin", c->stdin_path, O_PATH, 0, err);
+		_cleanup_close_ int fd = moat__hostpath_open("stdin:", c->stdin_path, O_PATH, 0, err);
 		if (fd < 0)
 			return fd;
 		if (fstat(fd, &st) < 0)
-			return moat_error_set(err, errno, "--stdin %s", c->stdin_path);
+			return moat_error_set(err, errno, "stdin: %s", c->stdin_path);
 		if (S_ISDIR(st.st_mode))
-			return moat_error_set(err, MOAT_EINPUT, "--stdin %s: is a directory", c->stdin_path);
+			return moat_error_set(err, MOAT_EINPUT, "stdin: %s: is a directory", c->stdin_path);
 	}
 	int r = moat_limits_check(&c->limits, err);
 	if (r < 0)

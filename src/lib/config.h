@@ -1,6 +1,9 @@
-/* What one sandboxed run is asked to do. Filled by the command line, by a
- * policy file (policy.c), or both; consumed by sandbox.c. Every size the user
- * controls is capped here, in one place (moat_config_validate). */
+/* What one sandboxed run is asked to do: the run specification, compiled
+ * from the effective policy by moat_policy_compile (policy.h) and not
+ * changed after that; consumed by sandbox.c. Where the front writes what
+ * the run reports (result, audit log, recording) is the front's business
+ * and not here. Every size the user controls is capped here, in one place
+ * (moat_config_validate). */
 #pragma once
 
 #include "error.h"
@@ -69,32 +72,25 @@ typedef struct moat_limits {
 
 typedef struct moat_config {
 	char **argv;          /* command and arguments, NULL-terminated */
-	moat_bind *binds;     /* --ro/--rw, in order */
+	moat_bind *binds;     /* filesystem.read_only/read_write, in order */
 	size_t n_binds;
-	char *out_dir;        /* host path bound at /out, or NULL */
+	char *out_dir;        /* filesystem.out: host path bound at /out, or NULL */
 	char *cwd;            /* working directory inside, or NULL for default */
 	char **env;           /* NAME=VALUE, applied over the base environment */
-	char *stdin_path;     /* --stdin FILE, or NULL */
-	bool tty;             /* -t: a fresh pseudo-terminal */
+	char *stdin_path;     /* stdin: host file fed to the command, or NULL */
+	bool tty;             /* tty: a fresh pseudo-terminal */
+	/* The network mode; with proxy, the gateway is configured from the
+	 * policy (egress.h) and handed over in moat_run_io. */
 	moat_net_mode net;
-	char **allow_hosts;   /* --allow-host patterns */
-	char **allow_private; /* network.allow_private CIDRs */
-	char **net_hosts;     /* network.hosts as NAME=ADDRESS */
-	char *resolver;       /* network.resolver "IP[:PORT]", or NULL */
-	char *net_log_path;   /* --net-log FILE: net.request events */
-	char *result_path;    /* --result FILE or "-" */
-	char *audit_path;     /* --audit FILE */
-	char *record_path;    /* --record FILE.cast */
 	bool audit_files;     /* audit.files: the file and exec trail */
-	uint64_t audit_max_size; /* audit.max_size: cap on what the run adds to the log */
-	char *profile;        /* built-in policy name: "code" or "agent" */
-	char *policy_path;    /* --policy FILE */
+	char *profile;        /* the built-in policy named, "code" or "agent", or NULL */
+	char *policy_path;    /* the policy file named, or NULL */
 	char *hostname;       /* inside the uts namespace; default "moat" */
 	/* The effective policy as YAML, placed read-only at
 	 * MOAT_POLICY_INSIDE so that a run started inside this one is bounded
 	 * by it (MOAT_PARENT_POLICY points there). NULL: none. */
 	char *policy_yaml;
-	/* SHA-256 (hex) of the effective policy's YAML (moat_policy_attach),
+	/* SHA-256 (hex) of the effective policy's YAML (moat_policy_compile),
 	 * logged in session.start; "" when the run has no policy. */
 	char policy_sha256[65];
 	moat_limits limits;
@@ -131,15 +127,18 @@ int moat_config_add_bind(moat_config *c, const char *src, const char *dst, unsig
 /* Adds "NAME=VALUE". Copying a variable from the caller's environment is
  * the front's choice (moat run --env NAME), never the library's. */
 int moat_config_add_env(moat_config *c, const char *spec, moat_error *err);
+/* The check moat_config_add_env makes of one "NAME=VALUE". Pure. */
+int moat_env_spec_check(const char *spec, moat_error *err);
 /* Checks everything that can be checked before any side effect: paths,
  * ranges, forbidden bind targets. */
 int moat_config_validate(const moat_config *c, moat_error *err);
 
 /* The range of every numeric limit, in one place, so that a value from a
  * flag and the same value from a policy file meet the same check and the
- * same message, which names the field, the flag and the bound:
- *   limits.pids (--pids): 4194305 is too large (at most 4194304, the
- *   kernel's limit on process ids; or unlimited)
+ * same message, which names the field and the bound (a front that took the
+ * value from a flag of its own may name the flag too):
+ *   limits.pids: 4194305 is too large (at most 4194304, the kernel's
+ *   limit on process ids; or unlimited)
  * Bounds keep every value exact wherever it goes (kernel interfaces, the
  * result's JSON integers): nothing is capped silently. Pure. */
 #define MOAT_MAX_DURATION_MS (365ull * 24 * 3600 * 1000) /* a year */
@@ -151,7 +150,7 @@ int moat_config_validate(const moat_config *c, moat_error *err);
 /* Checks one limit given by its offset in moat_limits (offsetof), or every
  * limit. MOAT_UNLIMITED always passes. */
 int moat_limit_check(size_t offset, uint64_t value, moat_error *err);
-/* "limits.pids (--pids)": how messages name the limit at offset. */
+/* "limits.pids": how messages name the limit at offset. */
 const char *moat_limit_label(size_t offset, char *buf, size_t len);
 int moat_limits_check(const moat_limits *l, moat_error *err);
 

@@ -46,49 +46,36 @@ static void egress_event(void *userdata, const moat_net_event *ev)
 	free(line);
 }
 
-int moat_egress_from_policy(const moat_config *c, const moat_policy *policy, moat_audit *audit, moat_egress *e,
+int moat_egress_from_policy(const moat_policy *policy, const char *net_log_path, moat_audit *audit, moat_egress *e,
 			    moat_error *err)
 {
 	memset(e, 0, sizeof(*e));
 	e->log_fd = -1;
 	e->audit = audit;
-	if (!moat_net_uses_gateway(c->net))
+	if (!moat_net_uses_gateway(policy->net))
 		return 0;
-	/* The policy, with the flags folded in, is the whole truth about the
-	 * network: its deny, approve and allow rules with their ports,
-	 * methods and paths, allow_private, hosts and resolver. */
-	const char *resolver = c->resolver;
-	int r;
-	if (policy) {
-		r = moat_policy_netrules(policy, &e->rules, err);
-		if (r < 0)
-			goto fail;
-		if (policy->n_hosts > MOAT_GATEWAY_MAX_HOSTS) {
-			r = moat_error_set(err, MOAT_EINPUT, "network.hosts: more than %d entries",
-					   MOAT_GATEWAY_MAX_HOSTS);
-			goto fail;
-		}
-		/* The entries point into the policy, which outlives e. */
-		e->hosts = calloc(policy->n_hosts ? policy->n_hosts : 1, sizeof(*e->hosts));
-		if (!e->hosts) {
-			r = moat_error_set(err, ENOMEM, "network.hosts");
-			goto fail;
-		}
-		for (size_t i = 0; i < policy->n_hosts; i++)
-			e->hosts[i] = (moat_gateway_host){policy->hosts[i].name, policy->hosts[i].address};
-		e->n_hosts = policy->n_hosts;
-		if (policy->resolver)
-			resolver = policy->resolver;
-	} else {
-		r = moat_gateway_rules_from_patterns(c->allow_hosts, c->allow_private, &e->rules, err);
-		if (r >= 0)
-			r = moat_gateway_hosts_parse(c->net_hosts, &e->hosts, &e->n_hosts, err);
-		if (r < 0)
-			goto fail;
+	/* The effective policy is the whole truth about the network: its
+	 * deny, approve and allow rules with their ports, methods and paths,
+	 * allow_private, hosts and resolver. */
+	int r = moat_policy_netrules(policy, &e->rules, err);
+	if (r < 0)
+		goto fail;
+	if (policy->n_hosts > MOAT_GATEWAY_MAX_HOSTS) {
+		r = moat_error_set(err, MOAT_EINPUT, "network.hosts: more than %d entries", MOAT_GATEWAY_MAX_HOSTS);
+		goto fail;
 	}
-	if (c->net_log_path) {
-		e->log_fd = moat__hostpath_open("net log", c->net_log_path,
-						O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0600, err);
+	/* The entries point into the policy, which outlives e. */
+	e->hosts = calloc(policy->n_hosts ? policy->n_hosts : 1, sizeof(*e->hosts));
+	if (!e->hosts) {
+		r = moat_error_set(err, ENOMEM, "network.hosts");
+		goto fail;
+	}
+	for (size_t i = 0; i < policy->n_hosts; i++)
+		e->hosts[i] = (moat_gateway_host){policy->hosts[i].name, policy->hosts[i].address};
+	e->n_hosts = policy->n_hosts;
+	if (net_log_path) {
+		e->log_fd = moat__hostpath_open("net log", net_log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
+						0600, err);
 		if (e->log_fd < 0) {
 			r = e->log_fd;
 			goto fail;
@@ -98,18 +85,16 @@ int moat_egress_from_policy(const moat_config *c, const moat_policy *policy, moa
 		.rules = e->rules,
 		.hosts = e->hosts,
 		.n_hosts = e->n_hosts,
-		.resolver = resolver,
+		.resolver = policy->resolver,
 		.on_event = egress_event,
 		.userdata = e,
 	};
 	/* network.budget: the whole run's egress. */
-	if (policy) {
-		const moat_net_budget *b = &policy->budget;
-		e->cfg.budget_run.max_bytes_up = b->bytes_up;
-		e->cfg.budget_run.max_bytes_down = b->bytes_down;
-		e->cfg.budget_run.requests_per_minute = (uint32_t)b->requests_per_minute;
-		e->cfg.max_clients = (uint32_t)b->connections;
-	}
+	const moat_net_budget *b = &policy->budget;
+	e->cfg.budget_run.max_bytes_up = b->bytes_up;
+	e->cfg.budget_run.max_bytes_down = b->bytes_down;
+	e->cfg.budget_run.requests_per_minute = (uint32_t)b->requests_per_minute;
+	e->cfg.max_clients = (uint32_t)b->connections;
 	return 0;
 fail:
 	moat_egress_done(e);

@@ -17,16 +17,16 @@ typedef struct moat_egress {
 	moat_netrules *rules;
 	moat_gateway_host *hosts;
 	size_t n_hosts;
-	int log_fd;               /* config->net_log_path, or -1 */
+	int log_fd;               /* the net log, or -1 */
 	struct moat_audit *audit; /* not owned */
 } moat_egress;
 
-/* Fills e for a run of config c under policy (the effective one, with the
- * flags folded in; NULL: c's own allow_hosts, allow_private and net_hosts).
- * With c->net other than proxy, e is left empty and 0 returned: check
- * moat_egress_gateway. audit may be NULL; when set, every gateway event is
- * also written there. The policy must outlive e. */
-int moat_egress_from_policy(const moat_config *c, const struct moat_policy *policy, struct moat_audit *audit,
+/* Fills e for a run under policy, the effective one (the front's overlay
+ * merged). With a network mode other than proxy, e is left empty and 0
+ * returned: check moat_egress_gateway. net_log_path (may be NULL) is a
+ * host file each gateway event is appended to as a JSON line; audit (may
+ * be NULL) gets every event too. The policy must outlive e. */
+int moat_egress_from_policy(const struct moat_policy *policy, const char *net_log_path, struct moat_audit *audit,
 			    moat_egress *e, moat_error *err);
 /* The configuration for moat_run_io.gateway, or NULL when the run has no
  * egress. */

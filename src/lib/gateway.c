@@ -1940,36 +1940,12 @@ int moat_gateway_rules_from_patterns(char *const *allow_hosts, char *const *allo
 		};
 		r = moat_netrules_builder_add(b, &spec, err);
 		if (r < 0)
-			return moat_error_wrap(err, "--allow-host %s", *p);
+			return moat_error_wrap(err, "network.allow: %s", *p);
 	}
 	for (char *const *p = allow_private; p && *p; p++) {
 		int r = moat_netrules_builder_allow_private(b, *p, err);
 		if (r < 0)
-			return moat_error_wrap(err, "--allow-private %s", *p);
+			return moat_error_wrap(err, "network.allow_private: %s", *p);
 	}
 	return moat_netrules_builder_finish(b, ret, err);
-}
-
-int moat_gateway_hosts_parse(char *const *specs, moat_gateway_host **ret, size_t *ret_n, moat_error *err)
-{
-	size_t n = moat__strv_length(specs);
-	if (n > MOAT_GATEWAY_MAX_HOSTS)
-		return moat_error_set(err, MOAT_EINPUT, "network.hosts: more than %d entries", MOAT_GATEWAY_MAX_HOSTS);
-	_cleanup_free_ moat_gateway_host *h = calloc(n ? n : 1, sizeof(*h));
-	_cleanup_free_ char *buf = NULL;
-	if (!h)
-		return moat_error_set(err, ENOMEM, "network.hosts");
-	for (size_t i = 0; i < n; i++) {
-		char *eq = strchr(specs[i], '=');
-		if (!eq || eq == specs[i] || !eq[1])
-			return moat_error_set(err, MOAT_EINPUT, "network.hosts: '%s' is not NAME=ADDRESS", specs[i]);
-		/* The name is cut at '=' in place: specs belong to the caller
-		 * but outlive the array, and NAME never contains '='. */
-		*eq = '\0';
-		h[i].name = specs[i];
-		h[i].address = eq + 1;
-	}
-	*ret = TAKE_PTR(h);
-	*ret_n = n;
-	return 0;
 }

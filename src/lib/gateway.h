@@ -159,11 +159,8 @@ char **moat_gateway_proxy_env(uint16_t port);
  * --net-log); NULL when out of memory. */
 json_t *moat_net_event_to_json(const moat_net_event *ev);
 
-/* Rules from --allow-host patterns, each "HOST" or "HOST:PORT[,PORT...]"
+/* Rules from allowed-host patterns, each "HOST" or "HOST:PORT[,PORT...]"
  * (HOST exact or "*.example.com"; ports default to 80 and 443), plus the
  * allow_private CIDRs; everything else is denied. */
 int moat_gateway_rules_from_patterns(char *const *allow_hosts, char *const *allow_private, moat_netrules **ret,
 				     moat_error *err);
-/* Parses "NAME=ADDRESS" entries (network.hosts on the command line). The
- * returned array points into specs; free it with free(). */
-int moat_gateway_hosts_parse(char *const *specs, moat_gateway_host **ret, size_t *ret_n, moat_error *err);

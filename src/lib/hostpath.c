@@ -36,7 +36,7 @@ int moat__hostpath_open(const char *what, const char *path, int flags, mode_t mo
 	size_t plen = strlen(path);
 	if (plen >= PATH_MAX)
 		return moat_error_set(err, ENAMETOOLONG, "%s", what ? what : "path");
-	/* How errors name the path: "--out /srv/out", or the path alone. */
+	/* How errors name the path: "filesystem.out: /srv/out", or the path alone. */
 	char label[PATH_MAX + 64];
 	snprintf(label, sizeof(label), "%s%s%s", what ? what : "", what && *what ? " " : "", path);
 	char todo[PATH_MAX], seen[PATH_MAX];

@@ -26,7 +26,7 @@
 bool moat__hostpath_link_trusted(uid_t owner);
 
 /* Pure: the error text for a refused link. what names the path's role
- * ("--out", "policy file"), path is what the user gave, link the link's
+ * ("filesystem.out:", "policy"), path is what the user gave, link the link's
  * path as far as it was resolved. */
 int moat__hostpath_refuse(moat_error *err, const char *what, const char *path, const char *link, uid_t owner);
 

@@ -165,7 +165,7 @@ int moat_judge_program_argv(const moat_judge_program *p, const moat_judge_case *
 	if (p->lang == MOAT_JUDGE_LANG_NONE) {
 		if (c->is_call)
 			return moat_error_set(err, MOAT_EINPUT,
-					      "case \"%s\" (line %u) calls a function: give the code with --source",
+					      "case \"%s\" (line %u) calls a function: it needs the program as a source file",
 					      c->name, c->line);
 		argv = moat__strv_copy(p->command);
 		if (!argv)
@@ -259,7 +259,6 @@ int moat_judge_run_case(const moat_config *base, const moat_gateway_config *gate
 	cfg.argv = argv;
 	cfg.stdin_path = NULL;
 	cfg.tty = false;
-	cfg.result_path = NULL;
 	moat_judge_case_limits(c, &base->limits, &cfg.limits);
 
 	char nonce[MOAT_JUDGE_NONCE_LEN + 1] = "";
@@ -533,7 +532,7 @@ int moat_judge_run_suite(const moat_config *base, const moat_gateway_config *gat
 	memset(ret, 0, sizeof(*ret));
 	unsigned max = moat_judge_parallel_max();
 	if (parallel == 0 || parallel > max)
-		return moat_error_set(err, MOAT_EINPUT, "--parallel %u: between 1 and %u on this host (CPUs x %d)",
+		return moat_error_set(err, MOAT_EINPUT, "parallel: %u is not between 1 and %u on this host (CPUs x %d)",
 				      parallel, max, MOAT_JUDGE_MAX_PARALLEL_PER_CPU);
 	if (parallel > s->n_cases)
 		parallel = (unsigned)s->n_cases;

@@ -773,7 +773,7 @@ int moat_allow_host_spec_parse(const char *spec, char **ret_host, uint16_t *port
 		*colon = '\0';
 		if (parse_ports(colon + 1, ports, max, ret_n) < 0)
 			return moat_error_set(err, MOAT_EINPUT,
-					      "--allow-host %s: ports must be numbers 1-65535, separated by ','", spec);
+					      "network.allow: %s: ports must be numbers 1-65535, separated by ','", spec);
 	}
 	*ret_host = TAKE_PTR(host);
 	return 0;

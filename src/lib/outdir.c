@@ -241,7 +241,7 @@ static int walk_dir(int dirfd, int depth, walk *w, moat_error *err)
 
 int moat__out_sanitize(const char *out_dir, unsigned *ret_removed, unsigned *ret_fixed, moat_error *err)
 {
-	_cleanup_close_ int fd = moat__hostpath_open("--out", out_dir, O_RDONLY | O_DIRECTORY, 0, err);
+	_cleanup_close_ int fd = moat__hostpath_open("filesystem.out:", out_dir, O_RDONLY | O_DIRECTORY, 0, err);
 	if (fd < 0)
 		return fd;
 	walk w = {0};
@@ -281,12 +281,13 @@ void moat__out_enforced(const moat_config *c, moat_result *r)
 	for (size_t i = 0; i < c->n_binds; i++)
 		rw = rw || (c->binds[i].flags & MOAT_BIND_RW);
 	if (!capped && c->out_dir)
-		note_add(r, "disk, inodes: not enforced; --out is the host folder bound in place (workspace), "
-			    "and --rw folders have no per-run quota");
+		note_add(r, "disk, inodes: not enforced; filesystem.out is the host folder bound in place (workspace), "
+			    "and filesystem.read_write folders have no per-run quota");
 	else if (!capped)
-		note_add(r, "disk, inodes: not enforced without --out; --rw folders have no per-run quota");
+		note_add(r, "disk, inodes: not enforced without filesystem.out; filesystem.read_write folders have no "
+			    "per-run quota");
 	else if (rw)
-		note_add(r, "disk, inodes: enforced on /out only; --rw folders have no per-run quota");
+		note_add(r, "disk, inodes: enforced on /out only; filesystem.read_write folders have no per-run quota");
 }
 
 typedef struct copy_state {
@@ -323,7 +324,7 @@ static int clear_name(int dirfd, const char *name, moat_error *err)
 		return 0;
 	if ((errno == EISDIR || errno == EPERM) && unlinkat(dirfd, name, AT_REMOVEDIR) == 0)
 		return 0;
-	return moat_error_set(err, errno, "replace '%s' in the --out folder", name);
+	return moat_error_set(err, errno, "replace '%s' in the filesystem.out folder", name);
 }
 
 static int own(const copy_state *cs, int fd)
@@ -351,7 +352,7 @@ static int copy_file(int src, int dst, copy_state *cs, moat_error *err)
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w < 0)
-				return moat_error_set(err, errno, "write to the --out folder");
+				return moat_error_set(err, errno, "write to the filesystem.out folder");
 			off += w;
 		}
 	}
@@ -398,12 +399,12 @@ static int copy_dir(int src, int dst, int depth, copy_state *cs, moat_error *err
 				if ((r = clear_name(dst, name, err)) < 0)
 					break;
 				if (mkdirat(dst, name, 0700) < 0) {
-					r = moat_error_set(err, errno, "create a folder in the --out folder");
+					r = moat_error_set(err, errno, "create a folder in the filesystem.out folder");
 					break;
 				}
 				t = moat__openat2(dst, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, beneath);
 				if (t < 0) {
-					r = moat_error_set(err, errno, "create a folder in the --out folder");
+					r = moat_error_set(err, errno, "create a folder in the filesystem.out folder");
 					break;
 				}
 			}
@@ -412,7 +413,7 @@ static int copy_dir(int src, int dst, int depth, copy_state *cs, moat_error *err
 			/* A folder of the host's that the run's merges into keeps
 			 * its owner. */
 			if (fchmod(t, mode) < 0 || (made && own(cs, t) < 0))
-				r = moat_error_set(err, errno, "set the mode of a folder in the --out folder");
+				r = moat_error_set(err, errno, "set the mode of a folder in the filesystem.out folder");
 		} else if (S_ISREG(st.st_mode)) {
 			_cleanup_close_ int s = open_source_file(src, name);
 			if (s < 0) {
@@ -425,13 +426,13 @@ static int copy_dir(int src, int dst, int depth, copy_state *cs, moat_error *err
 							      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 							      0600, beneath);
 			if (t < 0) {
-				r = moat_error_set(err, errno, "create a file in the --out folder");
+				r = moat_error_set(err, errno, "create a file in the filesystem.out folder");
 				break;
 			}
 			if ((r = copy_file(s, t, cs, err)) < 0)
 				break;
 			if (fchmod(t, mode) < 0 || own(cs, t) < 0)
-				r = moat_error_set(err, errno, "set the mode of a file in the --out folder");
+				r = moat_error_set(err, errno, "set the mode of a file in the filesystem.out folder");
 		} else if (S_ISLNK(st.st_mode)) {
 			/* The hygiene walk left only links that stay inside. */
 			char target[MOAT_MAX_PATH];
@@ -446,11 +447,11 @@ static int copy_dir(int src, int dst, int depth, copy_state *cs, moat_error *err
 			if ((r = clear_name(dst, name, err)) < 0)
 				break;
 			if (symlinkat(target, dst, name) < 0) {
-				r = moat_error_set(err, errno, "create a link in the --out folder");
+				r = moat_error_set(err, errno, "create a link in the filesystem.out folder");
 				break;
 			}
 			if (cs->chown_to_dir && fchownat(dst, name, cs->uid, cs->gid, AT_SYMLINK_NOFOLLOW) < 0)
-				r = moat_error_set(err, errno, "create a link in the --out folder");
+				r = moat_error_set(err, errno, "create a link in the filesystem.out folder");
 		}
 		/* Anything else was removed by the hygiene walk (and the tmpfs
 		 * is nodev); it is not carried to the host. */
@@ -471,12 +472,12 @@ int moat__out_copy_out(const moat_config *c, int out_fs, unsigned *ret_removed, 
 	*ret_fixed = w.fixed;
 	if (r < 0)
 		return r;
-	_cleanup_close_ int dst = moat__hostpath_open("--out", c->out_dir, O_RDONLY | O_DIRECTORY, 0, err);
+	_cleanup_close_ int dst = moat__hostpath_open("filesystem.out:", c->out_dir, O_RDONLY | O_DIRECTORY, 0, err);
 	if (dst < 0)
 		return dst;
 	struct stat st;
 	if (fstat(dst, &st) < 0)
-		return moat_error_set(err, errno, "--out %s", c->out_dir);
+		return moat_error_set(err, errno, "filesystem.out: %s", c->out_dir);
 	copy_state cs = {
 		.max_bytes = c->limits.disk_bytes,
 		.max_entries = c->limits.disk_inodes,
@@ -493,6 +494,6 @@ int moat__out_copy_out(const moat_config *c, int out_fs, unsigned *ret_removed, 
 		return moat_error_set(err, errno, "read /out");
 	r = copy_dir(src, dst, 0, &cs, err);
 	if (r < 0)
-		return moat_error_wrap(err, "copy /out to --out %s (it may hold part of the output)", c->out_dir);
+		return moat_error_wrap(err, "copy /out to filesystem.out %s (it may hold part of the output)", c->out_dir);
 	return 0;
 }

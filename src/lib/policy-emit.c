@@ -10,31 +10,6 @@
 #include <string.h>
 #include <yaml.h>
 
-void moat__limit_format(const moat__limit_desc *d, uint64_t v, char *buf, size_t len)
-{
-	if (v == MOAT_UNLIMITED) {
-		snprintf(buf, len, "unlimited");
-		return;
-	}
-	switch (d->kind) {
-	case MOAT__LIMIT_DURATION:
-		moat_format_duration_ms(v, buf, len);
-		break;
-	case MOAT__LIMIT_SIZE:
-		moat_format_size(v, buf, len);
-		break;
-	case MOAT__LIMIT_CPUS:
-		if (v % 1000 == 0)
-			snprintf(buf, len, "%llu.0", (unsigned long long)(v / 1000));
-		else
-			snprintf(buf, len, "%llu.%03llu", (unsigned long long)(v / 1000), (unsigned long long)(v % 1000));
-		break;
-	default:
-		snprintf(buf, len, "%llu", (unsigned long long)v);
-		break;
-	}
-}
-
 /* ---- YAML -------------------------------------------------------------- */
 
 typedef struct outbuf {
@@ -297,7 +272,7 @@ static void emit_policy(emitter *em, const moat_policy *p)
 	for (size_t i = 0; i < moat__limit_table_len; i++) {
 		const moat__limit_desc *d = &moat__limit_table[i];
 		char buf[32];
-		moat__limit_format(d, moat__limit_get(&p->limits, d), buf, sizeof(buf));
+		moat_format_limit(d->kind, moat__limit_get(&p->limits, d), buf, sizeof(buf));
 		plain(em, d->key);
 		plain(em, buf);
 	}
@@ -568,7 +543,7 @@ char *moat_policy_explain(const moat_policy *p)
 	add(&t, "\nlimits:\n ");
 	for (size_t i = 0; i < moat__limit_table_len; i++) {
 		const moat__limit_desc *d = &moat__limit_table[i];
-		moat__limit_format(d, moat__limit_get(&p->limits, d), num, sizeof(num));
+		moat_format_limit(d->kind, moat__limit_get(&p->limits, d), num, sizeof(num));
 		add(&t, " %s %s%s", d->key, num, i + 1 < moat__limit_table_len ? "," : "\n");
 	}
 

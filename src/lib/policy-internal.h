@@ -3,19 +3,13 @@
 #pragma once
 
 #include "policy.h"
-
-typedef enum moat__limit_kind {
-	MOAT__LIMIT_DURATION,
-	MOAT__LIMIT_SIZE,
-	MOAT__LIMIT_COUNT,
-	MOAT__LIMIT_CPUS,
-} moat__limit_kind;
+#include "units.h"
 
 /* One row per key of the limits section: its name, how its value is
  * written, and where it lives in moat_limits. */
 typedef struct moat__limit_desc {
 	const char *key;
-	moat__limit_kind kind;
+	moat_unit kind;
 	size_t offset;
 	unsigned bit; /* moat_limit_bit */
 } moat__limit_desc;
@@ -31,8 +25,6 @@ static inline uint64_t moat__limit_get(const moat_limits *l, const moat__limit_d
 {
 	return *(const uint64_t *)((const char *)l + d->offset);
 }
-/* "256M", "10s", "64", "1.5" in the form the policy file uses. */
-void moat__limit_format(const moat__limit_desc *d, uint64_t v, char *buf, size_t len);
 
 void moat__net_rule_clear(moat_net_rule *r);
 bool moat__net_rule_copy(moat_net_rule *d, const moat_net_rule *s);

@@ -1,5 +1,5 @@
-/* What a policy does to a run: filling a run configuration, taking the
- * command-line flags back, nesting (a child policy may only narrow its
+/* What a policy does to a run: the base a run starts from, a front's
+ * overlay merged on top, the compiled run specification, nesting (a child policy may only narrow its
  * parent), and the network decision the gateway asks for each request. */
 #include "baseroot.h"
 #include "audit.h"
@@ -57,7 +57,7 @@ int moat_policy_load_profile(const char *name, moat_policy **ret, moat_error *er
 	return moat_error_set(err, MOAT_EINPUT, "unknown profile '%s' (expected one of: %s)", name, names);
 }
 
-/* ---- policy <-> run configuration -------------------------------------- */
+/* ---- one model of a run: base, overlay, compile ----------------------- */
 
 static bool rule_is_host_only(const moat_net_rule *r)
 {
@@ -78,135 +78,79 @@ static int replace_str(char **field, const char *value, moat_error *err)
 	return 0;
 }
 
-int moat_policy_apply(const moat_policy *p, moat_config *c, moat_error *err)
+moat_policy *moat_policy_overlay_new(void)
 {
-	int r;
-	for (size_t i = 0; i < p->n_binds; i++)
-		if ((r = moat_config_add_bind(c, p->binds[i].src, p->binds[i].dst, p->binds[i].flags, err)) < 0)
-			return r;
-	/* A bare NAME passes the caller's value: the front reads its own
-	 * environment for it (moat run does), the engine never does. */
-	for (char **e = p->env; e && *e; e++)
-		if (strchr(*e, '=') && (r = moat_config_add_env(c, *e, err)) < 0)
-			return r;
-	/* Only rules that restrict nothing but the host fit in the run
-	 * configuration's host list; narrower rules would be widened there,
-	 * so they reach the gateway through the policy itself. */
-	for (size_t i = 0; i < p->allow.n; i++)
-		if (rule_is_host_only(&p->allow.v[i]) && moat__strv_push(&c->allow_hosts, p->allow.v[i].host) < 0)
-			return moat_error_set(err, ENOMEM, "policy");
-	if ((r = replace_str(&c->out_dir, p->out_dir, err)) < 0 || (r = replace_str(&c->cwd, p->cwd, err)) < 0 ||
-	    (r = replace_str(&c->stdin_path, p->stdin_path, err)) < 0 ||
-	    (r = replace_str(&c->result_path, p->result_path, err)) < 0 ||
-	    (r = replace_str(&c->audit_path, p->audit_log, err)) < 0 ||
-	    (r = replace_str(&c->record_path, p->record_path, err)) < 0 ||
-	    (r = replace_str(&c->hostname, p->hostname, err)) < 0)
-		return r;
-	c->limits = p->limits;
-	c->net = p->net;
-	c->tty = p->tty;
-	/* exec.allow is enforced by Landlock in the command's process. */
-	if (p->exec_allow) {
-		moat__strv_free(c->exec_allow);
-		c->exec_allow = moat__strv_copy(p->exec_allow);
-		if (!c->exec_allow)
-			return moat_error_set(err, ENOMEM, "policy");
+	moat_policy *o = moat_policy_new();
+	if (o)
+		o->net = _MOAT_NET_INVALID; /* not set */
+	return o;
+}
+
+/* Strips trailing slashes (but keeps "/"), as a policy file's paths are. */
+static char *dup_path(const char *p)
+{
+	char *d = strdup(p);
+	if (!d)
+		return NULL;
+	size_t n = strlen(d);
+	while (n > 1 && d[n - 1] == '/')
+		d[--n] = '\0';
+	return d;
+}
+
+int moat_policy_add_bind(moat_policy *p, const char *src, const char *dst, unsigned flags, moat_error *err)
+{
+	const char *field = flags & MOAT_BIND_RW ? "filesystem.read_write" : "filesystem.read_only";
+	if (p->n_binds >= MOAT_MAX_BINDS)
+		return moat_error_set(err, MOAT_EINPUT, "%s: too many binds (at most %d)", field, MOAT_MAX_BINDS);
+	moat_bind *nb = realloc(p->binds, (p->n_binds + 1) * sizeof(*nb));
+	if (!nb)
+		return moat_error_set(err, ENOMEM, "%s", field);
+	p->binds = nb;
+	moat_bind *b = &p->binds[p->n_binds];
+	*b = (moat_bind){.src = dup_path(src), .dst = dup_path(dst), .flags = flags};
+	if (!b->src || !b->dst) {
+		free(b->src);
+		free(b->dst);
+		return moat_error_set(err, ENOMEM, "%s", field);
 	}
-	c->exec_workspace = p->exec_workspace;
-	c->audit_files = p->audit_files;
-	c->audit_max_size = p->audit_max_size ? p->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE;
+	p->n_binds++;
 	return 0;
 }
 
-int moat_policy_update_from_config(moat_policy *p, const moat_config *c, unsigned flags_limits_set, moat_error *err)
+int moat_policy_add_allow_host(moat_policy *p, const char *spec, moat_error *err)
 {
-	int r;
-	moat_bind *nb = NULL;
-	if (c->n_binds) {
-		nb = calloc(c->n_binds, sizeof(*nb));
-		if (!nb)
-			return moat_error_set(err, ENOMEM, "policy");
-		for (size_t i = 0; i < c->n_binds; i++) {
-			nb[i].flags = c->binds[i].flags;
-			nb[i].src = strdup(c->binds[i].src);
-			nb[i].dst = strdup(c->binds[i].dst);
-			if (!nb[i].src || !nb[i].dst) {
-				for (size_t j = 0; j <= i; j++) {
-					free(nb[j].src);
-					free(nb[j].dst);
-				}
-				free(nb);
-				return moat_error_set(err, ENOMEM, "policy");
-			}
-		}
-	}
-	for (size_t i = 0; i < p->n_binds; i++) {
-		free(p->binds[i].src);
-		free(p->binds[i].dst);
-	}
-	free(p->binds);
-	p->binds = nb;
-	p->n_binds = c->n_binds;
-
-	char **env = c->env ? moat__strv_copy(c->env) : NULL;
-	if (c->env && !env)
-		return moat_error_set(err, ENOMEM, "policy");
-	moat__strv_free(p->env);
-	p->env = env;
-
-	for (char **h = c->allow_hosts; h && *h; h++) {
-		bool have = false;
-		for (size_t i = 0; i < p->allow.n; i++)
-			have |= rule_is_host_only(&p->allow.v[i]) && strcmp(p->allow.v[i].host, *h) == 0;
-		if (have)
-			continue;
-		/* --allow-host PATTERN[:PORTS] becomes one allow rule. */
-		_cleanup_free_ char *host = NULL;
-		uint16_t ports[MOAT_NETRULE_MAX_PORTS];
-		size_t n_ports = 0;
-		if (moat_allow_host_spec_parse(*h, &host, ports, ELEMENTSOF(ports), &n_ports, err) < 0)
-			return -EINVAL;
-		/* Validated when the rules are compiled (moat_policy_netrules),
-		 * which also takes address literals such as [::1]. */
-		moat_net_rule rule = {.host = host, .ports = n_ports ? ports : NULL, .n_ports = n_ports};
-		if (!moat__net_rules_append(&p->allow, &rule))
-			return moat_error_set(err, ENOMEM, "policy");
-	}
-	for (char **a = c->allow_private; a && *a; a++)
-		if (!strv_has(p->allow_private, *a) && moat__strv_push(&p->allow_private, *a) < 0)
-			return moat_error_set(err, ENOMEM, "policy");
-	for (char **h = c->net_hosts; h && *h; h++) {
-		const char *eq = strchr(*h, '=');
-		if (!eq || eq == *h || !eq[1])
-			return moat_error_set(err, MOAT_EINPUT, "--net-host %s: expected NAME=ADDRESS", *h);
-		moat_host_entry *nh = realloc(p->hosts, (p->n_hosts + 1) * sizeof(*nh));
-		if (!nh)
-			return moat_error_set(err, ENOMEM, "policy");
-		p->hosts = nh;
-		nh[p->n_hosts] = (moat_host_entry){strndup(*h, (size_t)(eq - *h)), strdup(eq + 1)};
-		if (!nh[p->n_hosts].name || !nh[p->n_hosts].address)
-			return moat_error_set(err, ENOMEM, "policy");
-		p->n_hosts++;
-	}
-	if ((r = replace_str(&p->resolver, c->resolver, err)) < 0)
+	if (p->allow.n >= MOAT_MAX_ALLOW_HOSTS)
+		return moat_error_set(err, MOAT_EINPUT, "network.allow: more than %d rules", MOAT_MAX_ALLOW_HOSTS);
+	_cleanup_free_ char *host = NULL;
+	uint16_t ports[MOAT_NETRULE_MAX_PORTS];
+	size_t n_ports = 0;
+	int r = moat_allow_host_spec_parse(spec, &host, ports, ELEMENTSOF(ports), &n_ports, err);
+	if (r < 0)
 		return r;
-	if ((r = replace_str(&p->out_dir, c->out_dir, err)) < 0 || (r = replace_str(&p->cwd, c->cwd, err)) < 0 ||
-	    (r = replace_str(&p->stdin_path, c->stdin_path, err)) < 0 ||
-	    (r = replace_str(&p->result_path, c->result_path, err)) < 0 ||
-	    (r = replace_str(&p->audit_log, c->audit_path, err)) < 0 ||
-	    (r = replace_str(&p->record_path, c->record_path, err)) < 0 ||
-	    (r = replace_str(&p->hostname, c->hostname, err)) < 0)
-		return r;
-	if (c->record_path)
-		p->record = true;
-	/* --audit-files only ever adds the trail, never removes it. */
-	p->audit_files |= c->audit_files;
-	if (c->audit_max_size)
-		p->audit_max_size = c->audit_max_size;
-	p->limits = c->limits;
-	p->limits_set |= flags_limits_set;
-	p->net = c->net;
-	p->tty = c->tty;
+	/* Validated with the rest of the policy (moat__policy_check), which
+	 * also takes address literals such as [::1]. */
+	moat_net_rule rule = {.host = host, .ports = n_ports ? ports : NULL, .n_ports = n_ports};
+	if (!moat__net_rules_append(&p->allow, &rule))
+		return moat_error_set(err, ENOMEM, "network.allow");
+	return 0;
+}
+
+int moat_policy_add_host(moat_policy *p, const char *name, const char *address, moat_error *err)
+{
+	if (p->n_hosts >= MOAT_MAX_ALLOW_HOSTS)
+		return moat_error_set(err, MOAT_EINPUT, "network.hosts: more than %d entries", MOAT_MAX_ALLOW_HOSTS);
+	moat_host_entry *nh = realloc(p->hosts, (p->n_hosts + 1) * sizeof(*nh));
+	if (!nh)
+		return moat_error_set(err, ENOMEM, "network.hosts");
+	p->hosts = nh;
+	nh[p->n_hosts] = (moat_host_entry){strdup(name), strdup(address)};
+	if (!nh[p->n_hosts].name || !nh[p->n_hosts].address) {
+		free(nh[p->n_hosts].name);
+		free(nh[p->n_hosts].address);
+		return moat_error_set(err, ENOMEM, "network.hosts");
+	}
+	p->n_hosts++;
 	return 0;
 }
 
@@ -220,11 +164,10 @@ static int load_parent(moat_policy **ret, moat_error *err)
 	return r < 0 ? moat_error_wrap(err, "parent policy (%s)", MOAT_PARENT_POLICY_ENV) : 0;
 }
 
-int moat_policy_load_into(const char *profile, const char *path, moat_config *c, moat_policy **ret_policy,
-			  moat_error *err)
+int moat_policy_load_base(const char *profile, const char *path, moat_policy **ret, moat_error *err)
 {
 	if (profile && path)
-		return moat_error_set(err, MOAT_EINPUT, "--profile and --policy both given (expected one of them)");
+		return moat_error_set(err, MOAT_EINPUT, "a profile and a policy file both given (expected one of them)");
 	_cleanup_policy_ moat_policy *p = NULL;
 	int r = path ? moat_policy_load_file(path, &p, err) : moat_policy_load_profile(profile ? profile : "code", &p, err);
 	if (r < 0)
@@ -241,25 +184,66 @@ int moat_policy_load_into(const char *profile, const char *path, moat_config *c,
 		moat_policy_free(p);
 		p = narrowed;
 	}
-	if ((r = moat_policy_apply(p, c, err)) < 0)
+	/* Named as the caller named it: the run's name in session.start, and
+	 * the seccomp profile a named profile picks. */
+	if ((r = replace_str(&p->profile, profile, err)) < 0 || (r = replace_str(&p->path, path, err)) < 0)
 		return r;
-	if (ret_policy)
-		*ret_policy = TAKE_PTR(p);
+	*ret = TAKE_PTR(p);
 	return 0;
 }
 
-int moat_policy_take_flags(moat_policy *p, const moat_config *c, const moat_limits *before, moat_error *err)
+int moat_policy_merge_overlay(moat_policy *p, const moat_policy *o, moat_error *err)
 {
-	unsigned set = 0;
-	for (size_t i = 0; i < moat__limit_table_len; i++)
-		if (moat__limit_get(&c->limits, &moat__limit_table[i]) != moat__limit_get(before, &moat__limit_table[i]))
-			set |= moat__limit_table[i].bit;
-	int r = moat_policy_update_from_config(p, c, set, err);
-	if (r < 0)
+	int r;
+	for (size_t i = 0; i < o->n_binds; i++)
+		if ((r = moat_policy_add_bind(p, o->binds[i].src, o->binds[i].dst, o->binds[i].flags, err)) < 0)
+			return r;
+	for (char **e = o->env; e && *e; e++)
+		if (moat__strv_push(&p->env, *e) < 0)
+			return moat_error_set(err, ENOMEM, "env");
+	for (size_t k = 0; k < o->allow.n; k++) {
+		const moat_net_rule *add = &o->allow.v[k];
+		/* An allowed host the policy already allows as a whole adds
+		 * nothing. */
+		bool have = false;
+		for (size_t i = 0; i < p->allow.n && rule_is_host_only(add); i++)
+			have |= rule_is_host_only(&p->allow.v[i]) && strcmp(p->allow.v[i].host, add->host) == 0;
+		if (!have && !moat__net_rules_append(&p->allow, add))
+			return moat_error_set(err, ENOMEM, "network.allow");
+	}
+	for (char **a = o->allow_private; a && *a; a++)
+		if (!strv_has(p->allow_private, *a) && moat__strv_push(&p->allow_private, *a) < 0)
+			return moat_error_set(err, ENOMEM, "network.allow_private");
+	for (size_t i = 0; i < o->n_hosts; i++)
+		if ((r = moat_policy_add_host(p, o->hosts[i].name, o->hosts[i].address, err)) < 0)
+			return r;
+	if ((r = replace_str(&p->resolver, o->resolver, err)) < 0 || (r = replace_str(&p->out_dir, o->out_dir, err)) < 0 ||
+	    (r = replace_str(&p->cwd, o->cwd, err)) < 0 || (r = replace_str(&p->stdin_path, o->stdin_path, err)) < 0 ||
+	    (r = replace_str(&p->result_path, o->result_path, err)) < 0 ||
+	    (r = replace_str(&p->audit_log, o->audit_log, err)) < 0 ||
+	    (r = replace_str(&p->record_path, o->record_path, err)) < 0 ||
+	    (r = replace_str(&p->hostname, o->hostname, err)) < 0)
 		return r;
-	/* The limits first, with the messages that name both the field and
-	 * its flag (limits.c); then every other field as in a policy file. */
-	if ((r = moat_limits_check(&c->limits, err)) < 0 || (r = moat__policy_check(p, err)) < 0)
+	if (o->record_path)
+		p->record = true;
+	/* The trail and the terminal are only ever added, never removed. */
+	p->audit_files |= o->audit_files;
+	p->tty |= o->tty;
+	if (o->audit_max_size)
+		p->audit_max_size = o->audit_max_size;
+	for (size_t i = 0; i < moat__limit_table_len; i++) {
+		const moat__limit_desc *d = &moat__limit_table[i];
+		if (o->limits_set & d->bit)
+			*moat__limit_field(&p->limits, d) = moat__limit_get(&o->limits, d);
+	}
+	p->limits_set |= o->limits_set;
+	if (o->net != _MOAT_NET_INVALID)
+		p->net = o->net;
+
+	/* The limits first, each against its range (config.c), then every
+	 * field as in a policy file, then, inside a sandbox, nothing wider
+	 * than the parent's policy. */
+	if ((r = moat_limits_check(&p->limits, err)) < 0 || (r = moat__policy_check(p, err)) < 0)
 		return r;
 	_cleanup_policy_ moat_policy *parent = NULL, *check = NULL;
 	if ((r = load_parent(&parent, err)) < 0)
@@ -268,6 +252,50 @@ int moat_policy_take_flags(moat_policy *p, const moat_config *c, const moat_limi
 		return r;
 	return 0;
 }
+
+int moat_policy_compile(const moat_policy *p, char *const *argv, moat_config **ret, moat_error *err)
+{
+	_cleanup_config_ moat_config *c = moat_config_new();
+	if (!c)
+		return moat_error_set(err, ENOMEM, "run specification");
+	int r;
+	if (argv && !(c->argv = moat__strv_copy(argv)))
+		return moat_error_set(err, ENOMEM, "run specification");
+	for (size_t i = 0; i < p->n_binds; i++)
+		if ((r = moat_config_add_bind(c, p->binds[i].src, p->binds[i].dst, p->binds[i].flags, err)) < 0)
+			return r;
+	/* A bare NAME passes the caller's value: the front reads its own
+	 * environment for it (moat run does), the engine never does. */
+	for (char **e = p->env; e && *e; e++)
+		if (strchr(*e, '=') && (r = moat_config_add_env(c, *e, err)) < 0)
+			return r;
+	if ((r = replace_str(&c->out_dir, p->out_dir, err)) < 0 || (r = replace_str(&c->cwd, p->cwd, err)) < 0 ||
+	    (r = replace_str(&c->stdin_path, p->stdin_path, err)) < 0 ||
+	    (r = replace_str(&c->hostname, p->hostname, err)) < 0 ||
+	    (r = replace_str(&c->profile, p->profile, err)) < 0 || (r = replace_str(&c->policy_path, p->path, err)) < 0)
+		return r;
+	c->limits = p->limits;
+	c->net = p->net;
+	c->tty = p->tty;
+	/* exec.allow is enforced by Landlock in the command's process. */
+	if (p->exec_allow && !(c->exec_allow = moat__strv_copy(p->exec_allow)))
+		return moat_error_set(err, ENOMEM, "run specification");
+	c->exec_workspace = p->exec_workspace;
+	c->audit_files = p->audit_files;
+
+	/* The policy the run is held to: its YAML as the sandbox sees it
+	 * (placed at MOAT_POLICY_INSIDE) and the SHA-256 of the YAML without
+	 * the front's output paths, logged in session.start, so that the log
+	 * names exactly what the run was held to, flags included. */
+	_cleanup_free_ char *full = moat_policy_to_yaml_run(p);
+	c->policy_yaml = moat_policy_to_yaml_inside(p);
+	if (!full || !c->policy_yaml)
+		return moat_error_set(err, ENOMEM, "run specification");
+	moat_audit_hash(full, strlen(full), c->policy_sha256);
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+_Static_assert(sizeof(((moat_config *)0)->policy_sha256) == MOAT_AUDIT_HASH_HEX, "policy_sha256 holds one hash");
 
 /* ---- nesting ----------------------------------------------------------- */
 
@@ -416,8 +444,8 @@ static int intersect_limits(const moat_policy *parent, const moat_policy *child,
 		uint64_t pv = moat__limit_get(&parent->limits, d), cv = moat__limit_get(&child->limits, d);
 		if ((child->limits_set & d->bit) && cv > pv) {
 			char cs[32], ps[32];
-			moat__limit_format(d, cv, cs, sizeof(cs));
-			moat__limit_format(d, pv, ps, sizeof(ps));
+			moat_format_limit(d->kind, cv, cs, sizeof(cs));
+			moat_format_limit(d->kind, pv, ps, sizeof(ps));
 			return moat_error_set(err, MOAT_EINPUT, "limits.%s: %s exceeds the parent's %s", d->key, cs, ps);
 		}
 		*moat__limit_field(&r->limits, d) = cv < pv ? cv : pv;
@@ -707,16 +735,3 @@ int moat_policy_check_required(const moat_policy *p, const moat_isolation *iso, 
 	}
 	return 0;
 }
-
-int moat_policy_attach(const moat_policy *p, moat_config *c, moat_error *err)
-{
-	_cleanup_free_ char *full = moat_policy_to_yaml_run(p);
-	_cleanup_free_ char *inside = moat_policy_to_yaml_inside(p);
-	if (!full || !inside)
-		return moat_error_set(err, ENOMEM, "policy");
-	moat_audit_hash(full, strlen(full), c->policy_sha256);
-	free(c->policy_yaml);
-	c->policy_yaml = TAKE_PTR(inside);
-	return 0;
-}
-_Static_assert(sizeof(((moat_config *)0)->policy_sha256) == MOAT_AUDIT_HASH_HEX, "policy_sha256 holds one hash");

@@ -1258,17 +1258,17 @@ static int k_env(const ctx *x, const node *k, const node *v, const char *path)
 
 #define LIMIT(k, kind, field, bit) {k, kind, offsetof(moat_limits, field), bit}
 const moat__limit_desc moat__limit_table[] = {
-	LIMIT("wall", MOAT__LIMIT_DURATION, wall_ms, MOAT_LIMIT_WALL),
-	LIMIT("cpu_time", MOAT__LIMIT_DURATION, cpu_ms, MOAT_LIMIT_CPU_TIME),
-	LIMIT("cpu", MOAT__LIMIT_CPUS, cpus_milli, MOAT_LIMIT_CPU),
-	LIMIT("memory", MOAT__LIMIT_SIZE, memory_bytes, MOAT_LIMIT_MEMORY),
-	LIMIT("pids", MOAT__LIMIT_COUNT, pids, MOAT_LIMIT_PIDS),
-	LIMIT("output", MOAT__LIMIT_SIZE, output_bytes, MOAT_LIMIT_OUTPUT),
-	LIMIT("tmp", MOAT__LIMIT_SIZE, tmp_bytes, MOAT_LIMIT_TMP),
-	LIMIT("disk", MOAT__LIMIT_SIZE, disk_bytes, MOAT_LIMIT_DISK),
-	LIMIT("inodes", MOAT__LIMIT_COUNT, disk_inodes, MOAT_LIMIT_INODES),
-	LIMIT("files", MOAT__LIMIT_COUNT, files, MOAT_LIMIT_FILES),
-	LIMIT("fsize", MOAT__LIMIT_SIZE, fsize, MOAT_LIMIT_FSIZE),
+	LIMIT("wall", MOAT_UNIT_DURATION, wall_ms, MOAT_LIMIT_WALL),
+	LIMIT("cpu_time", MOAT_UNIT_DURATION, cpu_ms, MOAT_LIMIT_CPU_TIME),
+	LIMIT("cpu", MOAT_UNIT_CPUS, cpus_milli, MOAT_LIMIT_CPU),
+	LIMIT("memory", MOAT_UNIT_SIZE, memory_bytes, MOAT_LIMIT_MEMORY),
+	LIMIT("pids", MOAT_UNIT_COUNT, pids, MOAT_LIMIT_PIDS),
+	LIMIT("output", MOAT_UNIT_SIZE, output_bytes, MOAT_LIMIT_OUTPUT),
+	LIMIT("tmp", MOAT_UNIT_SIZE, tmp_bytes, MOAT_LIMIT_TMP),
+	LIMIT("disk", MOAT_UNIT_SIZE, disk_bytes, MOAT_LIMIT_DISK),
+	LIMIT("inodes", MOAT_UNIT_COUNT, disk_inodes, MOAT_LIMIT_INODES),
+	LIMIT("files", MOAT_UNIT_COUNT, files, MOAT_LIMIT_FILES),
+	LIMIT("fsize", MOAT_UNIT_SIZE, fsize, MOAT_LIMIT_FSIZE),
 };
 const size_t moat__limit_table_len = ELEMENTSOF(moat__limit_table);
 
@@ -1295,9 +1295,9 @@ static int k_limits(const ctx *x, const node *k, const node *v, const char *path
 		moat_error inner = {0};
 		r = 0;
 		switch (d->kind) {
-		case MOAT__LIMIT_DURATION: r = moat_parse_duration_ms(vn->value, &val, &inner); break;
-		case MOAT__LIMIT_SIZE: r = moat_parse_size(vn->value, &val, &inner); break;
-		case MOAT__LIMIT_COUNT: r = moat_parse_count(vn->value, &val, &inner); break;
+		case MOAT_UNIT_DURATION: r = moat_parse_duration_ms(vn->value, &val, &inner); break;
+		case MOAT_UNIT_SIZE: r = moat_parse_size(vn->value, &val, &inner); break;
+		case MOAT_UNIT_COUNT: r = moat_parse_count(vn->value, &val, &inner); break;
 		default:
 			if (strcmp(vn->value, "unlimited") == 0)
 				val = MOAT_UNLIMITED;
@@ -1484,6 +1484,8 @@ void moat_policy_free(moat_policy *p)
 	if (!p)
 		return;
 	free(p->source);
+	free(p->profile);
+	free(p->path);
 	free(p->dir);
 	free(p->name);
 	for (size_t i = 0; i < p->n_binds; i++) {
@@ -1583,7 +1585,8 @@ moat_policy *moat_policy_copy(const moat_policy *s)
 	p->require = s->require;
 	p->tty = s->tty;
 	p->exec_workspace = s->exec_workspace;
-	if (!dup_str(&p->source, s->source) || !dup_str(&p->dir, s->dir) || !dup_str(&p->name, s->name) ||
+	if (!dup_str(&p->source, s->source) || !dup_str(&p->profile, s->profile) || !dup_str(&p->path, s->path) ||
+	    !dup_str(&p->dir, s->dir) || !dup_str(&p->name, s->name) ||
 	    !dup_str(&p->out_dir, s->out_dir) || !dup_str(&p->cwd, s->cwd) || !dup_strv(&p->exec_allow, s->exec_allow) ||
 	    !dup_strv(&p->allow_private, s->allow_private) || !dup_str(&p->resolver, s->resolver) ||
 	    !dup_strv(&p->env, s->env) || !dup_str(&p->audit_log, s->audit_log) ||

@@ -110,6 +110,10 @@ typedef struct moat_net_budget {
 
 typedef struct moat_policy {
 	char *source; /* file name or "profile NAME", for messages */
+	/* As the front named the base (moat_policy_load_base): the built-in
+	 * profile, or the policy file; NULL when not named. Not written out. */
+	char *profile;
+	char *path;
 	char *dir;    /* folder relative paths were resolved in */
 	char *name;
 
@@ -181,41 +185,42 @@ const char *moat_policy_profile_text(const char *name);
 /* NULL-terminated list of built-in profile names. */
 const char *const *moat_policy_profile_names(void);
 
-/* Fills a run configuration from the policy: binds, out, cwd, env, limits,
- * network mode and hosts, stdin, tty, result/audit/record paths, hostname.
- * Fields the run configuration has no place for (rules with methods or
- * paths, approvals, secrets, exec allowlist, require) stay in the policy,
- * which the caller hands on to the sandbox and the gateway. env entries
- * that are a bare NAME (pass the caller's value) are left to the front,
- * which alone knows whose environment that is. */
-int moat_policy_apply(const moat_policy *p, moat_config *c, moat_error *err);
+/* One model of a run. A front loads the base policy (a profile or a
+ * file), merges its own settings on top as an overlay (moat run's flags are
+ * one), and compiles the effective policy into the run specification the
+ * engine runs: policy -> run specification, never back.
+ *
+ * The base: the built-in profile NAME or the policy file at path (not both;
+ * neither means the code profile), narrowed, inside a sandbox, by the
+ * parent's effective policy. p->profile and p->path keep the names given. */
+int moat_policy_load_base(const char *profile, const char *path, moat_policy **ret, moat_error *err);
 
-/* Overwrites the policy's fields from a run configuration: what
- * `policy show` prints after command-line flags, and what a nested run is
- * checked against. limits_set gains the bits in flags_limits_set. */
-int moat_policy_update_from_config(moat_policy *p, const moat_config *c, unsigned flags_limits_set,
-				   moat_error *err);
+/* An overlay sets nothing until a field is given: strings NULL, lists
+ * empty, net _MOAT_NET_INVALID, limits only where limits_set says. */
+moat_policy *moat_policy_overlay_new(void);
+/* Fields an overlay (or anything that builds a policy) adds one by one.
+ * A bind's paths lose their trailing slashes; spec of an allowed host is
+ * "PATTERN[:PORT[,PORT]...]". */
+int moat_policy_add_bind(moat_policy *p, const char *src, const char *dst, unsigned flags, moat_error *err);
+int moat_policy_add_allow_host(moat_policy *p, const char *spec, moat_error *err);
+int moat_policy_add_host(moat_policy *p, const char *name, const char *address, moat_error *err);
+/* Merges overlay o into p: binds, env, allowed hosts, private ranges and
+ * pinned names are added; strings, the network mode and the limits o sets
+ * replace p's (and count as set); the file trail, the terminal and a
+ * recording are only ever turned on. Then p, the effective policy, is
+ * checked as a policy file's fields are (the message names the field) and,
+ * inside a sandbox, refused where it widens the parent's policy. */
+int moat_policy_merge_overlay(moat_policy *p, const moat_policy *o, moat_error *err);
 
-/* The front of `moat run`: loads --profile NAME or --policy FILE (not both;
- * neither means the code profile) into c before the command-line flags are
- * applied, and returns the policy (for the gateway and the fields c has no
- * place for) in *ret_policy when that is not NULL. */
-int moat_policy_load_into(const char *profile, const char *path, moat_config *c, moat_policy **ret_policy,
-			  moat_error *err);
-
-/* After the command-line flags were applied to c (which
- * moat_policy_load_into filled from p): takes them into p, so that p is the
- * effective policy, and, inside a sandbox, refuses flags that widen the
- * parent's policy. before is c->limits as moat_policy_load_into left them;
- * a limit that differs counts as set by a flag. */
-int moat_policy_take_flags(moat_policy *p, const moat_config *c, const moat_limits *before, moat_error *err);
-/* Records the effective policy p in c: its YAML as the sandbox sees it
- * (c->policy_yaml, placed at MOAT_POLICY_INSIDE) and the SHA-256 of
- * moat_policy_to_yaml_run (c->policy_sha256, logged in session.start), so
- * that the log names exactly what the run was held to, flags included:
- * `moat policy show` with the same options but the output paths prints the
- * YAML hashed. */
-int moat_policy_attach(const moat_policy *p, moat_config *c, moat_error *err);
+/* Compiles the effective policy p into a run specification for argv (NULL:
+ * set later, per run, on a copy). The specification carries p's YAML as
+ * the sandbox sees it (policy_yaml) and the SHA-256 of
+ * moat_policy_to_yaml_run (policy_sha256, logged in session.start). What
+ * only a front uses (the result, the audit log, the recording, the audit
+ * cap) stays in the policy. Entries of env that are a bare NAME (pass the
+ * caller's value) are left out: only the front knows whose environment
+ * that is, and resolves them before compiling. */
+int moat_policy_compile(const moat_policy *p, char *const *argv, moat_config **ret, moat_error *err);
 
 /* The policy a nested sandbox gets: the child may only narrow the parent.
  * Fails naming the field when the child asks for more

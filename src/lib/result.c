@@ -172,7 +172,7 @@ int moat_result_write(const moat_result *r, const char *path, moat_error *err)
 	_cleanup_close_ int fd = -1;
 	int out = STDOUT_FILENO;
 	if (strcmp(path, "-") != 0) {
-		fd = moat__hostpath_open("--result", path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644, err);
+		fd = moat__hostpath_open("result:", path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644, err);
 		if (fd < 0)
 			return fd;
 		out = fd;

@@ -140,6 +140,11 @@ int moat__userns_set_limits(int sys_user_fd, const char *profile, moat_error *er
 
 /* mount.c: builds the read-only root and pivots into it. */
 int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error *err);
+/* Part of it, callable alone (tests bind a fake tree into a scratch root):
+ * binds the run's cgroup directories read-only below rootfd's
+ * sys/fs/cgroup, as moat__cgroup_mounts() lists them. Needs a mount
+ * namespace of its own. */
+int moat__rootfs_cgroup(int rootfd, const moat_cgroup_mount *mounts, size_t n, moat_error *err);
 
 /* net.c: brings up loopback in the new network namespace. */
 int moat__net_loopback_up(moat_error *err);

@@ -186,6 +186,33 @@ void moat_format_duration_ms(uint64_t ms, char *buf, size_t len)
 		snprintf(buf, len, "%llums", (unsigned long long)ms);
 }
 
+void moat_format_limit(moat_unit unit, uint64_t v, char *buf, size_t len)
+{
+	if (v == MOAT_UNLIMITED) {
+		snprintf(buf, len, "unlimited");
+		return;
+	}
+	switch (unit) {
+	case MOAT_UNIT_DURATION:
+		moat_format_duration_ms(v, buf, len);
+		break;
+	case MOAT_UNIT_SIZE:
+		moat_format_size(v, buf, len);
+		break;
+	case MOAT_UNIT_CPUS:
+		/* Always with a fraction, so that a policy written out reads
+		 * back as CPUs, never as a count. */
+		if (v % 1000 == 0)
+			snprintf(buf, len, "%llu.0", (unsigned long long)(v / 1000));
+		else
+			snprintf(buf, len, "%llu.%03llu", (unsigned long long)(v / 1000), (unsigned long long)(v % 1000));
+		break;
+	default:
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+		break;
+	}
+}
+
 /* Appends one component to an absolute path being built in buf (capacity
  * cap), folding "." and "..". */
 static int path_push(char *buf, size_t *len, size_t cap, const char *comp, size_t n)

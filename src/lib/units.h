@@ -23,6 +23,18 @@ int moat_parse_cpus_milli(const char *s, uint64_t *ret, moat_error *err);
 void moat_format_size(uint64_t bytes, char *buf, size_t len);
 void moat_format_duration_ms(uint64_t ms, char *buf, size_t len);
 
+/* How a limit's value is read and written. */
+typedef enum moat_unit {
+	MOAT_UNIT_DURATION, /* milliseconds: "10s", "1500ms" */
+	MOAT_UNIT_SIZE,     /* bytes: "256M" */
+	MOAT_UNIT_COUNT,    /* a plain number: "64" */
+	MOAT_UNIT_CPUS,     /* thousandths of a CPU: "1.0", "0.500" */
+} moat_unit;
+/* The one form a limit's value takes everywhere: in a policy written out
+ * (so its hash), in `policy explain` and in every message about a limit;
+ * MOAT_UNLIMITED is "unlimited". */
+void moat_format_limit(moat_unit unit, uint64_t v, char *buf, size_t len);
+
 /* Resolves a path written in a policy file or on the command line to a clean
  * absolute path: "~" and "~/x" start at home, a relative path starts at
  * base_dir (the policy file's folder, or the current directory), and ".",

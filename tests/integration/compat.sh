@@ -3,7 +3,7 @@
 # toolchains in the agent profile, and CPython's own regression modules,
 # which must pass inside wherever they pass bare. The short form runs a few
 # quick modules; MOAT_SOAK=1 (make soak) runs the whole list in both
-# profiles, and the toolchains that take longer (go).
+# profiles.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 

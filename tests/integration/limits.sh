@@ -209,7 +209,7 @@ t_eq "a link in the folder is replaced, not followed" "canary mine" \
 	"$(cat "$MOAT_TDIR/outside") $(test -L "$D/a" || cat "$D/a")"
 lim --out "$D" -- /bin/sh -c 'echo file > full'
 t_eq "a name the copy cannot replace: setup_error" "setup_error 125" "$(j 'j["status"]') $RC"
-t_match "and the error names it" "copy /out to --out .*: replace 'full' in the --out folder" "$(j 'j.get("error")')"
+t_match "and the error names it" "copy /out to filesystem.out .*: replace 'full' in the filesystem.out folder" "$(j 'j.get("error")')"
 rm -rf "$D" && mkdir -p "$D" && { ! is_root || chown 65534:65534 "$D"; }
 lim --out "$D" --disk 0 -- /bin/sh -c 'touch /out/f 2>/dev/null; echo $?'
 t_eq "--disk 0: /out holds nothing" "1" "$OUT"
@@ -218,6 +218,6 @@ lim --profile agent --out "$D" --disk 64M -- /bin/true
 t_eq "agent workspace: disk listed as not enforced" none "$(j 'j["enforced"]["disk"]["by"]')"
 t_match "agent workspace: the note says why" "disk, inodes: not enforced" "$(j 'j.get("limits_note")')"
 lim --disk 2000T -- /bin/true
-t_match "--disk is range-checked" "limits.disk \(--disk\): .* is too large" "$ERR"
+t_match "--disk is range-checked" "--disk: limits.disk: .* is too large" "$ERR"
 lim --inodes 5000000000 -- /bin/true
-t_match "--inodes is range-checked" "limits.inodes \(--inodes\): .* is too large" "$ERR"
+t_match "--inodes is range-checked" "--inodes: limits.inodes: .* is too large" "$ERR"

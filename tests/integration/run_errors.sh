@@ -27,11 +27,11 @@ check_bad "bind over /proc" "filesystem.read_only: moat builds /proc itself" run
 check_bad "bind over /dev" "filesystem.read_write: moat builds /dev/shm itself" run --rw /tmp:/dev/shm -- /bin/true
 check_bad "bind with dot-dot" "filesystem.read_only: '/a/\.\./b' is not a clean absolute sandbox path" run --ro /usr:/a/../b -- /bin/true
 check_bad "bad duration" "is not a duration" run --time 5x -- /bin/true
-check_bad "zero time" "limits.wall \\(--time\\): 0s is too small \\(at least 1ms\\)" run --time 0 -- /bin/true
+check_bad "zero time" "--time: limits.wall: 0s is too small \\(at least 1ms\\)" run --time 0 -- /bin/true
 check_bad "bad size" "is not a size" run --mem lots -- /bin/true
 check_bad "zero pids" "at least 1" run --pids 0 -- /bin/true
-check_bad "missing --out" "--out .*No such file" run --out "$MOAT_TDIR/none" -- /bin/true
-check_bad "missing --stdin" "--stdin .*No such file" run --stdin /nonexistent-moat -- /bin/true
+check_bad "missing --out" "filesystem.out: .*No such file" run --out "$MOAT_TDIR/none" -- /bin/true
+check_bad "missing --stdin" "stdin: .*No such file" run --stdin /nonexistent-moat -- /bin/true
 check_bad "relative --cwd" "filesystem.cwd: .relative. is not a clean absolute path" run --cwd relative -- /bin/true
 check_bad "bad --env" "env: '1BAD' is not a variable name" run --env 1BAD=x -- /bin/true
 check_bad "unknown command" "unknown command 'frob'" frob

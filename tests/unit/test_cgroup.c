@@ -14,6 +14,13 @@
 #include <sys/wait.h>
 
 #include "cgroup.h"
+#include "sandbox-internal.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <unistd.h>
 
 typedef struct fake {
 	char dir[256];
@@ -122,6 +129,12 @@ static void fake_kernel(const char *dir, int version, void *userdata)
 		mkfile(dir, "pids.max", "");
 		mkfile(dir, "pids.events", "max 0\n");
 	}
+	if (strstr(dir, "/cpuset/")) {
+		/* empty, as the kernel makes them when clone_children is 0 */
+		mkfile(dir, "cpuset.cpus", "\n");
+		mkfile(dir, "cpuset.mems", "\n");
+		return;
+	}
 	if (strstr(dir, "/cpu")) {
 		mkfile(dir, "cpu.cfs_period_us", "");
 		mkfile(dir, "cpu.cfs_quota_us", "");
@@ -225,11 +238,16 @@ static void test_v1_backend(void **state)
 	fake_mount(&f, "memory", "/", "cgroup", "rw,memory");
 	fake_mount(&f, "pids", "/", "cgroup", "rw,pids");
 	fake_mount(&f, "cpu,cpuacct", "/", "cgroup", "rw,cpu,cpuacct");
-	char own[512];
+	fake_mount(&f, "cpuset", "/", "cgroup", "rw,cpuset");
+	char own[512], cpuset_own[512];
 	snprintf(own, sizeof(own), "%s/memory/svc", f.dir);
 	mkdirs(own);
+	snprintf(cpuset_own, sizeof(cpuset_own), "%s/cpuset/svc", f.dir);
+	mkdirs(cpuset_own);
+	mkfile(cpuset_own, "cpuset.cpus", "0-3\n");
+	mkfile(cpuset_own, "cpuset.mems", "0\n");
 	moat_cgroup_host host = {.mountinfo = f.mountinfo,
-				 .self_cgroup = "5:pids:/\n4:memory:/svc\n2:cpu,cpuacct:/\n",
+				 .self_cgroup = "6:cpuset:/svc\n5:pids:/\n4:memory:/svc\n2:cpu,cpuacct:/\n",
 				 .fake_kernel_mkdir = fake_kernel};
 	moat_limits lim;
 	moat_limits_unlimited(&lim);
@@ -250,6 +268,27 @@ static void test_v1_backend(void **state)
 	assert_string_equal(moat__cgroup_path(cg, MOAT_CG_CPU), cpu);
 	/* co-mounted cpu and cpuacct share one folder and one attach write */
 	assert_string_equal(moat__cgroup_path(cg, MOAT_CG_CPUACCT), cpu);
+	/* The cpuset, which limits nothing, gets the parent's CPUs and memory
+	 * nodes, without which the kernel refuses to attach a task to it. */
+	char cpuset[512];
+	snprintf(cpuset, sizeof(cpuset), "%s/cpuset/svc/run1", f.dir);
+	assert_string_equal(moat__cgroup_path(cg, MOAT_CG_CPUSET), cpuset);
+	_cleanup_free_ char *cpus = slurp(cpuset, "cpuset.cpus");
+	_cleanup_free_ char *mems = slurp(cpuset, "cpuset.mems");
+	assert_string_equal(cpus, "0-3\n");
+	assert_string_equal(mems, "0\n");
+	/* What the sandbox sees: every hierarchy the JVM needs (memory, cpu,
+	 * cpuacct, cpuset), named as the host names them; pids, which only
+	 * limits, is not bound. */
+	moat_cgroup_mount mounts[_MOAT_CG_MAX];
+	assert_int_equal(moat__cgroup_mounts(cg, mounts), 3);
+	assert_int_equal(mounts[0].version, 1);
+	assert_string_equal(mounts[0].name, "memory");
+	assert_string_equal(mounts[0].dir, mem);
+	assert_string_equal(mounts[1].name, "cpu,cpuacct");
+	assert_string_equal(mounts[1].dir, cpu);
+	assert_string_equal(mounts[2].name, "cpuset");
+	assert_string_equal(mounts[2].dir, cpuset);
 
 	_cleanup_free_ char *v = slurp(mem, "memory.limit_in_bytes");
 	assert_string_equal(v, "67108864");
@@ -272,9 +311,11 @@ static void test_v1_backend(void **state)
 	_cleanup_free_ char *p1 = slurp(mem, "cgroup.procs");
 	_cleanup_free_ char *p2 = slurp(pids, "cgroup.procs");
 	_cleanup_free_ char *p3 = slurp(cpu, "cgroup.procs");
+	_cleanup_free_ char *p4 = slurp(cpuset, "cgroup.procs");
 	assert_string_equal(p1, want);
 	assert_string_equal(p2, want);
 	assert_string_equal(p3, want);
+	assert_string_equal(p4, want);
 
 	/* The kernel's figures: 1.5 s user, 0.25 s system, 40 MiB peak, one OOM
 	 * kill, one failed fork. */
@@ -356,9 +397,16 @@ static void test_hybrid_backend(void **state)
 	assert_int_equal(access(stale_cpu, F_OK), -1);
 	assert_int_equal(access(stale_leaf, F_OK), -1);
 	assert_int_equal(access(live_cpu, F_OK), 0);
-	/* no --cpus: the cpu hierarchy is left alone (one attach write less) */
-	assert_null(moat__cgroup_path(cg, MOAT_CG_CPU));
+	/* no --cpus: the run still has a cpu cgroup on v1, for runtimes to
+	 * read (the JVM trusts no v1 limit without it), and it limits nothing */
+	char cpu_run[512];
+	snprintf(cpu_run, sizeof(cpu_run), "%s/cpu/r", f.dir);
+	assert_string_equal(moat__cgroup_path(cg, MOAT_CG_CPU), cpu_run);
+	_cleanup_free_ char *quota = slurp(cpu_run, "cpu.cfs_quota_us");
+	assert_string_equal(quota, "");
 	assert_false(moat__cgroup_enforces_cpus(cg));
+	/* no cpuset hierarchy on this host: none is made, and no note for it */
+	assert_null(moat__cgroup_path(cg, MOAT_CG_CPUSET));
 	assert_non_null(moat__cgroup_path(cg, MOAT_CG_CPUACCT));
 	assert_true(moat__cgroup_enforces_memory(cg));
 	assert_false(moat__cgroup_enforces_pids(cg)); /* no pids limit asked */
@@ -395,7 +443,15 @@ static void test_v2_backend(void **state)
 	char run[512];
 	snprintf(run, sizeof(run), "%s/run2", own);
 	for (int c = 0; c < _MOAT_CG_MAX; c++)
-		assert_string_equal(moat__cgroup_path(cg, (moat_cgroup_ctrl)c), run);
+		if (c != MOAT_CG_CPUSET)
+			assert_string_equal(moat__cgroup_path(cg, (moat_cgroup_ctrl)c), run);
+	/* v2 needs no cpuset of the run's own: runtimes read cpu.max */
+	assert_null(moat__cgroup_path(cg, MOAT_CG_CPUSET));
+	/* What the sandbox sees: the one v2 directory, at /sys/fs/cgroup. */
+	moat_cgroup_mount mounts[_MOAT_CG_MAX];
+	assert_int_equal(moat__cgroup_mounts(cg, mounts), 1);
+	assert_int_equal(mounts[0].version, 2);
+	assert_string_equal(mounts[0].dir, run);
 	_cleanup_free_ char *mm = slurp(run, "memory.max");
 	_cleanup_free_ char *sw = slurp(run, "memory.swap.max");
 	_cleanup_free_ char *pm = slurp(run, "pids.max");
@@ -486,6 +542,230 @@ static void test_no_cgroupfs(void **state)
 	assert_int_equal(err.code, MOAT_EINPUT);
 }
 
+/* A cpuset whose CPUs cannot be copied from the parent would refuse every
+ * task: it is given up (it limits nothing), said in the note, and the run
+ * goes on with the hierarchies that enforce something. */
+static void test_v1_cpuset_unfillable(void **state)
+{
+	(void)state;
+	fake f;
+	fake_init(&f);
+	fake_mount(&f, "memory", "/", "cgroup", "rw,memory");
+	fake_mount(&f, "pids", "/", "cgroup", "rw,pids");
+	fake_mount(&f, "cpu,cpuacct", "/", "cgroup", "rw,cpu,cpuacct");
+	fake_mount(&f, "cpuset", "/", "cgroup", "rw,cpuset");
+	/* no cpuset.cpus in the parent */
+	moat_cgroup_host host = {.mountinfo = f.mountinfo,
+				 .self_cgroup = "6:cpuset:/\n5:pids:/\n4:memory:/\n2:cpu,cpuacct:/\n",
+				 .fake_kernel_mkdir = fake_kernel};
+	moat_limits lim;
+	moat_limits_unlimited(&lim);
+	lim.memory_bytes = 1 << 20;
+	moat_cgroup *cg = NULL;
+	moat_error err = {0};
+	assert_int_equal(moat__cgroup_create(&host, &lim, "r", &cg, &err), 0);
+	assert_null(moat__cgroup_path(cg, MOAT_CG_CPUSET));
+	assert_true(moat__cgroup_enforces_memory(cg));
+	moat_isolation iso = {0};
+	moat__cgroup_describe(cg, &iso);
+	assert_non_null(strstr(iso.cgroup_note, "cpuset"));
+	moat_cgroup_mount mounts[_MOAT_CG_MAX];
+	assert_int_equal(moat__cgroup_mounts(cg, mounts), 2);
+	assert_string_equal(mounts[0].name, "memory");
+	assert_string_equal(mounts[1].name, "cpu,cpuacct");
+	moat__cgroup_destroy(cg);
+	rm_rf(f.dir);
+}
+
+/* In a child with a user and mount namespace of its own (as root and as
+ * anyone, where unprivileged user namespaces exist): binds the mounts into
+ * a scratch root and checks what a sandbox would find there. Returns the
+ * child's exit status; 77 when the namespaces are not available. */
+typedef void (*root_check)(int rootfd);
+static int in_scratch_root(const moat_cgroup_mount *mounts, size_t n, root_check check)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uid_t uid = getuid();
+		gid_t gid = getgid();
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			_exit(77);
+		char map[64];
+		snprintf(map, sizeof(map), "0 %u 1", (unsigned)uid);
+		int fd = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, map, strlen(map)) < 0)
+			_exit(3);
+		close(fd);
+		fd = open("/proc/self/setgroups", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "deny", 4) < 0)
+			_exit(3);
+		close(fd);
+		snprintf(map, sizeof(map), "0 %u 1", (unsigned)gid);
+		fd = open("/proc/self/gid_map", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, map, strlen(map)) < 0)
+			_exit(3);
+		close(fd);
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+			_exit(4);
+		char root[] = "/tmp/moat-unit-root.XXXXXX";
+		if (!mkdtemp(root) || mount("tmpfs", root, "tmpfs", 0, "size=1m") < 0)
+			_exit(5);
+		int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		moat_error err = {0};
+		if (rootfd < 0 || moat__rootfs_cgroup(rootfd, mounts, n, &err) < 0) {
+			fprintf(stderr, "moat__rootfs_cgroup: %s\n", err.msg);
+			_exit(6);
+		}
+		check(rootfd);
+		/* The scratch root goes with the mount namespace; its folder: */
+		(void)umount2(root, MNT_DETACH);
+		(void)rmdir(root);
+		_exit(0);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void expect_bound(int rc)
+{
+	if (rc == 77) {
+		const char *ci = getenv("CI");
+		if (ci && strcmp(ci, "true") == 0)
+			fail_msg("no user namespace for the bind check (a failure in CI)");
+		skip();
+	}
+	assert_int_equal(rc, 0);
+}
+
+/* Checks in the child: an assert there would only end the child. */
+#define CHILD_CHECK(cond)                                                                                              \
+	do {                                                                                                           \
+		if (!(cond)) {                                                                                         \
+			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond);                                      \
+			_exit(10);                                                                                     \
+		}                                                                                                      \
+	} while (0)
+
+static void child_read_is(int rootfd, const char *path, const char *want)
+{
+	char buf[256] = "";
+	int fd = openat(rootfd, path, O_RDONLY | O_CLOEXEC);
+	CHILD_CHECK(fd >= 0);
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	CHILD_CHECK(n >= 0);
+	buf[n] = '\0';
+	if (strcmp(buf, want) != 0)
+		fprintf(stderr, "%s: \"%s\", not \"%s\"\n", path, buf, want);
+	CHILD_CHECK(strcmp(buf, want) == 0);
+}
+
+static void child_read_only(int rootfd, const char *path)
+{
+	int fd = openat(rootfd, path, O_WRONLY | O_CLOEXEC);
+	CHILD_CHECK(fd < 0 && errno == EROFS);
+}
+
+static void check_v2_root(int rootfd)
+{
+	/* the run's own directory, at /sys/fs/cgroup */
+	child_read_is(rootfd, "sys/fs/cgroup/memory.max", "134217728");
+	child_read_is(rootfd, "sys/fs/cgroup/cpu.max", "50000 100000");
+	child_read_only(rootfd, "sys/fs/cgroup/memory.max");
+	child_read_only(rootfd, "sys/fs/cgroup/cgroup.procs");
+	CHILD_CHECK(mkdirat(rootfd, "sys/fs/cgroup/child", 0755) < 0 && errno == EROFS);
+	/* nothing of the parent: its subtree_control, the run's siblings */
+	CHILD_CHECK(faccessat(rootfd, "sys/fs/cgroup/cgroup.subtree_control", F_OK, 0) < 0);
+	CHILD_CHECK(faccessat(rootfd, "sys/fs/cgroup/sibling", F_OK, 0) < 0);
+	CHILD_CHECK(faccessat(rootfd, "sys/fs/cgroup/run2", F_OK, 0) < 0);
+}
+
+/* v2 from creation to what the sandbox sees, over a fake tree: the host's
+ * hierarchy is never touched. */
+static void test_v2_bound(void **state)
+{
+	(void)state;
+	fake f;
+	char own[512];
+	fake_v2(&f, "user.slice/run.scope", "cpuset cpu io memory pids\n", own, sizeof(own));
+	char sibling[600];
+	snprintf(sibling, sizeof(sibling), "%s/sibling", own);
+	mkdirs(sibling);
+	moat_cgroup_host host = {.mountinfo = f.mountinfo,
+				 .self_cgroup = "0::/user.slice/run.scope\n",
+				 .fake_kernel_mkdir = fake_kernel};
+	moat_limits lim;
+	moat_limits_unlimited(&lim);
+	lim.memory_bytes = 128 << 20;
+	lim.cpus_milli = 500;
+	moat_cgroup *cg = NULL;
+	moat_error err = {0};
+	assert_int_equal(moat__cgroup_create(&host, &lim, "run2", &cg, &err), 0);
+	moat_cgroup_mount mounts[_MOAT_CG_MAX];
+	size_t n = moat__cgroup_mounts(cg, mounts);
+	assert_int_equal(n, 1);
+	int rc = in_scratch_root(mounts, n, check_v2_root);
+	moat__cgroup_destroy(cg);
+	rm_rf(f.dir);
+	expect_bound(rc);
+}
+
+static void check_v1_root(int rootfd)
+{
+	child_read_is(rootfd, "sys/fs/cgroup/memory/memory.limit_in_bytes", "67108864");
+	/* co-mounted cpu and cpuacct: one mount, found under either name */
+	child_read_is(rootfd, "sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "");
+	child_read_is(rootfd, "sys/fs/cgroup/cpu/cpu.cfs_quota_us", "");
+	child_read_is(rootfd, "sys/fs/cgroup/cpuacct/cpuacct.usage", "0\n");
+	child_read_is(rootfd, "sys/fs/cgroup/cpuset/cpuset.cpus", "0-3\n");
+	child_read_only(rootfd, "sys/fs/cgroup/memory/memory.limit_in_bytes");
+	child_read_only(rootfd, "sys/fs/cgroup/cpuset/cgroup.procs");
+	child_read_only(rootfd, "sys/fs/cgroup/cpu/cgroup.procs");
+	/* pids limits, nothing reads it: not bound */
+	CHILD_CHECK(faccessat(rootfd, "sys/fs/cgroup/pids", F_OK, 0) < 0);
+	/* nothing of the parents */
+	CHILD_CHECK(faccessat(rootfd, "sys/fs/cgroup/memory/svc", F_OK, 0) < 0);
+	CHILD_CHECK(faccessat(rootfd, "sys/fs/cgroup/memory/run1", F_OK, 0) < 0);
+	CHILD_CHECK(faccessat(rootfd, "sys/fs/cgroup/cpuset/cpuset.mems_parent_only", F_OK, 0) < 0);
+}
+
+static void test_v1_bound(void **state)
+{
+	(void)state;
+	fake f;
+	fake_init(&f);
+	fake_mount(&f, "memory", "/", "cgroup", "rw,memory");
+	fake_mount(&f, "pids", "/", "cgroup", "rw,pids");
+	fake_mount(&f, "cpu,cpuacct", "/", "cgroup", "rw,cpu,cpuacct");
+	fake_mount(&f, "cpuset", "/", "cgroup", "rw,cpuset");
+	char own[512];
+	snprintf(own, sizeof(own), "%s/memory/svc", f.dir);
+	mkdirs(own);
+	snprintf(own, sizeof(own), "%s/cpuset", f.dir);
+	mkfile(own, "cpuset.cpus", "0-3\n");
+	mkfile(own, "cpuset.mems", "0\n");
+	mkfile(own, "cpuset.mems_parent_only", "");
+	moat_cgroup_host host = {.mountinfo = f.mountinfo,
+				 .self_cgroup = "6:cpuset:/\n5:pids:/\n4:memory:/svc\n2:cpu,cpuacct:/\n",
+				 .fake_kernel_mkdir = fake_kernel};
+	moat_limits lim;
+	moat_limits_unlimited(&lim);
+	lim.memory_bytes = 64 << 20;
+	lim.pids = 32;
+	moat_cgroup *cg = NULL;
+	moat_error err = {0};
+	assert_int_equal(moat__cgroup_create(&host, &lim, "run1", &cg, &err), 0);
+	moat_cgroup_mount mounts[_MOAT_CG_MAX];
+	size_t n = moat__cgroup_mounts(cg, mounts);
+	assert_int_equal(n, 3);
+	int rc = in_scratch_root(mounts, n, check_v1_root);
+	moat__cgroup_destroy(cg);
+	rm_rf(f.dir);
+	expect_bound(rc);
+}
+
 static void test_cpu_next_check(void **state)
 {
 	(void)state;
@@ -511,6 +791,9 @@ int main(void)
 		cmocka_unit_test(test_hybrid_backend),
 		cmocka_unit_test(test_v2_backend),
 		cmocka_unit_test(test_v2_nothing_offered),
+		cmocka_unit_test(test_v1_cpuset_unfillable),
+		cmocka_unit_test(test_v2_bound),
+		cmocka_unit_test(test_v1_bound),
 		cmocka_unit_test(test_no_cgroupfs),
 		cmocka_unit_test(test_cpu_next_check),
 	};

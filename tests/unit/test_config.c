@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "units.h"
 
 static void test_clean_absolute(void **state)
 {
@@ -102,8 +103,8 @@ static void test_env(void **state)
 	assert_true(moat_config_add_env(c, "A-B=x", &err) < 0);
 }
 
-/* Every limit has one range, with a message naming the field, the flag
- * and the bound; unlimited always passes. */
+/* Every limit has one range, with a message naming the field (never a
+ * command-line flag) and the bound; unlimited always passes. */
 static void expect_range_error(size_t off, uint64_t v, const char *want)
 {
 	moat_error err = {0};
@@ -111,6 +112,35 @@ static void expect_range_error(size_t off, uint64_t v, const char *want)
 	assert_int_equal(err.code, MOAT_EINPUT);
 	if (!strstr(err.msg, want))
 		fail_msg("message \"%s\" lacks \"%s\"", err.msg, want);
+	if (strstr(err.msg, "--"))
+		fail_msg("message \"%s\" names a flag", err.msg);
+}
+
+/* One form per value, wherever it is shown: a message, `policy show`
+ * (hence the effective policy's hash) and `policy explain` agree. */
+static void test_format_limit(void **state)
+{
+	(void)state;
+	char buf[48];
+	moat_format_limit(MOAT_UNIT_CPUS, 1000, buf, sizeof(buf));
+	assert_string_equal(buf, "1.0");
+	moat_format_limit(MOAT_UNIT_CPUS, 1500, buf, sizeof(buf));
+	assert_string_equal(buf, "1.500");
+	moat_format_limit(MOAT_UNIT_CPUS, 250, buf, sizeof(buf));
+	assert_string_equal(buf, "0.250");
+	moat_format_limit(MOAT_UNIT_SIZE, 256ull << 20, buf, sizeof(buf));
+	assert_string_equal(buf, "256M");
+	moat_format_limit(MOAT_UNIT_DURATION, 1500, buf, sizeof(buf));
+	assert_string_equal(buf, "1500ms");
+	moat_format_limit(MOAT_UNIT_COUNT, 64, buf, sizeof(buf));
+	assert_string_equal(buf, "64");
+	moat_format_limit(MOAT_UNIT_COUNT, MOAT_UNLIMITED, buf, sizeof(buf));
+	assert_string_equal(buf, "unlimited");
+	/* The message of a CPU limit out of range shows the value as
+	 * `policy show` writes it. */
+	moat_error err = {0};
+	assert_true(moat_limit_check(offsetof(moat_limits, cpus_milli), 1000001, &err) < 0);
+	assert_non_null(strstr(err.msg, "1000.001 is too large (at most 1000.0"));
 }
 
 static void test_limit_ranges(void **state)
@@ -118,16 +148,17 @@ static void test_limit_ranges(void **state)
 	(void)state;
 	moat_error err = {0};
 	expect_range_error(offsetof(moat_limits, cpu_ms), 18446744073709551000ull,
-			   "limits.cpu_time (--cpu): 18446744073709551s is too large (at most 8760h");
+			   "limits.cpu_time: 18446744073709551s is too large (at most 8760h");
 	expect_range_error(offsetof(moat_limits, memory_bytes), 16000000ull << 40,
-			   "limits.memory (--mem): 16000000T is too large (at most 1024T");
+			   "limits.memory: 16000000T is too large (at most 1024T");
 	expect_range_error(offsetof(moat_limits, pids), 4194305,
-			   "limits.pids (--pids): 4194305 is too large (at most 4194304, the kernel's limit");
-	expect_range_error(offsetof(moat_limits, files), 99999999999ull, "limits.files (--files): 99999999999");
+			   "limits.pids: 4194305 is too large (at most 4194304, the kernel's limit");
+	expect_range_error(offsetof(moat_limits, files), 99999999999ull, "limits.files: 99999999999");
 	expect_range_error(offsetof(moat_limits, files), 7, "7 is too small (at least 8");
-	expect_range_error(offsetof(moat_limits, wall_ms), 0, "limits.wall (--time): 0s is too small");
-	expect_range_error(offsetof(moat_limits, cpus_milli), 5000000, "limits.cpu (--cpus): 5000 is too large");
+	expect_range_error(offsetof(moat_limits, wall_ms), 0, "limits.wall: 0s is too small");
+	expect_range_error(offsetof(moat_limits, cpus_milli), 5000000, "limits.cpu: 5000.0 is too large (at most 1000.0");
 	expect_range_error(offsetof(moat_limits, memory_bytes), 1000, "at least 1M");
+	expect_range_error(offsetof(moat_limits, cpus_milli), 0, "0.0 is too small (at least 0.001");
 	/* At the bounds, and unlimited. */
 	assert_int_equal(moat_limit_check(offsetof(moat_limits, pids), 4194304, &err), 0);
 	assert_int_equal(moat_limit_check(offsetof(moat_limits, memory_bytes), 1ull << 50, &err), 0);
@@ -140,7 +171,7 @@ static void test_limit_ranges(void **state)
 	assert_true(MOAT_MAX_SIZE < (uint64_t)INT64_MAX && MOAT_MAX_DURATION_MS < (uint64_t)INT64_MAX);
 	l.output_bytes = (1ull << 63) + 1;
 	assert_true(moat_limits_check(&l, &err) < 0);
-	assert_non_null(strstr(err.msg, "limits.output (--output)"));
+	assert_non_null(strstr(err.msg, "limits.output"));
 }
 
 int main(void)
@@ -152,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_validate_binds),
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_limit_ranges),
+		cmocka_unit_test(test_format_limit),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

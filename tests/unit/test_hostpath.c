@@ -62,8 +62,8 @@ static void test_trust_rule(void **state)
 	assert_false(moat__hostpath_link_trusted(1000));
 	assert_false(moat__hostpath_link_trusted(65534));
 	moat_error err = {0};
-	assert_int_equal(moat__hostpath_refuse(&err, "--out", "/a/b", "/a", 1000), -MOAT_EINPUT);
-	assert_string_equal(err.msg, "--out /a/b: /a is a symbolic link owned by uid 1000; moat follows only links "
+	assert_int_equal(moat__hostpath_refuse(&err, "filesystem.out:", "/a/b", "/a", 1000), -MOAT_EINPUT);
+	assert_string_equal(err.msg, "filesystem.out: /a/b: /a is a symbolic link owned by uid 1000; moat follows only links "
 				     "owned by root in host paths (give the real path)");
 }
 

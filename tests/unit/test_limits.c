@@ -105,7 +105,7 @@ static void test_out_capped(void **state)
 	moat_result_init(&r);
 	moat__out_enforced(c, &r);
 	assert_int_equal(r.enforced[MOAT_LIMIT_KIND_DISK].by, MOAT_MECH_NONE);
-	assert_non_null(strstr(r.limits_note, "disk, inodes: not enforced without --out"));
+	assert_non_null(strstr(r.limits_note, "disk, inodes: not enforced without filesystem.out"));
 
 	c->out_dir = strdup("/srv/out");
 	assert_true(moat__out_capped(c));

@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "audit.h"
 #include "policy.h"
 
 static char dir[64];
@@ -106,8 +108,8 @@ static void test_exec_workspace(void **state)
 	r = NULL;
 	assert_int_equal(moat_policy_intersect(on, on, &r, &err), 0);
 	assert_true(r->exec_workspace);
-	_cleanup_config_ moat_config *c = moat_config_new();
-	assert_int_equal(moat_policy_apply(on, c, &err), 0);
+	_cleanup_config_ moat_config *c = NULL;
+	assert_int_equal(moat_policy_compile(on, NULL, &c, &err), 0);
 	assert_true(c->exec_workspace);
 }
 
@@ -238,8 +240,8 @@ static void test_values(void **state)
 	assert_string_equal(p->binds[0].src, "/home/u");
 	moat_policy_free(TAKE_PTR(p));
 	/* The same ranges as the flags (config.c), with the same words. */
-	parse_fails("version: 1\nlimits: {files: 0}\n", 2, 17, "limits.files (--files): 0 is too small (at least 8");
-	parse_fails("version: 1\nlimits: {pids: 4194305}\n", 2, 16, "limits.pids (--pids): 4194305 is too large");
+	parse_fails("version: 1\nlimits: {files: 0}\n", 2, 17, "limits.files: 0 is too small (at least 8");
+	parse_fails("version: 1\nlimits: {pids: 4194305}\n", 2, 16, "limits.pids: 4194305 is too large");
 	p = parse_ok("version: 1\nnetwork: {mode: proxy}\n");
 	assert_int_equal(p->net, MOAT_NET_PROXY);
 }
@@ -352,36 +354,132 @@ static void test_profiles(void **state)
 	assert_null(moat_policy_profile_text("nope"));
 }
 
-static void test_apply(void **state)
+/* One model of a run: the base policy, the front's overlay merged once,
+ * compiled into the run specification, which carries the hash of the
+ * effective policy and nothing only the front uses. */
+static void test_compile(void **state)
 {
 	(void)state;
 	_cleanup_policy_ moat_policy *p = parse_ok("version: 1\nfilesystem: {read_only: [/usr/share], out: ./output,"
 						    " cwd: /out}\nenv: {A: b}\nlimits: {memory: 64M}\n"
 						    "network: {allow: [a.example.com, {host: b.example.com, methods: [GET]}]}\n"
-						    "hostname: box\n");
-	_cleanup_config_ moat_config *c = moat_config_new();
+						    "hostname: box\naudit: {log: /tmp/a.jsonl}\nresult: /tmp/r.json\n");
 	moat_error err = {0};
-	assert_int_equal(moat_policy_apply(p, c, &err), 0);
-	assert_int_equal(c->n_binds, 1);
+
+	/* The flags of `moat run --mem 128M --allow-host a.example.com
+	 * --allow-host c.example.com:8443 --ro /etc:/e --env X=1 -t`. */
+	_cleanup_policy_ moat_policy *o = moat_policy_overlay_new();
+	assert_non_null(o);
+	o->limits.memory_bytes = 128ull << 20;
+	o->limits_set = MOAT_LIMIT_MEMORY;
+	assert_int_equal(moat_policy_add_allow_host(o, "a.example.com", &err), 0);
+	assert_int_equal(moat_policy_add_allow_host(o, "c.example.com:8443", &err), 0);
+	assert_int_equal(moat_policy_add_bind(o, "/etc/", "/e", 0, &err), 0);
+	assert_int_equal(moat__strv_push(&o->env, "X=1"), 0);
+	o->tty = true;
+	assert_int_equal(moat_policy_merge_overlay(p, o, &err), 0);
+	assert_int_equal(p->limits.memory_bytes, 128ull << 20);
+	assert_true(p->limits_set & MOAT_LIMIT_MEMORY);
+	assert_int_equal(p->net, MOAT_NET_PROXY); /* an unset mode keeps the policy's */
+	/* A host the policy allows as a whole is not added twice. */
+	assert_int_equal(p->allow.n, 3);
+	assert_string_equal(p->allow.v[2].host, "c.example.com");
+	assert_int_equal(p->allow.v[2].ports[0], 8443);
+	assert_int_equal(p->n_binds, 2);
+	assert_string_equal(p->binds[1].src, "/etc");
+	assert_true(p->tty);
+
+	_cleanup_strv_free_ char **argv = NULL;
+	assert_int_equal(moat__strv_push(&argv, "/bin/true"), 0);
+	_cleanup_config_ moat_config *c = NULL;
+	assert_int_equal(moat_policy_compile(p, argv, &c, &err), 0);
+	assert_string_equal(c->argv[0], "/bin/true");
+	assert_int_equal(c->n_binds, 2);
 	assert_string_equal(c->binds[0].dst, "/usr/share");
+	assert_string_equal(c->binds[1].dst, "/e");
 	assert_string_equal(c->cwd, "/out");
 	assert_non_null(c->out_dir);
 	assert_string_equal(c->env[0], "A=b");
-	assert_int_equal(c->limits.memory_bytes, 64ull << 20);
+	assert_string_equal(c->env[1], "X=1");
+	assert_int_equal(c->limits.memory_bytes, 128ull << 20);
 	assert_int_equal(c->limits.pids, 64);
 	assert_int_equal(c->net, MOAT_NET_PROXY);
-	/* Only the host-only rule fits in the host list. */
-	assert_string_equal(c->allow_hosts[0], "a.example.com");
-	assert_null(c->allow_hosts[1]);
+	assert_true(c->tty);
 	assert_string_equal(c->hostname, "box");
+	assert_null(c->profile);
+	/* The hash is that of the policy without the front's output paths,
+	 * so it is the same wherever the run reports. */
+	_cleanup_free_ char *run = moat_policy_to_yaml_run(p);
+	char want[MOAT_AUDIT_HASH_HEX];
+	moat_audit_hash(run, strlen(run), want);
+	assert_string_equal(c->policy_sha256, want);
+	assert_null(strstr(run, "/tmp/a.jsonl"));
+	assert_null(strstr(run, "/tmp/r.json"));
+	assert_non_null(c->policy_yaml);
+	assert_non_null(strstr(c->policy_yaml, "/e"));
+	free(p->audit_log);
+	p->audit_log = strdup("/elsewhere.jsonl");
+	_cleanup_config_ moat_config *c2 = NULL;
+	assert_int_equal(moat_policy_compile(p, NULL, &c2, &err), 0);
+	assert_string_equal(c2->policy_sha256, c->policy_sha256);
+	assert_null(c2->argv);
+	/* A limit changes the hash. */
+	p->limits.pids = 65;
+	moat_config_free(c2);
+	c2 = NULL;
+	assert_int_equal(moat_policy_compile(p, NULL, &c2, &err), 0);
+	assert_string_not_equal(c2->policy_sha256, c->policy_sha256);
+}
 
-	/* Flags on top, then back into the policy. */
-	c->limits.memory_bytes = 128ull << 20;
-	assert_int_equal(moat__strv_push(&c->allow_hosts, "c.example.com"), 0);
-	assert_int_equal(moat_policy_update_from_config(p, c, MOAT_LIMIT_MEMORY, &err), 0);
-	assert_int_equal(p->limits.memory_bytes, 128ull << 20);
-	assert_int_equal(p->allow.n, 3);
-	assert_string_equal(p->allow.v[2].host, "c.example.com");
+/* A bad value from the overlay is refused with the message of the policy
+ * field it sets, and the policy is left to the caller to drop. */
+static void test_overlay_refused(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	_cleanup_policy_ moat_policy *base = NULL;
+	assert_int_equal(moat_policy_load_base(NULL, NULL, &base, &err), 0);
+	assert_null(base->profile); /* the default, not named */
+
+	_cleanup_policy_ moat_policy *o = moat_policy_overlay_new();
+	o->hostname = strdup("a b");
+	assert_true(moat_policy_merge_overlay(base, o, &err) < 0);
+	assert_int_equal(err.code, MOAT_EINPUT);
+	if (strncmp(err.msg, "hostname: ", 10) != 0)
+		fail_msg("message \"%s\" does not start with the field", err.msg);
+
+	_cleanup_policy_ moat_policy *b2 = NULL, *o2 = moat_policy_overlay_new();
+	assert_int_equal(moat_policy_load_base("agent", NULL, &b2, &err), 0);
+	assert_string_equal(b2->profile, "agent");
+	assert_int_equal(moat_policy_add_bind(o2, "/usr", "relative", 0, &err), 0);
+	assert_true(moat_policy_merge_overlay(b2, o2, &err) < 0);
+	if (strncmp(err.msg, "filesystem.read_only: ", 22) != 0)
+		fail_msg("message \"%s\" does not start with the field", err.msg);
+
+	/* Both a profile and a file: refused without a flag's name. */
+	_cleanup_policy_ moat_policy *b3 = NULL;
+	assert_true(moat_policy_load_base("code", "/nonexistent-moat.yaml", &b3, &err) < 0);
+	assert_null(strstr(err.msg, "--"));
+
+	/* Inside a sandbox, an overlay wider than the parent's policy is
+	 * refused naming the field. */
+	char parent[] = "/tmp/moat-test-parent-XXXXXX";
+	int fd = mkstemp(parent);
+	assert_true(fd >= 0);
+	const char *py = "version: 1\nlimits: {memory: 128M}\n";
+	assert_int_equal(write(fd, py, strlen(py)), (ssize_t)strlen(py));
+	close(fd);
+	setenv(MOAT_PARENT_POLICY_ENV, parent, 1);
+	_cleanup_policy_ moat_policy *b4 = NULL, *o4 = moat_policy_overlay_new();
+	assert_int_equal(moat_policy_load_base(NULL, NULL, &b4, &err), 0);
+	assert_int_equal(b4->limits.memory_bytes, 128ull << 20); /* the default narrowed */
+	o4->limits.memory_bytes = 1ull << 30;
+	o4->limits_set = MOAT_LIMIT_MEMORY;
+	int r = moat_policy_merge_overlay(b4, o4, &err);
+	unsetenv(MOAT_PARENT_POLICY_ENV);
+	unlink(parent);
+	assert_true(r < 0);
+	assert_string_equal(err.msg, "limits.memory: 1G exceeds the parent's 128M");
 }
 
 static void test_yaml_round_trip(void **state)
@@ -434,10 +532,12 @@ static void test_audit_max_size(void **state)
 	parse_fails("version: 1\naudit: {max_size: 1K}\n", 2, 19, "audit.max_size: '1K' is out of range (expected 64K to 1T)");
 	parse_fails("version: 1\naudit: {max_size: 2T}\n", 2, 19, "out of range");
 	parse_fails("version: 1\naudit: {max_size: lots}\n", 2, 19, "audit.max_size");
-	_cleanup_config_ moat_config *c = moat_config_new();
 	_cleanup_policy_ moat_policy *bare = parse_ok("version: 1\n");
-	assert_int_equal(moat_policy_apply(bare, c, &err), 0);
-	assert_int_equal(c->audit_max_size, MOAT_AUDIT_DEFAULT_MAX_SIZE);
+	/* An overlay's cap replaces the policy's. */
+	_cleanup_policy_ moat_policy *o = moat_policy_overlay_new(), *m = moat_policy_copy(bare);
+	o->audit_max_size = 1ull << 20;
+	assert_int_equal(moat_policy_merge_overlay(m, o, &err), 0);
+	assert_int_equal(m->audit_max_size, 1ull << 20);
 	moat_policy *r = NULL;
 	assert_int_equal(moat_policy_intersect(bare, p, &r, &err), 0);
 	assert_int_equal(r->audit_max_size, MOAT_AUDIT_DEFAULT_MAX_SIZE);
@@ -705,7 +805,8 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_limits_caps),
 		cmocka_unit_test(test_profiles),
-		cmocka_unit_test(test_apply),
+		cmocka_unit_test(test_compile),
+		cmocka_unit_test(test_overlay_refused),
 		cmocka_unit_test(test_yaml_round_trip),
 		cmocka_unit_test(test_audit_max_size),
 		cmocka_unit_test(test_intersect),
