@@ -50,7 +50,7 @@ net_transparent_literal"
 # Attacks that never talk to the gateway, and one whose only request is
 # allowed (its smuggled second request is dropped unseen).
 direct="net_direct_connect net_direct_outside net_direct_ipv6 net_raw_socket net_packet_socket net_dns_lookup
-net_dns_udp net_abstract_unix net_transparent_udp net_transparent_ipv6"
+net_dns_udp net_abstract_unix net_transparent_udp net_transparent_ipv6 net_transparent_nft_flush"
 
 # The rules allow every address the attacks aim at, on the internal
 # service's port, so that for them only the SSRF guard stands in the way
