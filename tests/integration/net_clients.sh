@@ -47,6 +47,17 @@ open("files/simple/moatprobe/index.html", "w").write(
     '<a href="../../packages/moatprobe-1.0-py3-none-any.whl#sha256=%s">moatprobe-1.0-py3-none-any.whl</a>\n' % h)
 EOF
 
+# An apt repository (flat, unsigned: [trusted=yes]) with one package.
+APT_OK=""
+if command -v dpkg-deb >/dev/null && command -v dpkg-scanpackages >/dev/null && command -v apt-get >/dev/null; then
+	mkdir -p debpkg/DEBIAN debpkg/usr/share/moatprobe files/apt
+	printf 'Package: moatprobe\nVersion: 1.0\nArchitecture: all\nMaintainer: moat test <t@moat.test>\nDescription: moat test package\n' \
+		>debpkg/DEBIAN/control
+	echo moatprobe-ok >debpkg/usr/share/moatprobe/v
+	dpkg-deb --build -Zgzip debpkg files/apt/moatprobe_1.0_all.deb >/dev/null &&
+		(cd files/apt && dpkg-scanpackages -m . /dev/null >Packages 2>/dev/null) && APT_OK=1
+fi
+
 # A bare repository with one commit, served by git http-backend.
 GIT=(git -c user.email=t@moat.test -c user.name=moat-test -c init.defaultBranch=main)
 "${GIT[@]}" init -q --bare files/repo.git
@@ -104,6 +115,21 @@ for mode in $MODES; do
 	t_eq "git clone over smart HTTP ($mode)" first "$OUT"
 	t_eq "git push of 2 MB over smart HTTP reached the server ($mode)" "push $n" \
 		"$(git -C files/repo.git log -1 --format=%s main 2>&1)"
+
+	# apt-get update and download from the repository, its state kept
+	# under /tmp (the sandbox's /var is read-only).
+	if [ -n "$APT_OK" ]; then
+		mrun run "${NET[@]}" -- "${E[@]}" sh -c "mkdir -p /tmp/apt/state/lists/partial /tmp/apt/cache/archives/partial /tmp/dl &&
+			echo 'deb [trusted=yes] http://files.test:$FILES/apt/ ./' >/tmp/apt/sources.list &&
+			O='-o Dir::State=/tmp/apt/state -o Dir::Cache=/tmp/apt/cache -o Dir::Etc::SourceList=/tmp/apt/sources.list
+			   -o Dir::Etc::SourceParts=/nonexistent -o Debug::NoLocking=1' &&
+			apt-get \$O -q update >/dev/null && cd /tmp/dl && apt-get \$O -q download moatprobe >/dev/null &&
+			dpkg-deb --fsys-tarfile moatprobe_1.0_all.deb | tar -xO ./usr/share/moatprobe/v"
+		[ "$RC" = 0 ] || printf '%s\n' "$ERR" | tail -5 | sed 's/^/#   stderr: /'
+		t_eq "apt-get update and download from a repository ($mode)" moatprobe-ok "$OUT"
+	else
+		t_na "apt through the gateway ($mode)" "dpkg-deb, dpkg-scanpackages or apt-get is not installed"
+	fi
 done
 if [ "$MODES" != proxy ]; then
 	t_match "transparent mode: the clients' requests were redirected (origin form, judged by name)" \
