@@ -138,7 +138,11 @@ func main() {
 	pool := x509.NewCertPool()
 	pem, _ := os.ReadFile("/etc/moat-test-ca.pem")
 	pool.AppendCertsFromPEM(pem)
-	c := &http.Client{Transport: &http.Transport{Proxy: nil, TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	t := &http.Transport{Proxy: nil, TLSClientConfig: &tls.Config{RootCAs: pool}}
+	if os.Getenv("GO_USE_PROXY") != "" {
+		t.Proxy = http.ProxyFromEnvironment
+	}
+	c := &http.Client{Transport: t}
 	for _, u := range os.Args[1:] {
 		r, err := c.Get(u)
 		if err != nil {
@@ -155,6 +159,9 @@ EOF
 		go build -o ../gocli.bin . 2>"$MOAT_TDIR/go.err"); then
 		mrun run "${NET[@]}" --ro "$MOAT_TDIR/gocli.bin:/tmp/gocli" -- /tmp/gocli "http://up.test:$UP/" "https://$api/"
 		client_check "go net/http (pure-Go resolver, no proxy): http and https" "upstream-ok
+tls-upstream-ok"
+		mrun run --net proxy "${NET[@]:2}" --env GO_USE_PROXY=1 --ro "$MOAT_TDIR/gocli.bin:/tmp/gocli" -- /tmp/gocli "http://up.test:$UP/" "https://$api/"
+		client_check "go net/http with ProxyFromEnvironment in proxy mode: http and https" "upstream-ok
 tls-upstream-ok"
 	else
 		t_fail "go build of the test client" "$(cat "$MOAT_TDIR/go.err")"
