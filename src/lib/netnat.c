@@ -380,12 +380,15 @@ static int bound_socket(int type, uint16_t port, moat_error *err)
 	return TAKE_FD(fd);
 }
 
-int moat__netnat_setup(int ctl, moat_error *err)
+int moat__netnat_rules(moat_error *err)
 {
 	int r = route_setup(err);
-	if (r < 0)
-		return r;
-	r = nft_setup(err);
+	return r < 0 ? r : nft_setup(err);
+}
+
+int moat__netnat_setup(int ctl, moat_error *err)
+{
+	int r = moat__netnat_rules(err);
 	if (r < 0)
 		return r;
 	/* Both sockets are taken before the command exists, and the

@@ -35,3 +35,7 @@
  * it needs (nf_tables, NAT, redirect, conntrack) fails with an error that
  * names it. */
 int moat__netnat_setup(int ctl, moat_error *err);
+/* The address, route and rules alone, in the current network namespace:
+ * how `moat doctor` learns, in a throwaway namespace, whether this host can
+ * give transparent egress. */
+int moat__netnat_rules(moat_error *err);
