@@ -7,7 +7,7 @@
  *
  * The init programs this itself over netlink (rtnetlink for an address and
  * a route, nf_tables through libnftnl for the rules), before the command
- * exists: no helper program runs in the spawn path. What it sets up:
+ * exists: no other program runs in the spawn path. What it sets up:
  *
  *   lo       198.18.0.1/32, and a default route through lo from it: a
  *            connection to a non-loopback address needs a route before
