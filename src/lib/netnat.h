@@ -6,7 +6,7 @@
  * is dropped.
  *
  * The init programs this itself over netlink (rtnetlink for an address and
- * a route, nf_tables through libnftnl for the rules), before the command
+ * a route, nf_tables for the rules), before the command
  * exists: no other program runs in the spawn path. What it sets up:
  *
  *   lo       198.18.0.1/32, and a default route through lo from it: a

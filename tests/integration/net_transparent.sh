@@ -75,6 +75,14 @@ mrun run "${NET[@]}" -- curl -sS --noproxy '*' --cacert /etc/moat-test-ca.pem "h
 t_eq "curl --noproxy: https by name, its SNI judged" "tls-upstream-ok" "$OUT"
 mrun run "${NET[@]}" -- curl -sS "http://up.test:$UP/"
 t_eq "the proxy variables are still set and served" "upstream-ok" "$OUT"
+# The sandbox's own loopback servers are not redirected.
+mrun run "${NET[@]}" -- python3 -c "
+import socket, threading
+l = socket.socket(); l.bind(('127.0.0.1', 0)); l.listen()
+threading.Thread(target=lambda: l.accept()[0].sendall(b'own-loopback'), daemon=True).start()
+c = socket.create_connection(l.getsockname())
+print(c.recv(64).decode())"
+t_eq "the sandbox's own loopback server is reached directly" own-loopback "$OUT"
 mrun run "${NET[@]}" -- curl -sS --noproxy '*' -o /dev/null -w '%{http_code}' "http://other.test:$UP/"
 t_eq "a name the rules do not allow gets 403" 403 "$OUT"
 mrun run "${NET[@]}" -- curl -sS --noproxy '*' --cacert /etc/moat-test-ca.pem "https://other.test:$TLS/"
