@@ -77,6 +77,8 @@ static void run_usage(FILE *f)
 		"                       fields on top (see 'moat policy explain FILE')\n"
 		"network (docs/network.md):\n"
 		"  --net none|proxy     no network (default), or egress through moat's gateway\n"
+		"  --net transparent    as proxy, and every TCP connection and DNS query redirected\n"
+		"                       to the gateway (for programs that ignore proxy variables)\n"
 		"  --allow-host PAT[:PORTS]  allow a host (exact or *.example.com), ports 80\n"
 		"                       and 443 unless given as :PORT[,PORT]; implies proxy\n"
 		"  --allow-private CIDR let the gateway reach a private or special range\n"

@@ -17,13 +17,16 @@ int moat_cli_run_net_option(moat_cli_run_opts *ro, const char *name, const char 
 			o->net = MOAT_NET_NONE;
 		else if (strcmp(value, "proxy") == 0)
 			o->net = MOAT_NET_PROXY;
+		else if (strcmp(value, "transparent") == 0)
+			o->net = MOAT_NET_TRANSPARENT;
 		else
-			return moat_error_set(err, MOAT_EINPUT, "'%s' is not none or proxy", value);
+			return moat_error_set(err, MOAT_EINPUT, "'%s' is not none, proxy or transparent", value);
 		return 0;
 	}
 	if (strcmp(name, "allow-host") == 0) {
 		/* Allowing a host means going through the gateway. */
-		o->net = MOAT_NET_PROXY;
+		if (!moat_net_uses_gateway(o->net))
+			o->net = MOAT_NET_PROXY;
 		return moat_policy_add_allow_host(o, value, err);
 	}
 	if (strcmp(name, "allow-private") == 0) {

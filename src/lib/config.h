@@ -42,9 +42,19 @@ typedef struct moat_bind {
 typedef enum moat_net_mode {
 	MOAT_NET_NONE = 0, /* loopback only */
 	MOAT_NET_PROXY,    /* egress through the gateway */
+	/* As proxy, and every other outbound TCP connection and DNS query
+	 * redirected to the gateway too (netnat.h), for programs that ignore
+	 * the proxy variables. */
+	MOAT_NET_TRANSPARENT,
 	_MOAT_NET_MAX,
 	_MOAT_NET_INVALID = -1,
 } moat_net_mode;
+
+/* Whether egress goes through the gateway (proxy or transparent). */
+static inline bool moat_net_uses_gateway(moat_net_mode m)
+{
+	return m == MOAT_NET_PROXY || m == MOAT_NET_TRANSPARENT;
+}
 
 typedef struct moat_limits {
 	uint64_t wall_ms;      /* wall clock */

@@ -66,7 +66,7 @@ int moat_egress_from_policy(const moat_policy *policy, const char *net_log_path,
 	e->log_fd = -1;
 	e->bundle_fd = -1;
 	e->audit = audit;
-	if (policy->net != MOAT_NET_PROXY)
+	if (!moat_net_uses_gateway(policy->net))
 		return 0;
 	/* The effective policy is the whole truth about the network: its
 	 * deny, approve and allow rules with their ports, methods and paths,

@@ -26,6 +26,7 @@
  * connection that seems to succeed. */
 #include "gateway.h"
 
+#include "dnsstub.h"
 #include "hostname.h"
 #include "netaddr.h"
 #include "netrules.h"
@@ -62,6 +63,12 @@
 #include <event2/listener.h>
 #include <event2/util.h>
 
+/* From linux/netfilter_ipv4.h, which needs the C library's limits.h (the
+ * include path finds moat's own limits.h first). */
+#ifndef SO_ORIGINAL_DST
+#define SO_ORIGINAL_DST 80
+#endif
+
 /* A request head larger than this is refused (bubblewrap's habit: every
  * size a peer controls has a cap). */
 #define GW_MAX_HEAD (64u * 1024)
@@ -97,6 +104,11 @@ typedef enum gw_proto {
 	PROTO_HTTP,
 	PROTO_CONNECT,
 	PROTO_SOCKS5,
+	/* A connection the sandbox's network namespace redirected to the
+	 * gateway (netnat.h) that opened with a TLS ClientHello, or on a raw
+	 * port: judged as a CONNECT to where it was going. Plain HTTP
+	 * redirected there is PROTO_HTTP with gw_conn.transparent set. */
+	PROTO_TRANSPARENT,
 } gw_proto;
 
 typedef struct gw_conn gw_conn;
@@ -137,6 +149,12 @@ struct moat_gateway {
 	SSL_CTX *tls_server, *tls_client;
 	moat_secrets *secrets; /* not owned */
 
+	/* Transparent egress: the names the DNS stub handed out, and its
+	 * socket. */
+	moat_dnsmap *dnsmap;
+	struct event *dns_ev;
+	int dns_stub_fd;
+
 	struct evconnlistener *listeners[MOAT_GATEWAY_MAX_LISTENERS];
 	size_t n_listeners;
 	gw_conn *conns; /* every open connection, for moat_gateway_free */
@@ -148,6 +166,10 @@ struct gw_conn {
 	gw_conn *prev, *next;
 	gw_state state;
 	gw_proto proto;
+	/* Redirected (transparent egress): where it goes was fixed when it
+	 * was accepted, from its original destination; what the client then
+	 * says must agree. */
+	bool transparent;
 	struct bufferevent *client;
 	struct bufferevent *upstream;
 	struct evdns_getaddrinfo_request *dns_req;
@@ -248,6 +270,8 @@ static const char *proto_name(gw_proto p)
 		return "connect";
 	case PROTO_SOCKS5:
 		return "socks5";
+	case PROTO_TRANSPARENT:
+		return "transparent";
 	}
 	return "unknown";
 }
@@ -559,6 +583,9 @@ static void conn_refuse(gw_conn *c, int http_status, uint8_t socks_code)
 		 * connection (and log why). */
 	} else if (c->proto == PROTO_SOCKS5 && !c->tls_inner) {
 		socks_reply(c, socks_code);
+	} else if (c->proto == PROTO_TRANSPARENT && !c->tls_inner) {
+		/* A redirected TLS client cannot read an HTTP answer: the
+		 * refusal is the cut (and the log says why). */
 	} else {
 		evbuffer_add_printf(bufferevent_get_output(c->client),
 				    "HTTP/1.1 %d %s\r\n"
@@ -665,8 +692,10 @@ static bool conn_decide(gw_conn *c)
 		 * is checked as any tunnel's. */
 		if (c->proto == PROTO_CONNECT)
 			bufferevent_write(c->client, "HTTP/1.1 200 Connection established\r\n\r\n", 39);
-		else
+		else if (c->proto == PROTO_SOCKS5)
 			socks_reply(c, MOAT_SOCKS5_REP_SUCCEEDED);
+		/* A redirected client believes it is connected already: it
+		 * is told nothing, and its ClientHello waits in the buffer. */
 		tls_peek_start(c);
 		return true;
 	}
@@ -871,7 +900,7 @@ static int http_build_upstream_head(gw_conn *c, const moat_http_request *r)
 {
 	static const char *const hop[] = {
 		"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate",
-		"te", "trailer", "transfer-encoding", "upgrade",
+		"te", "trailer", "transfer-encoding", "upgrade", "http2-settings",
 		/* Not hop-by-hop, but a path the rules never saw: IIS, Symfony
 		 * and some Spring set-ups route by these instead of the request
 		 * line. Only a reverse proxy in front of the server has any
@@ -1133,6 +1162,10 @@ static void upstream_connected(gw_conn *c)
 	case PROTO_SOCKS5:
 		socks_reply(c, MOAT_SOCKS5_REP_SUCCEEDED);
 		break;
+	case PROTO_TRANSPARENT:
+		/* The client believes it is connected already; its
+		 * ClientHello waits in the input buffer. */
+		break;
 	}
 	bufferevent_set_timeouts(c->upstream, NULL, NULL);
 	/* Nothing from upstream reaches the client before the ClientHello
@@ -1253,6 +1286,28 @@ static void upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 
 /* ---- the client side -------------------------------------------------------- */
 
+/* A redirected plain-HTTP request: the client spoke to what it took for
+ * the server, so it sends origin form, and its Host header must name the
+ * host the connection was opened to (the name it resolved through the stub,
+ * or the address it connected to): a Host that names another site would
+ * have the upstream serve what the rules did not judge. */
+static bool transparent_http_target(gw_conn *c, const moat_http_request *req)
+{
+	if (req->form != MOAT_HTTP_ORIGIN_FORM) {
+		set_reason(c, "moat: a redirected connection to %s must carry origin-form requests (GET /path)", c->host.name);
+		conn_refuse(c, 400, 0);
+		return false;
+	}
+	if (!moat_http_request_header(req, "Host") || strcmp(req->host.name, c->host.name) != 0 ||
+	    req->port != c->port) {
+		set_reason(c, "moat: the Host header does not name %s port %u, where the connection was opened",
+			   c->host.name, (unsigned)c->port);
+		conn_refuse(c, 403, 0);
+		return false;
+	}
+	return true;
+}
+
 static void http_head(gw_conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->client);
@@ -1287,23 +1342,26 @@ static void http_head(gw_conn *c)
 		conn_decide(c);
 		return;
 	}
-	if (req->form != MOAT_HTTP_ABSOLUTE_FORM) {
+	if (c->transparent && !transparent_http_target(c, req))
+		return;
+	if (!c->transparent && req->form != MOAT_HTTP_ABSOLUTE_FORM) {
 		set_reason(c, "moat: the gateway is a proxy: send requests in absolute form (http://host/path) or use CONNECT");
 		conn_refuse(c, 400, 0);
 		return;
 	}
-	if (strncasecmp(req->target, "http://", 7) != 0) {
+	if (!c->transparent && strncasecmp(req->target, "http://", 7) != 0) {
 		set_reason(c, "moat: only http:// URLs are proxied as requests; use CONNECT for https");
 		conn_refuse(c, 400, 0);
 		return;
 	}
 	c->path = strdup(req->path);
-	set_host(c, &req->host, req->port);
+	if (!c->transparent)
+		set_host(c, &req->host, req->port);
 
 	/* The Host header must name the same place as the URL, or the
 	 * upstream server might route the request by the one the rules did
 	 * not check. */
-	const char *hh = moat_http_request_header(req, "Host");
+	const char *hh = c->transparent ? NULL : moat_http_request_header(req, "Host");
 	if (hh) {
 		moat_host h;
 		uint16_t hp;
@@ -1340,7 +1398,12 @@ static void http_head(gw_conn *c)
 				return;
 			}
 		}
-	if (req->upgrade) {
+	/* An offer to upgrade to cleartext HTTP/2 (Java's HttpClient makes
+	 * one on every http:// request) is dropped with the other hop-by-hop
+	 * headers: the server never sees it, answers in HTTP/1.1, and the
+	 * client carries on in HTTP/1.1, every request still judged. */
+	const char *up = moat_http_request_header(req, "Upgrade");
+	if (req->upgrade && !(up && strcasecmp(up, "h2c") == 0)) {
 		set_reason(c, "moat: protocol upgrades are not proxied; use https:// or wss:// through CONNECT");
 		conn_refuse(c, 501, 0);
 		return;
@@ -2025,7 +2088,13 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
 			return;
 		/* One port serves both: SOCKS5 opens with its version byte,
 		 * which is no letter an HTTP method starts with. */
-		if (first == 0x05) {
+		if (c->transparent && first == 0x16) {
+			/* A TLS handshake record: judged as a tunnel to where
+			 * the connection was going; the ClientHello is
+			 * checked once the upstream is connected. */
+			c->state = ST_RESOLVING;
+			conn_decide(c);
+		} else if (!c->transparent && first == 0x05) {
 			c->proto = PROTO_SOCKS5;
 			c->state = ST_SOCKS_GREETING;
 			socks_greeting(c);
@@ -2173,12 +2242,9 @@ static void rearm_cb(evutil_socket_t fd, short what, void *arg)
 		evconnlistener_enable(gw->listeners[i]);
 }
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg)
+/* A new client on fd, reading; NULL when it was refused or closed. */
+static gw_conn *conn_accept(moat_gateway *gw, evutil_socket_t fd)
 {
-	moat_gateway *gw = arg;
-	(void)l;
-	(void)sa;
-	(void)socklen;
 	if (gw->stats.active >= gw->max_clients) {
 		/* Closed before a byte is read: the sandbox holds too many
 		 * connections already, and each costs the supervisor
@@ -2191,12 +2257,12 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		moat_net_event ev = {.type = "net.request", .protocol = "tcp", .host = "", .address = "",
 				     .decision = "deny", .rule = -1, .reason = why};
 		gw_emit(gw, &ev);
-		return;
+		return NULL;
 	}
 	gw_conn *c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
-		return;
+		return NULL;
 	}
 	c->gw = gw;
 	c->rule = -1;
@@ -2205,7 +2271,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	if (!c->client) {
 		close(fd);
 		free(c);
-		return;
+		return NULL;
 	}
 	c->next = gw->conns;
 	if (gw->conns)
@@ -2222,10 +2288,100 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	c->deadline = evtimer_new(gw->base, deadline_cb, c);
 	if (!c->deadline) {
 		conn_free(c);
-		return;
+		return NULL;
 	}
 	evtimer_add(c->deadline, &gw->head_timeout);
 	bufferevent_enable(c->client, EV_READ | EV_WRITE);
+	return c;
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int socklen, void *arg)
+{
+	(void)l;
+	(void)sa;
+	(void)socklen;
+	(void)conn_accept(arg, fd);
+}
+
+/* A connection the sandbox's namespace redirected here (netnat.h). Where
+ * it was going is its original destination, kept by conntrack: an address
+ * of the stub's range stands for the name it was handed out for, any other
+ * address for itself (and only a rule naming that address allows it). */
+static void accept_transparent_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int socklen,
+				  void *arg)
+{
+	moat_gateway *gw = arg;
+	(void)l;
+	(void)sa;
+	(void)socklen;
+	struct sockaddr_in od;
+	socklen_t ol = sizeof(od);
+	bool known = getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &od, &ol) == 0 && od.sin_family == AF_INET;
+	gw_conn *c = conn_accept(gw, fd);
+	if (!c)
+		return;
+	c->transparent = true;
+	c->proto = PROTO_TRANSPARENT;
+	if (!known) {
+		set_reason(c, "moat: a redirected connection whose destination the kernel no longer knows");
+		conn_close(c);
+		return;
+	}
+	uint32_t a = ntohl(od.sin_addr.s_addr);
+	uint16_t port = ntohs(od.sin_port);
+	char text[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &od.sin_addr, text, sizeof(text));
+	const char *name = text;
+	if (moat_dnsmap_in_range(a)) {
+		name = gw->dnsmap ? moat_dnsmap_name(gw->dnsmap, a) : NULL;
+		if (!name) {
+			set_raw_host(c, text, strlen(text));
+			c->port = port;
+			set_reason(c, "moat: %s is an address of the sandbox's name map that no name was given", text);
+			conn_close(c);
+			return;
+		}
+	}
+	moat_host h;
+	if (moat_host_normalize(name, strlen(name), &h, NULL) < 0) {
+		set_raw_host(c, name, strlen(name));
+		set_reason(c, "moat: the redirected connection's destination %s is no host", name);
+		conn_close(c);
+		return;
+	}
+	set_host(c, &h, port);
+	/* A port that may carry something other than TLS is decided at
+	 * once: its protocol may have the server speak first. */
+	bool raw = port != 80 && port != 443;
+	bool listed = false;
+	for (size_t i = 0; i < gw->n_raw_ports; i++)
+		listed = listed || gw->raw_ports[i] == port;
+	if (raw && listed) {
+		c->state = ST_RESOLVING;
+		conn_decide(c);
+	}
+}
+
+/* The DNS stub: every query is answered from the name map, never sent on. */
+static void dns_stub_cb(evutil_socket_t fd, short what, void *arg)
+{
+	moat_gateway *gw = arg;
+	(void)what;
+	/* A bounded batch per wakeup, so a flood of queries cannot hold the
+	 * loop away from the connections. */
+	for (int n = 0; n < 64; n++) {
+		uint8_t q[MOAT_DNS_MSG_MAX], a[MOAT_DNS_ANSWER_MAX];
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		ssize_t len = recvfrom(fd, q, sizeof(q), MSG_TRUNC, (struct sockaddr *)&from, &fl);
+		if (len < 0)
+			return;
+		if ((size_t)len > sizeof(q))
+			continue; /* larger than any query the stub reads */
+		size_t al = moat_dns_answer(gw->dnsmap, q, (size_t)len, a);
+		if (al)
+			(void)sendto(fd, a, al, MSG_DONTWAIT, (struct sockaddr *)&from, fl);
+	}
 }
 
 static void accept_error_cb(struct evconnlistener *l, void *arg)
@@ -2268,6 +2424,7 @@ int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, mo
 	if (!gw)
 		return moat_error_set(err, ENOMEM, "gateway");
 	gw->base = base;
+	gw->dns_stub_fd = -1;
 	moat_netrules_slot_init(&gw->rules, cfg->rules ? moat_netrules_ref(cfg->rules) : NULL);
 	gw->on_event = cfg->on_event;
 	gw->userdata = cfg->userdata;
@@ -2368,6 +2525,11 @@ void moat_gateway_free(moat_gateway *gw)
 		evconnlistener_free(gw->listeners[i]);
 	if (gw->dns)
 		evdns_base_free(gw->dns, 1);
+	if (gw->dns_ev)
+		event_free(gw->dns_ev);
+	if (gw->dns_stub_fd >= 0)
+		close(gw->dns_stub_fd);
+	moat_dnsmap_free(gw->dnsmap);
 	moat_netrules_slot_destroy(&gw->rules);
 	moat_budget_free(gw->budget);
 	free(gw->hosts);
@@ -2393,6 +2555,41 @@ int moat_gateway_add_listener_fd(moat_gateway *gw, int fd, moat_error *err)
 	TAKE_FD(owned);
 	evconnlistener_set_error_cb(l, accept_error_cb);
 	gw->listeners[gw->n_listeners++] = l;
+	return 0;
+}
+
+int moat_gateway_add_transparent_fd(moat_gateway *gw, int fd, moat_error *err)
+{
+	_cleanup_close_ int owned = fd;
+	if (gw->n_listeners >= MOAT_GATEWAY_MAX_LISTENERS)
+		return moat_error_set(err, EMFILE, "gateway: too many listeners");
+	if (!gw->dnsmap && !(gw->dnsmap = moat_dnsmap_new()))
+		return moat_error_set(err, ENOMEM, "gateway: name map");
+	if (evutil_make_socket_nonblocking(owned) < 0 || fcntl(owned, F_SETFD, FD_CLOEXEC) < 0)
+		return moat_error_set(err, errno, "gateway: listener");
+	struct evconnlistener *l = evconnlistener_new(gw->base, accept_transparent_cb, gw,
+						      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, owned);
+	if (!l)
+		return moat_error_set(err, ENOMEM, "gateway: listener");
+	TAKE_FD(owned);
+	evconnlistener_set_error_cb(l, accept_error_cb);
+	gw->listeners[gw->n_listeners++] = l;
+	return 0;
+}
+
+int moat_gateway_add_dns_stub_fd(moat_gateway *gw, int fd, moat_error *err)
+{
+	_cleanup_close_ int owned = fd;
+	if (gw->dns_ev)
+		return moat_error_set(err, EEXIST, "gateway: a second DNS stub");
+	if (!gw->dnsmap && !(gw->dnsmap = moat_dnsmap_new()))
+		return moat_error_set(err, ENOMEM, "gateway: name map");
+	if (evutil_make_socket_nonblocking(owned) < 0 || fcntl(owned, F_SETFD, FD_CLOEXEC) < 0)
+		return moat_error_set(err, errno, "gateway: DNS stub");
+	gw->dns_ev = event_new(gw->base, owned, EV_READ | EV_PERSIST, dns_stub_cb, gw);
+	if (!gw->dns_ev || event_add(gw->dns_ev, NULL) < 0)
+		return moat_error_set(err, ENOMEM, "gateway: DNS stub");
+	gw->dns_stub_fd = TAKE_FD(owned);
 	return 0;
 }
 

@@ -137,6 +137,16 @@ static inline void moat_gateway_freep(moat_gateway **gw) { moat_gateway_free(*gw
 /* Serves fd, a listening stream socket (made non-blocking here). The gateway
  * owns fd from now on, also on failure. */
 int moat_gateway_add_listener_fd(moat_gateway *gw, int fd, moat_error *err);
+/* Transparent egress (netnat.h). Serves fd, a listening socket whose
+ * connections the sandbox's namespace redirected here: each is judged as
+ * a request to its original destination (SO_ORIGINAL_DST), where an
+ * address of the DNS stub's range (dnsstub.h) stands for its name; a TLS
+ * ClientHello must then name that host, and a plain HTTP request's Host
+ * header too. The gateway owns fd from now on, also on failure. */
+int moat_gateway_add_transparent_fd(moat_gateway *gw, int fd, moat_error *err);
+/* Answers DNS queries on fd, a UDP socket, from the stub's name map; no
+ * query is ever sent on. Owns fd from now on, also on failure. */
+int moat_gateway_add_dns_stub_fd(moat_gateway *gw, int fd, moat_error *err);
 /* Opens a listening socket on a numeric IPv4/IPv6 address in the current
  * namespace (for tests and for the standalone `moat gateway`); port 0 picks
  * one, *ret_port says which. */

@@ -14,6 +14,7 @@
 #include "sandbox-internal.h"
 #include "sandbox.h"
 #include "spawnspec.h"
+#include "netnat.h"
 #include "netproxy.h"
 #include "syscalls.h"
 
@@ -606,7 +607,11 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 	}
 	if (moat__net_loopback_up(&err) < 0)
 		fail_setup(ctl, &err);
-	if (a->config->net == MOAT_NET_PROXY && moat__netproxy_listen(ctl, &err) < 0)
+	/* The transparent sockets go first: the supervisor starts the
+	 * gateway when the proxy port arrives, with them. */
+	if (a->config->net == MOAT_NET_TRANSPARENT && moat__netnat_setup(ctl, &err) < 0)
+		fail_setup(ctl, &err);
+	if (moat_net_uses_gateway(a->config->net) && moat__netproxy_listen(ctl, &err) < 0)
 		fail_setup(ctl, &err);
 	if (moat__rootfs_setup(a, &st.iso, &err) < 0)
 		fail_setup(ctl, &err);

@@ -500,6 +500,7 @@ static int setup_etc(int rootfd, const moat_init_args *a, moat_error *err)
 	snprintf(group, sizeof(group), "root:x:0:\nsandbox:x:%u:\nnogroup:x:65534:\n", MOAT_SANDBOX_GID);
 	char hostfile[80];
 	snprintf(hostfile, sizeof(hostfile), "%s\n", hostname);
+	bool transparent = a->config->net == MOAT_NET_TRANSPARENT;
 	const struct {
 		const char *name, *content;
 	} files[] = {
@@ -507,8 +508,11 @@ static int setup_etc(int rootfd, const moat_init_args *a, moat_error *err)
 		{"group", group},
 		{"hosts", hosts},
 		{"hostname", hostfile},
-		{"nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"},
-		{"resolv.conf", "# no DNS inside a moat sandbox\n"},
+		{"nsswitch.conf", transparent ? "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n"
+					      : "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"},
+		/* With transparent egress, names are the gateway's DNS stub's to
+		 * answer (netnat.h); otherwise there is no DNS inside. */
+		{"resolv.conf", transparent ? "nameserver 127.0.0.1\n" : "# no DNS inside a moat sandbox\n"},
 	};
 	/* O_PATH fds cannot be written through; reopen the directory. */
 	_cleanup_close_ int etcw = openat(rootfd, "etc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -92,9 +92,12 @@ static void raise_nofile(uint32_t max_clients)
 	}
 }
 
-int moat__netproxy_start(const moat_gateway_config *cfg, int listen_fd, moat_netproxy **ret, moat_error *err)
+int moat__netproxy_start(const moat_gateway_config *cfg, const moat_netproxy_fds *fds, moat_netproxy **ret,
+			 moat_error *err)
 {
-	_cleanup_close_ int lfd = listen_fd;
+	_cleanup_close_ int lfd = fds->proxy;
+	_cleanup_close_ int tfd = fds->transparent;
+	_cleanup_close_ int dfd = fds->dns;
 	moat_netproxy *p = calloc(1, sizeof(*p));
 	if (!p)
 		return moat_error_set(err, ENOMEM, "gateway");
@@ -110,6 +113,10 @@ int moat__netproxy_start(const moat_gateway_config *cfg, int listen_fd, moat_net
 	if (r < 0)
 		goto fail;
 	r = moat_gateway_add_listener_fd(p->gw, TAKE_FD(lfd), err);
+	if (r >= 0 && tfd >= 0)
+		r = moat_gateway_add_transparent_fd(p->gw, TAKE_FD(tfd), err);
+	if (r >= 0 && dfd >= 0)
+		r = moat_gateway_add_dns_stub_fd(p->gw, TAKE_FD(dfd), err);
 	if (r < 0)
 		goto fail;
 	/* A persistent event on the eventfd keeps the loop alive while the

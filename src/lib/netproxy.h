@@ -19,9 +19,17 @@ int moat__netproxy_listen(int ctl, moat_error *err);
 
 typedef struct moat_netproxy moat_netproxy;
 
-/* Supervisor side: serves listen_fd (owned from now on, also on failure)
- * with a gateway made from cfg, on a new thread. */
-int moat__netproxy_start(const moat_gateway_config *cfg, int listen_fd, moat_netproxy **ret, moat_error *err);
+/* The sockets the gateway serves: the proxy port, and with transparent
+ * egress (netnat.h) the redirected TCP listener and the DNS stub's socket
+ * (-1 without). */
+typedef struct moat_netproxy_fds {
+	int proxy, transparent, dns;
+} moat_netproxy_fds;
+
+/* Supervisor side: serves the sockets of fds (owned from now on, also on
+ * failure) with a gateway made from cfg, on a new thread. */
+int moat__netproxy_start(const moat_gateway_config *cfg, const moat_netproxy_fds *fds, moat_netproxy **ret,
+			 moat_error *err);
 /* The gateway, e.g. to swap its rules (moat_gateway_set_rules is safe from
  * any thread). */
 moat_gateway *moat__netproxy_gateway(moat_netproxy *p);

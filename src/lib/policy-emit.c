@@ -206,7 +206,7 @@ static void emit_policy(emitter *em, const moat_policy *p)
 	plain(em, "network");
 	map_start(em, false);
 	kv(em, "default", "deny");
-	kv(em, "mode", p->net == MOAT_NET_PROXY ? "proxy" : "none");
+	kv(em, "mode", p->net == MOAT_NET_TRANSPARENT ? "transparent" : p->net == MOAT_NET_PROXY ? "proxy" : "none");
 	rules(em, "allow", &p->allow);
 	rules(em, "deny", &p->deny);
 	rules(em, "approve", &p->approve);
@@ -513,6 +513,12 @@ char *moat_policy_explain(const moat_policy *p)
 		add(&t, "  none: only loopback inside the sandbox\n");
 	} else {
 		add(&t, "  through the egress gateway only; anything not allowed below is denied\n");
+		if (p->net == MOAT_NET_TRANSPARENT)
+			add(&t, "  transparent: every TCP connection and DNS query is redirected to the gateway too, "
+				"for programs that ignore the proxy variables; other UDP and IPv6 reach nothing\n");
+		else
+			add(&t, "  proxy: programs reach the gateway through the proxy variables; one that ignores "
+				"them reaches nothing\n");
 		if (!p->allow.n && !p->approve.n)
 			add(&t, "  (no host is allowed yet)\n");
 		for (size_t i = 0; i < p->deny.n; i++)

@@ -898,8 +898,10 @@ static int k_net_mode(const ctx *x, const node *k, const node *v, const char *pa
 		x->p->net = MOAT_NET_NONE;
 	else if (strcmp(s, "proxy") == 0)
 		x->p->net = MOAT_NET_PROXY;
+	else if (strcmp(s, "transparent") == 0)
+		x->p->net = MOAT_NET_TRANSPARENT;
 	else
-		return fail(x, v, "%s: '%s' (expected none or proxy)", path, s);
+		return fail(x, v, "%s: '%s' (expected none, proxy or transparent)", path, s);
 	return 0;
 }
 
@@ -1106,8 +1108,8 @@ static int k_network(const ctx *x, const node *k, const node *v, const char *pat
 	if (!mode)
 		x->p->net = wants_egress ? MOAT_NET_PROXY : MOAT_NET_NONE;
 	else if (x->p->net == MOAT_NET_NONE && wants_egress)
-		return fail(x, mode, "%s.mode: none, but network.allow or network.approve lists hosts (expected proxy, "
-				     "or no rules)", path);
+		return fail(x, mode, "%s.mode: none, but network.allow or network.approve lists hosts (expected proxy "
+				     "or transparent, or no rules)", path);
 	return 0;
 }
 

@@ -4,6 +4,8 @@
 #include "probe.h"
 
 #include "landlock.h"
+#include "netnat.h"
+#include "sandbox-internal.h"
 
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -160,6 +162,46 @@ static bool probe_clone_into_cgroup(void)
 	return errno == EBADF;
 }
 
+/* Sets transparent egress up in a throwaway network namespace (with a user
+ * namespace of its own when not root), in a child that then exits: the
+ * same netlink calls a run's init makes. */
+static void probe_transparent(moat_host *h)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		snprintf(h->transparent_error, sizeof(h->transparent_error), "pipe: %s", strerror(errno));
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		moat_error err = {0};
+		int flags = CLONE_NEWNET | (geteuid() == 0 ? 0 : CLONE_NEWUSER);
+		if (unshare(flags) < 0)
+			moat_error_set(&err, errno, "unshare a network namespace");
+		else if (moat__net_loopback_up(&err) >= 0)
+			(void)moat__netnat_rules(&err);
+		if (err.msg[0])
+			(void)!write(p[1], err.msg, strlen(err.msg));
+		_exit(err.msg[0] ? 1 : 0);
+	}
+	close(p[1]);
+	if (pid < 0) {
+		snprintf(h->transparent_error, sizeof(h->transparent_error), "fork: %s", strerror(errno));
+		close(p[0]);
+		return;
+	}
+	char msg[sizeof(h->transparent_error)] = "";
+	ssize_t n = read(p[0], msg, sizeof(msg) - 1);
+	msg[n > 0 ? n : 0] = 0;
+	close(p[0]);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	h->transparent_egress = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	if (!h->transparent_egress)
+		snprintf(h->transparent_error, sizeof(h->transparent_error), "%s", msg[0] ? msg : "the probe failed");
+}
+
 void moat_host_probe(moat_host *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -193,6 +235,7 @@ void moat_host_probe(moat_host *h)
 		close(fd);
 	h->clone3 = !(syscall(SYS_clone3, NULL, 0) < 0 && errno == ENOSYS);
 	h->clone_into_cgroup = h->clone3 && probe_clone_into_cgroup();
+	probe_transparent(h);
 }
 
 const char *moat_check_state_to_string(moat_check_state s)
@@ -305,6 +348,16 @@ size_t moat_host_checks(const moat_host *h, moat_check *ret, size_t max)
 		snprintf(c->detail, sizeof(c->detail), "%s", h->overlayfs ? "available" : "not listed in /proc/filesystems");
 		if (!h->overlayfs)
 			snprintf(c->fix, sizeof(c->fix), "modprobe overlay (needed for persistent session workspaces)");
+	}
+	if ((c = add(ret, max, &n, "transparent egress", false))) {
+		c->state = h->transparent_egress ? MOAT_CHECK_OK : MOAT_CHECK_MISSING;
+		snprintf(c->detail, sizeof(c->detail), "%s",
+			 h->transparent_egress ? "nf_tables NAT and redirect in a sandbox's namespace (--net transparent)"
+					       : h->transparent_error);
+		if (!h->transparent_egress)
+			snprintf(c->fix, sizeof(c->fix),
+				 "Linux 5.2 or later with nf_tables, NAT, redirect and conntrack "
+				 "(CONFIG_NF_TABLES, CONFIG_NFT_NAT, CONFIG_NFT_REDIR, CONFIG_NF_CONNTRACK)");
 	}
 	static const struct {
 		const char *name;

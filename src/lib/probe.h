@@ -28,6 +28,10 @@ typedef struct moat_host {
 	char cgroup_where[96];           /* where those controllers are */
 	/* Kernel interfaces moat uses when present. */
 	bool overlayfs, pidfd, openat2, clone3, clone_into_cgroup;
+	/* Transparent egress (--net transparent): the rules were set up in a
+	 * throwaway namespace; else why not. */
+	bool transparent_egress;
+	char transparent_error[160];
 } moat_host;
 
 typedef enum moat_check_state {

@@ -95,6 +95,7 @@ static json_t *isolation_json(const moat_isolation *i)
 	json_object_set_new(o, "mountns", json_boolean(i->mountns));
 	json_object_set_new(o, "pidns", json_boolean(i->pidns));
 	json_object_set_new(o, "netns", json_boolean(i->netns));
+	json_object_set_new(o, "egress", json_string(i->egress[0] ? i->egress : "none"));
 	json_object_set_new(o, "ipcns", json_boolean(i->ipcns));
 	json_object_set_new(o, "utsns", json_boolean(i->utsns));
 	json_object_set_new(o, "cgroupns", json_boolean(i->cgroupns));

@@ -25,6 +25,8 @@ const char *moat_status_to_string(moat_status s);
  * as they succeed, never from what was asked. */
 typedef struct moat_isolation {
 	bool userns, mountns, pidns, netns, ipcns, utsns, cgroupns;
+	/* How egress leaves: "none", "proxy" or "transparent". */
+	char egress[16];
 	bool rootless;              /* started by an unprivileged user */
 	uint32_t host_uid, host_gid; /* what the sandbox user is on the host */
 	uint32_t uid, gid;           /* the sandbox user inside */

@@ -66,6 +66,8 @@ typedef enum moat_ctl_fd_kind {
 	MOAT_CTL_FD_PROXY_LISTENER,
 	MOAT_CTL_FD_NOTIFY,
 	MOAT_CTL_FD_OUT_TMPFS, /* the capped /out, for the copy-out (outdir.c) */
+	MOAT_CTL_FD_TRANSPARENT_LISTENER, /* redirected TCP (netnat.h) */
+	MOAT_CTL_FD_DNS_STUB,             /* the DNS stub's UDP socket */
 } moat_ctl_fd_kind;
 
 typedef struct moat_ctl_msg {

@@ -74,6 +74,9 @@ struct moat_sandbox {
 	moat_run_limits *lim;
 	char **envp;
 	int ctl, pidfd, epfd, timer_fd, limfd, out_fs;
+	/* Transparent egress: the redirected listener and the DNS stub the
+	 * init passes before the proxy port, handed to the gateway with it. */
+	int transparent_fd, dns_fd;
 	pid_t pid;
 	uint64_t t0;
 	struct moat_netproxy *netproxy;
@@ -196,7 +199,8 @@ static void command_ended(moat_sandbox *sb, sb_command *cmd, int status, const m
 static void start_gateway(moat_sandbox *sb, int fd)
 {
 	moat_error gerr = {0};
-	if (moat__netproxy_start(sb->opts.gateway, fd, &sb->netproxy, &gerr) < 0) {
+	moat_netproxy_fds fds = {.proxy = fd, .transparent = TAKE_FD(sb->transparent_fd), .dns = TAKE_FD(sb->dns_fd)};
+	if (moat__netproxy_start(sb->opts.gateway, &fds, &sb->netproxy, &gerr) < 0) {
 		sb->setup_failed = true;
 		sb->setup_errno = gerr.code;
 		moat_error_format(&gerr, sb->r.error, sizeof(sb->r.error));
@@ -219,6 +223,10 @@ static void handle_msg(moat_sandbox *sb, const moat_ctl_msg *m, int fd)
 	case MOAT_CTL_FD:
 		if (m->b == MOAT_CTL_FD_PROXY_LISTENER && fd >= 0 && !sb->netproxy && sb->opts.gateway)
 			start_gateway(sb, TAKE_FD(fd));
+		else if (m->b == MOAT_CTL_FD_TRANSPARENT_LISTENER && fd >= 0 && sb->transparent_fd < 0 && !sb->netproxy)
+			sb->transparent_fd = TAKE_FD(fd);
+		else if (m->b == MOAT_CTL_FD_DNS_STUB && fd >= 0 && sb->dns_fd < 0 && !sb->netproxy)
+			sb->dns_fd = TAKE_FD(fd);
 		else if (m->b == MOAT_CTL_FD_OUT_TMPFS && fd >= 0 && sb->out_fs < 0)
 			sb->out_fs = TAKE_FD(fd);
 		else if (m->b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && cmd && cmd->pty_fd < 0)
@@ -429,6 +437,8 @@ static void sandbox_free(moat_sandbox *sb)
 	close_fd(&sb->epfd);
 	close_fd(&sb->timer_fd);
 	close_fd(&sb->out_fs);
+	close_fd(&sb->transparent_fd);
+	close_fd(&sb->dns_fd);
 	moat__strv_free(sb->envp);
 	free(sb);
 }
@@ -453,7 +463,7 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 	sb->c = config;
 	if (opts)
 		sb->opts = *opts;
-	sb->ctl = sb->pidfd = sb->epfd = sb->timer_fd = sb->limfd = sb->out_fs = -1;
+	sb->ctl = sb->pidfd = sb->epfd = sb->timer_fd = sb->limfd = sb->out_fs = sb->transparent_fd = sb->dns_fd = -1;
 	for (size_t i = 0; i < MOAT_SANDBOX_MAX_COMMANDS; i++)
 		sb->cmds[i].pty_fd = -1;
 	moat_result_init(&sb->r);

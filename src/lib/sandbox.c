@@ -72,7 +72,7 @@ static int env_set(char ***envp, const char *kv)
  * from the variables every HTTP library reads; a --env may override them. */
 static int proxy_env(const moat_config *c, char ***envp)
 {
-	if (c->net != MOAT_NET_PROXY)
+	if (!moat_net_uses_gateway(c->net))
 		return 0;
 	_cleanup_strv_free_ char **pe = moat_gateway_proxy_env(MOAT_PROXY_PORT);
 	if (!pe)
@@ -331,7 +331,7 @@ int moat__sandbox_prepare(const moat_config *c, const struct moat_gateway_config
 	int ret = moat_config_validate(c, err);
 	if (ret < 0)
 		return ret;
-	if (c->net == MOAT_NET_PROXY && !gateway)
+	if (moat_net_uses_gateway(c->net) && !gateway)
 		return moat_error_set(err, EINVAL, "network proxy mode without a gateway configuration");
 
 	bool rootless = geteuid() != 0;
@@ -414,6 +414,10 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 		moat__init_main(&ia);
 	}
 	iso->userns = iso->mountns = iso->pidns = iso->netns = iso->ipcns = iso->utsns = iso->cgroupns = true;
+	/* A run whose transparent egress cannot be set up fails in the init
+	 * (netnat.h): a sandbox that gets this far has the mode it asked for. */
+	snprintf(iso->egress, sizeof(iso->egress), "%s",
+		 b->c->net == MOAT_NET_TRANSPARENT ? "transparent" : b->c->net == MOAT_NET_PROXY ? "proxy" : "none");
 	close(TAKE_FD(ctl_init));
 	b->pidfd = pidfd;
 	b->pid = (pid_t)pid;

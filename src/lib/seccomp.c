@@ -255,7 +255,7 @@ const char *moat__confine_profile(const moat_config *c)
 	/* A policy file without a built-in profile behind it gets the agent's
 	 * filter when it has egress (its tools list interfaces), else the
 	 * code runner's. */
-	return c->profile ? c->profile : c->net == MOAT_NET_PROXY ? "agent" : "code";
+	return c->profile ? c->profile : moat_net_uses_gateway(c->net) ? "agent" : "code";
 }
 
 int moat__seccomp_apply(const moat_config *c, moat_isolation *iso, moat_error *err)

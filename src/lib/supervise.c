@@ -80,7 +80,8 @@ static void handle_output(moat_super *s, int stream, const char *buf, size_t n)
 static void start_gateway(moat_super *s, int fd)
 {
 	moat_error gerr = {0};
-	if (moat__netproxy_start(s->io->gateway, fd, &s->netproxy, &gerr) < 0) {
+	moat_netproxy_fds fds = {.proxy = fd, .transparent = TAKE_FD(s->transparent_fd), .dns = TAKE_FD(s->dns_fd)};
+	if (moat__netproxy_start(s->io->gateway, &fds, &s->netproxy, &gerr) < 0) {
 		s->setup_failed = true;
 		s->setup_errno = gerr.code;
 		moat_error_format(&gerr, s->r->error, sizeof(s->r->error));
@@ -136,6 +137,10 @@ static void handle_ctl(moat_super *s, int ctl, bool *ctl_open)
 	case MOAT_CTL_FD:
 		if (m.b == MOAT_CTL_FD_PROXY_LISTENER && fd >= 0 && !s->netproxy) {
 			start_gateway(s, TAKE_FD(fd));
+		} else if (m.b == MOAT_CTL_FD_TRANSPARENT_LISTENER && fd >= 0 && s->transparent_fd < 0 && !s->netproxy) {
+			s->transparent_fd = TAKE_FD(fd);
+		} else if (m.b == MOAT_CTL_FD_DNS_STUB && fd >= 0 && s->dns_fd < 0 && !s->netproxy) {
+			s->dns_fd = TAKE_FD(fd);
 		} else if (m.b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && moat__tty_attach(&s->tty, fd)) {
 			fd = -1;
 		} else if (m.b == MOAT_CTL_FD_NOTIFY && fd >= 0 && !s->trail && s->io->audit) {
@@ -314,7 +319,7 @@ static void close_fd(int *fd)
 void moat__super_init(moat_super *s, const moat_config *c, const moat_run_io *io, moat_result *r)
 {
 	*s = (moat_super){.c = c, .io = io, .r = r, .pidfd = -1, .ctl = -1, .out_fd = -1, .err_fd = -1,
-			  .stdin_feed = -1, .timer_fd = -1, .sig_fd = -1, .out_fs = -1, .out = MOAT_SINK_INIT,
+			  .stdin_feed = -1, .timer_fd = -1, .sig_fd = -1, .out_fs = -1, .transparent_fd = -1, .dns_fd = -1, .out = MOAT_SINK_INIT,
 			  .err = MOAT_SINK_INIT};
 	moat__tty_init(&s->tty, c->tty);
 }
@@ -472,6 +477,10 @@ void moat__supervise(moat_super *s)
 	}
 	moat__super_end_init(s, NULL);
 	moat__netproxy_stop(s->netproxy, NULL);
+	if (s->transparent_fd >= 0)
+		close(TAKE_FD(s->transparent_fd));
+	if (s->dns_fd >= 0)
+		close(TAKE_FD(s->dns_fd));
 	finish_result(s, &ru);
 	moat__limits_account(s->lim, &s->c->limits, r, s->killed);
 	moat__out_enforced(s->c, r);

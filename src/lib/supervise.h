@@ -48,6 +48,10 @@ typedef struct moat_super {
 	bool exec_failed;
 	uint64_t out_total;
 	struct moat_netproxy *netproxy;
+	/* Transparent egress: the redirected TCP listener and the DNS stub's
+	 * socket, held until the proxy port arrives and the gateway starts
+	 * with all three (netnat.h); -1 when none. */
+	int transparent_fd, dns_fd;
 	struct moat_filetrail *trail; /* the file and exec trail, when on */
 	bool session_logged;   /* session.start is in the audit log */
 	/* Where output goes: never written with a blocking call (iobuf.h). */

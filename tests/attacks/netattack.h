@@ -382,3 +382,73 @@ static inline int na_socks_judge(const char *what, const unsigned char *req, siz
 	snprintf(line, sizeof(line), "%s: SOCKS5 reply %d", what, code);
 	return na_blocked(line);
 }
+
+/* ---- transparent egress (moat run --net transparent) ----------------------
+ * The attacks below connect straight to an address, as a program that
+ * ignores the proxy variables would; the sandbox's namespace redirects the
+ * connection to the gateway, which must judge the name the address was
+ * handed out for (or the address itself). Where the sandbox has no
+ * transparent egress (proxy mode, or no network), the connection fails:
+ * that is the sandbox holding too. */
+#include <netdb.h>
+
+/* The IPv4 address the sandbox's resolver gives name; -1 when it gives
+ * none (there is no DNS inside without transparent egress). */
+static inline int na_resolve4(const char *name, struct in_addr *ret)
+{
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+	if (getaddrinfo(name, NULL, &hints, &res) != 0 || !res)
+		return -1;
+	*ret = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* Connects to addr:port directly, sends payload, and judges what comes
+ * back: the internal service's secret or the allowed upstream's answer is
+ * an escape, a refusal with moat's reason or a cut is the sandbox holding. */
+static inline int na_direct(const char *what, struct in_addr addr, unsigned port, const void *payload, size_t len)
+{
+	char line[512];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = {.tv_sec = 10};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = addr};
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		snprintf(line, sizeof(line), "%s: connect: %s", what, strerror(errno));
+		close(fd);
+		return errno == ENETUNREACH || errno == EHOSTUNREACH || errno == EACCES || errno == EPERM ||
+				       errno == ECONNREFUSED
+			       ? na_blocked(line)
+			       : na_unexpected(line);
+	}
+	na_send(fd, payload, len);
+	static char resp[65536];
+	size_t got = na_read_all(fd, resp, sizeof(resp) - 1);
+	resp[got] = 0;
+	close(fd);
+	if (memmem(resp, got, "upstream-ok", 11)) {
+		snprintf(line, sizeof(line), "%s: the upstream answered", what);
+		return na_escaped(line);
+	}
+	if (got > 0 && strncmp(resp, "HTTP/", 5) == 0)
+		return na_judge_http(what, resp, got);
+	if (memmem(resp, got, NA_SECRET, strlen(NA_SECRET))) {
+		snprintf(line, sizeof(line), "%s: reached the internal server", what);
+		return na_escaped(line);
+	}
+	if (got == 0) {
+		snprintf(line, sizeof(line), "%s: the gateway cut the connection", what);
+		return na_blocked(line);
+	}
+	snprintf(line, sizeof(line), "%s: %zu unexpected bytes back", what, got);
+	return na_unexpected(line);
+}
+
+/* GET / straight to addr:port with the given Host header. */
+static inline int na_direct_get(const char *what, struct in_addr addr, unsigned port, const char *host)
+{
+	char req[600];
+	int n = snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", host);
+	return na_direct(what, addr, port, req, (size_t)n);
+}

@@ -45,11 +45,12 @@ DNS=$(json ports.json 'j["dns"]')
 # could not reach a real network.
 outside="net_ipv6_ula net_ipv6_sitelocal net_ipv6_zone net_metadata_v4 net_metadata_v6 net_rfc1918_10
 net_rfc1918_172 net_rfc1918_192 net_cgnat net_multicast net_broadcast net_reserved net_benchmark net_ietf
-net_metadata_azure net_metadata_azure_name net_metadata_eks net_metadata_scaleway net_metadata_gcp_v6"
+net_metadata_azure net_metadata_azure_name net_metadata_eks net_metadata_scaleway net_metadata_gcp_v6
+net_transparent_literal"
 # Attacks that never talk to the gateway, and one whose only request is
 # allowed (its smuggled second request is dropped unseen).
 direct="net_direct_connect net_direct_outside net_direct_ipv6 net_raw_socket net_packet_socket net_dns_lookup
-net_dns_udp net_abstract_unix"
+net_dns_udp net_abstract_unix net_transparent_udp net_transparent_ipv6 net_transparent_nft_flush"
 
 # The rules allow every address the attacks aim at, on the internal
 # service's port, so that for them only the SSRF guard stands in the way
@@ -121,6 +122,9 @@ for a in "$MOAT_ATTACKS"/attack_net_*; do
 	# The net_secret_* attacks hold a placeholder for a secret bound to
 	# bound.wild.test; its value is in moat's environment only.
 	case "$name" in net_secret_*) RULES=(--policy rules.yaml --secret "GH_TOKEN=env:MOAT_T_GH_VALUE@bound.wild.test") ;; esac
+	# Transparent egress attacks run in that mode (net_transparent.sh
+	# probes the kernel features it needs).
+	case "$name" in net_transparent_*) RULES=(--net transparent) ;; esac
 	case "$name" in net_rule_* | net_path_* | net_method_* | net_original_url | net_dns_answer_hidden | net_metadata_azure_name)
 		RULES=(--policy rules.yaml) ;;
 	esac

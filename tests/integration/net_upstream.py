@@ -17,10 +17,12 @@ are written as JSON to --ports FILE."""
 import argparse
 import http.server
 import json
+import os
 import socket
 import socketserver
 import ssl
 import struct
+import subprocess
 import sys
 import threading
 import urllib.parse
@@ -77,6 +79,78 @@ class Handler(http.server.BaseHTTPRequestHandler):
             n = len(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
             how = "length"
         self.send_text(200, ("got %d bytes %s\n" % (n, how)).encode())
+
+
+def read_body(h):
+    """The request body as framed: Content-Length or chunked."""
+    if h.headers.get("Transfer-Encoding", "").lower() == "chunked":
+        out = b""
+        while True:
+            size = int(h.rfile.readline().split(b";")[0], 16)
+            if size == 0:
+                h.rfile.readline()
+                return out
+            out += h.rfile.read(size)
+            h.rfile.readline()
+    return h.rfile.read(int(h.headers.get("Content-Length", "0")))
+
+
+class FilesHandler(Handler):
+    """Static files (a package index), and git's smart HTTP protocol under
+    /git/ through git http-backend, pushes included."""
+    root = "."
+
+    def do_GET(self):
+        u = urllib.parse.urlsplit(self.path)
+        if u.path.startswith("/git/"):
+            return self.git(u)
+        rel = os.path.normpath(urllib.parse.unquote(u.path)).lstrip("/")
+        full = os.path.join(self.root, rel)
+        if os.path.isdir(full):
+            full = os.path.join(full, "index.html")
+        if ".." in rel.split(os.sep) or not os.path.isfile(full):
+            return self.send_text(404, b"not found\n")
+        with open(full, "rb") as f:
+            data = f.read()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html" if full.endswith(".html") else "application/octet-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):
+        u = urllib.parse.urlsplit(self.path)
+        if u.path.startswith("/git/"):
+            return self.git(u)
+        self.send_text(405, b"no\n")
+
+    def git(self, u):
+        body = read_body(self) if self.command == "POST" else b""
+        env = dict(os.environ, GIT_PROJECT_ROOT=self.root, GIT_HTTP_EXPORT_ALL="1",
+                   PATH_INFO=u.path[len("/git"):], QUERY_STRING=u.query, REQUEST_METHOD=self.command,
+                   CONTENT_TYPE=self.headers.get("Content-Type", ""), CONTENT_LENGTH=str(len(body)),
+                   REMOTE_USER="tester", REMOTE_ADDR="127.0.0.1", GATEWAY_INTERFACE="CGI/1.1")
+        env.pop("GIT_DIR", None)
+        out = subprocess.run(["git", "http-backend"], input=body, env=env, capture_output=True).stdout
+        head, _, data = out.partition(b"\r\n\r\n")
+        if not _:
+            head, _, data = out.partition(b"\n\n")
+        status = 200
+        hdrs = []
+        for line in head.decode().splitlines():
+            k, _, v = line.partition(":")
+            if k.lower() == "status":
+                status = int(v.split()[0])
+            elif k:
+                hdrs.append((k, v.strip()))
+        self.send_response(status)
+        for k, v in hdrs:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
 
 
 class SecretHandler(Handler):
@@ -192,6 +266,8 @@ def main():
     p.add_argument("--dns")
     p.add_argument("--rebind-first", default="127.0.0.2")
     p.add_argument("--abstract")
+    p.add_argument("--files", help="ADDR: serve --root (static files, git smart HTTP under /git/)")
+    p.add_argument("--root", default=".")
     p.add_argument("--ports", required=True)
     a = p.parse_args()
     ports_file = a.ports
@@ -200,6 +276,11 @@ def main():
             srv = Server(split(addr), handler)
             ports[name] = srv.server_address[1]
             serve(srv)
+    if a.files:
+        FilesHandler.root = os.path.abspath(a.root)
+        srv = Server(split(a.files), FilesHandler)
+        ports["files"] = srv.server_address[1]
+        serve(srv)
     if a.tls:
         srv = TlsServer(split(a.tls), TlsHandler)
         srv.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -308,7 +308,8 @@ static void gateway_start(const moat_gateway_config *extra)
 	getsockname(fd, (struct sockaddr *)&sin, &sl);
 	proxy_port = ntohs(sin.sin_port);
 	moat_error err = {0};
-	if (moat__netproxy_start(&cfg, fd, &proxy, &err) < 0)
+	moat_netproxy_fds fds = {.proxy = fd, .transparent = -1, .dns = -1};
+	if (moat__netproxy_start(&cfg, &fds, &proxy, &err) < 0)
 		fail_msg("gateway: %s", err.msg);
 	moat_netrules_unref(rules);
 }
@@ -462,6 +463,29 @@ static void test_http_allowed_and_rewritten(void **state)
 	assert_string_equal(e.address, "127.0.0.1");
 	assert_true(e.bytes_down >= 5);
 	assert_true(e.rule >= 0);
+}
+
+/* Java's HttpClient offers an upgrade to cleartext HTTP/2 on every http://
+ * request: the offer is dropped and the request served in HTTP/1.1, while
+ * any other upgrade (websocket) is still refused. */
+static void test_h2c_offer_dropped(void **state)
+{
+	(void)state;
+	char target[128], hdrs[256];
+	snprintf(target, sizeof(target), "http://up.test:%u/", http_port);
+	snprintf(hdrs, sizeof(hdrs),
+		 "Host: up.test:%u\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+		 "HTTP2-Settings: AAEAAEAAAAIAAAABAAMAAABkAAQBAAAAAAUAAEAA\r\n",
+		 http_port);
+	char *resp = http_get(target, hdrs);
+	assert_non_null(strstr(resp, "200 OK"));
+	pthread_mutex_lock(&up_lock);
+	assert_null(strcasestr(last_head, "Upgrade"));
+	assert_null(strcasestr(last_head, "HTTP2-Settings"));
+	pthread_mutex_unlock(&up_lock);
+	snprintf(hdrs, sizeof(hdrs), "Host: up.test:%u\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n", http_port);
+	resp = http_get(target, hdrs);
+	assert_non_null(strstr(resp, "501 "));
 }
 
 static void test_http_denied_host(void **state)
@@ -1202,6 +1226,7 @@ int main(void)
 	upstreams_start();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_http_allowed_and_rewritten, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_h2c_offer_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_denied_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_private_address_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_literal_encodings_refused, setup, teardown),

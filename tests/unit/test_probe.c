@@ -21,6 +21,7 @@ static void full_host(moat_host *h)
 	snprintf(h->cgroup, sizeof(h->cgroup), "v2");
 	h->cgroup_memory = h->cgroup_pids = h->cgroup_cpu = true;
 	h->overlayfs = h->pidfd = h->openat2 = h->clone3 = h->clone_into_cgroup = true;
+	h->transparent_egress = true;
 }
 
 static const moat_check *find(const moat_check *c, size_t n, const char *name)
@@ -45,6 +46,23 @@ static void test_full_host(void **state)
 		assert_int_equal(c[i].state, MOAT_CHECK_OK);
 		assert_string_equal(c[i].fix, "");
 	}
+	assert_true(moat_host_code_profile_enforced(c, n));
+}
+
+static void test_transparent_missing(void **state)
+{
+	(void)state;
+	moat_host h;
+	moat_check c[MOAT_HOST_CHECKS_MAX];
+	full_host(&h);
+	h.transparent_egress = false;
+	snprintf(h.transparent_error, sizeof(h.transparent_error), "transparent egress needs nf_tables, which this kernel lacks");
+	size_t n = moat_host_checks(&h, c, MOAT_HOST_CHECKS_MAX);
+	const moat_check *t = find(c, n, "transparent egress");
+	assert_int_equal(t->state, MOAT_CHECK_MISSING);
+	assert_non_null(strstr(t->detail, "nf_tables"));
+	assert_non_null(strstr(t->fix, "CONFIG_NFT_REDIR"));
+	/* The code runner does not need it. */
 	assert_true(moat_host_code_profile_enforced(c, n));
 }
 
@@ -168,7 +186,8 @@ static void test_probe_runs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_full_host),     cmocka_unit_test(test_userns_fixes),
+		cmocka_unit_test(test_full_host),
+		cmocka_unit_test(test_transparent_missing),     cmocka_unit_test(test_userns_fixes),
 		cmocka_unit_test(test_landlock_levels), cmocka_unit_test(test_cgroup_and_optional),
 		cmocka_unit_test(test_require),       cmocka_unit_test(test_probe_runs),
 	};
