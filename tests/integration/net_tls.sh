@@ -70,6 +70,20 @@ t_match "curl: the certificate is the sandbox's authority's" "issuer: O=moat; CN
 t_match "curl: ALPN http/1.1" "ALPN.*http/1.1" "$ERR"
 t_eq "curl: the upstream got the request once" 1 "$(seen /ok/curl)"
 
+# Transparent egress: a client that ignores the proxy variables reaches a
+# terminated host through the redirect; the gateway says nothing before the
+# ClientHello and decides each request inside the TLS as for a CONNECT.
+if "$MOAT" doctor 2>/dev/null | grep -Eq "^ *ok +transparent egress" || [ "${CI:-}" = true ]; then
+	mrun "${RUN[@]}" --net transparent -- curl -sS --noproxy '*' "$U/ok/transparent"
+	t_eq "transparent: allowed GET over terminated TLS" "tls-upstream-ok GET /ok/transparent" "$OUT"
+	mrun "${RUN[@]}" --net transparent -- curl -sS --noproxy '*' -w ' %{http_code}' "$U/elsewhere-transparent"
+	t_match "transparent: path outside the rule, the reason inside the TLS" "outside the paths network rule" "$OUT"
+	t_eq "transparent: path outside the rule, 403" 403 "${OUT##* }"
+	t_eq "transparent: the refused path never reached the upstream" 0 "$(seen /elsewhere-transparent)"
+else
+	t_skip "transparent egress with TLS termination" "moat doctor: transparent egress unavailable"
+fi
+
 # Method and path rules now apply to HTTPS.
 mrun "${RUN[@]}" -- curl -sS -w '%{http_code}' -o /dev/null "$U/elsewhere"
 t_eq "path outside the rule: 403" 403 "$OUT"
