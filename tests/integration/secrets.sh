@@ -65,7 +65,10 @@ HOST_GH_TOKEN="$ENV_VALUE" "$MOAT" run --policy policy.yaml --rw "$MOAT_TDIR/out
 	--ro "$SCAN:/scan.py" --env "N_ENV=$N_ENV" --env "N_FILE=$N_FILE" --env "N_CTL=$N_CTL" -- /bin/sh -c '
 		CONTROL_VALUE=$(printf %s "$N_CTL" | python3 -c "import sys; print(bytes(b ^ 0x5a for b in bytes.fromhex(sys.stdin.read())).decode())") \
 			sh -c "exec sleep 100" &
-		i=0; while ! grep -qs "[s]leep 100" /proc/[0-9]*/cmdline && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+		# Wait for the exec itself: the cmdline of this script holds the
+		# same words, and so does the sh before it execs.
+		up() { for c in /proc/[0-9]*/cmdline; do [ "$(tr "\\0" " " <"$c" 2>/dev/null)" = "sleep 100 " ] && return 0; done; return 1; }
+		i=0; while ! up && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 		python3 /scan.py --all --needle "$N_ENV" --needle "$N_FILE" --needle "$N_CTL" >/sync/inside.json
 		: >/sync/ready
 		i=0; while [ ! -e /sync/done ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done
