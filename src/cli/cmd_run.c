@@ -539,7 +539,10 @@ int moat_cmd_run(int argc, char **argv)
 		struct winsize ws;
 		if (c->tty && ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
 			h.width = ws.ws_col, h.height = ws.ws_row;
-		if (moat_record_open(policy->record_path, &h, moat_audit_redactor(audit), &rec, &err) < 0)
+		/* Redacted with the audit log's redactor, or without an audit
+		 * log with the secrets' own: a recording never holds a value. */
+		const moat_redactor *red = audit ? moat_audit_redactor(audit) : moat_secrets_redactor(secrets);
+		if (moat_record_open(policy->record_path, &h, red, &rec, &err) < 0)
 			return moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));
 	}
 	io.audit = audit;

@@ -1,16 +1,19 @@
 #include "record.h"
 #include "hostpath.h"
+#include "redactstream.h"
 
 #include <fcntl.h>
 #include <jansson.h>
 #include <string.h>
 #include <time.h>
 
-/* Held-back bytes never exceed the longest secret plus one UTF-8
- * character, so a fixed cap is enough. */
-#define HOLD_MAX (MOAT_REDACT_MAX_VALUE + 4)
+/* A stream is redacted first (redactstream.h holds back an undecided
+ * secret), then cut at a character boundary: what is held here is at most
+ * an incomplete UTF-8 character. */
+#define HOLD_MAX 4
 
 typedef struct held {
+	moat_redact_stream red;
 	char buf[HOLD_MAX];
 	size_t len;
 } held;
@@ -132,20 +135,37 @@ static int write_line(moat_record *r, char *s, moat_error *err)
 	return 0;
 }
 
-/* Redacts, sanitizes and writes buf as one event. */
+/* Sanitizes and writes buf, redacted already, as one event. */
 static int emit(moat_record *r, char stream, const char *buf, size_t len, moat_error *err)
 {
 	if (len == 0)
 		return 0;
-	_cleanup_free_ char *red = NULL, *clean = NULL;
-	size_t rlen, clen;
-	if (moat_redact(r->red, buf, len, &red, &rlen) < 0 || moat_utf8_sanitize(red, rlen, &clean, &clen) < 0)
+	_cleanup_free_ char *clean = NULL;
+	size_t clen;
+	if (moat_utf8_sanitize(buf, len, &clean, &clen) < 0)
 		return moat_error_set(err, ENOMEM, "recording %s", r->path);
 	double t = (double)(moat__now_ns() - r->start_ns) / 1e9;
 	_cleanup_free_ char *s = moat_record_format_event(t, stream, clean, clen);
 	if (!s)
 		return moat_error_set(err, ENOMEM, "recording %s", r->path);
 	return write_line(r, s, err);
+}
+
+/* Takes what the redactor let through (redacted) and writes it up to the
+ * last whole character; at the end (final) everything. */
+static int put_redacted(moat_record *r, char stream, held *h, const char *red, size_t rlen, bool final,
+			moat_error *err)
+{
+	_cleanup_free_ char *buf = malloc(h->len + rlen + 1);
+	if (!buf)
+		return moat_error_set(err, ENOMEM, "recording %s", r->path);
+	memcpy(buf, h->buf, h->len);
+	memcpy(buf + h->len, red, rlen);
+	size_t total = h->len + rlen;
+	size_t cut = final ? total : moat_record_cut(NULL, buf, total);
+	h->len = total - cut;
+	memcpy(h->buf, buf + cut, h->len);
+	return emit(r, stream, buf, cut, err);
 }
 
 int moat_record_write(moat_record *r, char stream, const void *data, size_t len, moat_error *err)
@@ -155,18 +175,21 @@ int moat_record_write(moat_record *r, char stream, const void *data, size_t len,
 	if (r->broken)
 		return moat_error_set(err, EIO, "recording %s: an earlier write failed", r->path);
 	held *h = stream == 'o' ? &r->out : &r->in;
-	/* Join what was held back with the new bytes, then keep back again
-	 * what may still be cut. */
-	_cleanup_free_ char *buf = malloc(h->len + len);
-	if (!buf)
+	/* Redact first, across chunks, then keep back a cut character. */
+	_cleanup_free_ char *red = NULL;
+	size_t rlen = 0;
+	if (moat_redact_stream_feed(&h->red, data, len, &red, &rlen) < 0)
 		return moat_error_set(err, ENOMEM, "recording %s", r->path);
-	memcpy(buf, h->buf, h->len);
-	memcpy(buf + h->len, data, len);
-	size_t total = h->len + len;
-	size_t cut = moat_record_cut(r->red, buf, total);
-	h->len = total - cut;
-	memcpy(h->buf, buf + cut, h->len);
-	return emit(r, stream, buf, cut, err);
+	return put_redacted(r, stream, h, red, rlen, false, err);
+}
+
+static int flush_held(moat_record *r, char stream, held *h, moat_error *err)
+{
+	_cleanup_free_ char *red = NULL;
+	size_t rlen = 0;
+	if (moat_redact_stream_flush(&h->red, &red, &rlen) < 0)
+		return moat_error_set(err, ENOMEM, "recording %s", r->path);
+	return put_redacted(r, stream, h, red, rlen, true, err);
 }
 
 int moat_record_open(const char *path, const moat_record_header *hd, const moat_redactor *red, moat_record **ret,
@@ -179,6 +202,8 @@ int moat_record_open(const char *path, const moat_record_header *hd, const moat_
 	r->fd = moat__hostpath_open("recording", path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600, err);
 	r->path = strdup(path);
 	r->red = red;
+	r->out.red = MOAT_REDACT_STREAM_INIT(red);
+	r->in.red = MOAT_REDACT_STREAM_INIT(red);
 	r->start_ns = moat__now_ns();
 	if (r->fd < 0)
 		return r->fd;
@@ -217,14 +242,16 @@ int moat_record_close(moat_record *r, moat_error *err)
 	if (!r->broken && r->fd >= 0) {
 		/* Nothing more will come: what was held back is written as it
 		 * is (an incomplete character becomes U+FFFD). */
-		rc = emit(r, 'o', r->out.buf, r->out.len, err);
+		rc = flush_held(r, 'o', &r->out, err);
 		if (rc == 0)
-			rc = emit(r, 'i', r->in.buf, r->in.len, err);
+			rc = flush_held(r, 'i', &r->in, err);
 		if (rc == 0 && fsync(r->fd) < 0)
 			rc = moat_error_set(err, errno, "recording %s: fsync", r->path);
 	}
 	if (r->fd >= 0)
 		close(r->fd);
+	moat_redact_stream_done(&r->out.red);
+	moat_redact_stream_done(&r->in.red);
 	free(r->path);
 	free(r);
 	return rc;

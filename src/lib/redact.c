@@ -93,6 +93,29 @@ static const secret *match_at(const moat_redactor *r, const char *buf, size_t le
 	return NULL;
 }
 
+moat_redact_verdict moat_redact_decide(const moat_redactor *r, const char *buf, size_t len, size_t i, bool final,
+				       size_t *ret_len, const char **ret_name)
+{
+	size_t left = len - i;
+	/* Longest first: the first full match is the one moat_redact takes,
+	 * unless a longer value is still possible. */
+	for (size_t k = 0; r && k < r->n; k++) {
+		const secret *s = &r->v[k];
+		if (buf[i] != s->value[0])
+			continue;
+		if (s->len <= left) {
+			if (memcmp(buf + i, s->value, s->len) == 0) {
+				*ret_len = s->len;
+				*ret_name = s->name;
+				return MOAT_REDACT_MATCH;
+			}
+		} else if (!final && memcmp(buf + i, s->value, left) == 0) {
+			return MOAT_REDACT_MORE;
+		}
+	}
+	return MOAT_REDACT_NONE;
+}
+
 int moat_redact(const moat_redactor *r, const char *buf, size_t len, char **ret, size_t *ret_len)
 {
 	/* Two passes: count the output size, then fill it. */

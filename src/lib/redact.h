@@ -41,6 +41,16 @@ int moat_redact(const moat_redactor *r, const char *buf, size_t len, char **ret,
  * until the next chunk shows whether the secret completes. */
 size_t moat_redact_holdback(const moat_redactor *r, const char *buf, size_t len);
 
+/* The decision at buf[i] of a stream that may go on past buf[len): which
+ * value starts there (MOAT_REDACT_MATCH, its length and name set), none
+ * (MOAT_REDACT_NONE), or not known before more bytes come
+ * (MOAT_REDACT_MORE: what is left is a proper prefix of a value longer
+ * than any that matches). With final, the end is the end: never MORE.
+ * For redactstream.h. */
+typedef enum { MOAT_REDACT_NONE, MOAT_REDACT_MATCH, MOAT_REDACT_MORE } moat_redact_verdict;
+moat_redact_verdict moat_redact_decide(const moat_redactor *r, const char *buf, size_t len, size_t i, bool final,
+				       size_t *ret_len, const char **ret_name);
+
 /* Redacts every string in j (object keys, values, array members), in place.
  * Returns the number of replacements or -ENOMEM. */
 int moat_redact_json(const moat_redactor *r, json_t *j);

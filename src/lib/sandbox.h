@@ -41,7 +41,9 @@ typedef struct moat_run_io {
 	 * NULL. */
 	struct moat_record *record;
 	/* The run's secrets (secretstore.h), or NULL: armed once the init
-	 * has been cloned, so that no value is in memory the init inherits. */
+	 * has been cloned, so that no value is in memory the init inherits.
+	 * With secrets, the output reaches record, on_output and the sinks
+	 * redacted (redactstream.h), and so does the result's error. */
 	struct moat_secrets *secrets;
 	/* Called once the init has been cloned and before the command
 	 * starts, for what must not be in memory the init inherits (the TLS

@@ -6,6 +6,7 @@
 #include "netproxy.h"
 #include "record.h"
 #include "sandbox-internal.h"
+#include "secretstore.h"
 #include "syscalls.h"
 
 #include <errno.h>
@@ -45,7 +46,38 @@ static void check_limits(moat_super *s, moat_run_limits *lim)
 		kill_sandbox(s, v, limit);
 }
 
-/* Counts, caps and forwards one chunk of output. */
+/* Passes one chunk, redacted already, to the recording, the caller's
+ * callback and the sink. */
+static void forward_output(moat_super *s, int stream, const char *buf, size_t n)
+{
+	if (n == 0)
+		return;
+	if (s->io->record)
+		moat_record_write(s->io->record, 'o', buf, n, NULL);
+	if (s->io->on_output)
+		s->io->on_output(s->io->userdata, stream, buf, n);
+	moat_sink *k = stream == 1 ? &s->out : &s->err;
+	if (s->sandbox_gone)
+		moat__sink_put_final(k, buf, n);
+	else
+		moat__sink_put(k, buf, n);
+}
+
+/* Redacts and forwards a chunk; final flushes what the redactor held. A
+ * chunk the redactor cannot take for want of memory is dropped, never
+ * passed on unredacted. */
+static void redact_output(moat_super *s, int stream, const char *buf, size_t n, bool final)
+{
+	moat_redact_stream *st = stream == 1 ? &s->red_out : &s->red_err;
+	_cleanup_free_ char *o = NULL;
+	size_t olen = 0;
+	int rc = final ? moat_redact_stream_flush(st, &o, &olen) : moat_redact_stream_feed(st, buf, n, &o, &olen);
+	if (rc >= 0)
+		forward_output(s, stream, o, olen);
+}
+
+/* Counts, caps and forwards one chunk of output. The counts and the cap
+ * are of what the command wrote, before redaction. */
 static void handle_output(moat_super *s, int stream, const char *buf, size_t n)
 {
 	uint64_t cap = s->c->limits.output_bytes;
@@ -59,17 +91,10 @@ static void handle_output(moat_super *s, int stream, const char *buf, size_t n)
 		s->r->stdout_bytes += keep;
 	else
 		s->r->stderr_bytes += keep;
-	if (keep > 0) {
-		if (s->io->record)
-			moat_record_write(s->io->record, 'o', buf, keep, NULL);
-		if (s->io->on_output)
-			s->io->on_output(s->io->userdata, stream, buf, keep);
-		moat_sink *k = stream == 1 ? &s->out : &s->err;
-		if (s->sandbox_gone)
-			moat__sink_put_final(k, buf, keep);
-		else
-			moat__sink_put(k, buf, keep);
-	}
+	if (keep > 0 && s->redacting)
+		redact_output(s, stream, buf, keep, false);
+	else if (keep > 0)
+		forward_output(s, stream, buf, keep);
 	if (keep < n)
 		kill_sandbox(s, MOAT_STATUS_OUTPUT_LIMIT, "output");
 }
@@ -322,6 +347,24 @@ void moat__super_init(moat_super *s, const moat_config *c, const moat_run_io *io
 			  .stdin_feed = -1, .timer_fd = -1, .sig_fd = -1, .out_fs = -1, .transparent_fd = -1, .dns_fd = -1, .out = MOAT_SINK_INIT,
 			  .err = MOAT_SINK_INIT};
 	moat__tty_init(&s->tty, c->tty);
+	/* The secrets' redactor gets its values once they are armed, after
+	 * the init is cloned and before the command runs. */
+	if (io->secrets && moat_secrets_count(io->secrets) > 0) {
+		s->redacting = true;
+		s->red_out = MOAT_REDACT_STREAM_INIT(moat_secrets_redactor(io->secrets));
+		s->red_err = MOAT_REDACT_STREAM_INIT(moat_secrets_redactor(io->secrets));
+	}
+}
+
+/* The result's error text can quote the command line or what the init
+ * reported: redacted like everything else. */
+static void redact_result(moat_super *s)
+{
+	if (!s->redacting)
+		return;
+	_cleanup_free_ char *o = NULL;
+	if (moat_redact(moat_secrets_redactor(s->io->secrets), s->r->error, strlen(s->r->error), &o, NULL) > 0)
+		snprintf(s->r->error, sizeof(s->r->error), "%s", o);
 }
 
 void moat__super_end_init(moat_super *s, struct rusage *ru)
@@ -343,6 +386,8 @@ void moat__super_close(moat_super *s)
 	moat__tty_close_master(&s->tty);
 	moat__sink_close(&s->out);
 	moat__sink_close(&s->err);
+	moat_redact_stream_done(&s->red_out);
+	moat_redact_stream_done(&s->red_err);
 	close_fd(&s->ctl);
 	close_fd(&s->out_fd);
 	close_fd(&s->err_fd);
@@ -471,6 +516,15 @@ void moat__supervise(moat_super *s)
 		}
 	}
 	moat__tty_restore(&s->tty);
+	if (s->redacting) {
+		/* Every stream has ended: what the redactors held back (the
+		 * beginning of a value that never completed) goes out. */
+		bool gone = s->sandbox_gone;
+		s->sandbox_gone = true;
+		redact_output(s, 1, NULL, 0, true);
+		redact_output(s, 2, NULL, 0, true);
+		s->sandbox_gone = gone;
+	}
 	if (!s->sandbox_gone) {
 		moat__super_end_init(s, &ru);
 		r->wall_ms = (moat__now_ns() - s->t0) / 1000000;
@@ -482,6 +536,7 @@ void moat__supervise(moat_super *s)
 	if (s->dns_fd >= 0)
 		close(TAKE_FD(s->dns_fd));
 	finish_result(s, &ru);
+	redact_result(s);
 	moat__limits_account(s->lim, &s->c->limits, r, s->killed);
 	moat__out_enforced(s->c, r);
 	/* Nothing of the run is left once its cgroup is gone: remove it

@@ -14,6 +14,7 @@
 
 #include "iobuf.h"
 #include "limits.h"
+#include "redactstream.h"
 #include "sandbox.h"
 #include "tty.h"
 
@@ -60,6 +61,11 @@ typedef struct moat_super {
 	bool sandbox_gone;     /* the init is reaped: take what pipes hold */
 	uint64_t grace_end_ns; /* a caller's signal was passed on: end by then */
 	int caller_signal;     /* the last signal the caller sent us, or 0 */
+	/* With secrets, the command's stdout and stderr go through a redactor
+	 * each (redactstream.h) before they reach any consumer; without, no
+	 * redactor is in the path. */
+	bool redacting;
+	moat_redact_stream red_out, red_err;
 	int out_fs;            /* the capped /out's tmpfs (outdir.c), or -1; the
 	                        * front copies it out after the loop, then closes it */
 } moat_super;
