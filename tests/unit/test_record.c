@@ -1,4 +1,4 @@
-/* Unit tests: the asciicast v2 writer, UTF-8 and secrets cut across chunks. */
+/* Unit tests: the asciicast v2 writer, UTF-8 and secrets cut across chunks, overlapping secrets. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -100,6 +100,41 @@ static void test_file(void **state)
 	unlink(path);
 }
 
+/* Two values where one's end is the other's start ("abc", "bcdef"),
+ * written "xabcd" then "eX": holding back only the suffix that begins a
+ * value ("bcd") would have let "abc" out. */
+static void test_overlap(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/moat-record-test.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	moat_error err = {0};
+	_cleanup_redactor_ moat_redactor *red = moat_redactor_new();
+	assert_int_equal(moat_redactor_add(red, "A", "abc", &err), 0);
+	assert_int_equal(moat_redactor_add(red, "B", "bcdef", &err), 0);
+	moat_record *r = NULL;
+	assert_int_equal(moat_record_open(path, NULL, red, &r, &err), 0);
+	assert_int_equal(moat_record_write(r, 'o', "xabcd", 5, &err), 0);
+	assert_int_equal(moat_record_write(r, 'o', "eX", 2, &err), 0);
+	assert_int_equal(moat_record_close(r, &err), 0);
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char line[4096], out[4096] = "";
+	assert_non_null(fgets(line, sizeof(line), f));
+	while (fgets(line, sizeof(line), f)) {
+		json_t *e = json_loads(line, 0, NULL);
+		double t;
+		const char *code, *data;
+		assert_int_equal(json_unpack(e, "[F s s]", &t, &code, &data), 0);
+		strcat(out, data);
+		json_decref(e);
+	}
+	assert_string_equal(out, "x[REDACTED:A]deX");
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -107,6 +142,7 @@ int main(void)
 		cmocka_unit_test(test_sanitize),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_overlap),
 	};
 	return cmocka_run_group_tests_name("record", tests, NULL, NULL);
 }
