@@ -7,12 +7,6 @@
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
-if [ -n "${MOAT_SANITIZED:-}" ]; then
-	# An instrumented moat cannot run inside a sandbox (policy_nested.sh).
-	t_na "nested runs are delegated" "instrumented build"
-	exit 0
-fi
-
 # The outer front's folder for the socket lives under TMPDIR: a private one,
 # to find it gone afterwards.
 export TMPDIR="$MOAT_TDIR/tmp"
@@ -30,6 +24,26 @@ limits:
 EOF2
 # The nested run's own wall and memory sit inside the outer's.
 IN=(run --policy "$MOAT_TDIR/deleg.yaml" --ro "$MOAT:/opt/moat" --time 60s)
+
+# The attack talks to the front's server straight, with no moat inside, so
+# it runs in an instrumented build too.
+attack_socket() {
+	# The attack: every other use of the socket is refused.
+	mrun "${IN[@]}" --ro "$MOAT_ATTACKS/attack_nested_socket:/opt/attack" -- /opt/attack
+	if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -q '^BLOCKED'; then
+		t_ok "attack nested_socket (in a delegating sandbox): blocked"
+	else
+		t_fail "attack nested_socket (in a delegating sandbox): blocked" "exit $RC" "$OUT $ERR"
+	fi
+}
+
+if [ -n "${MOAT_SANITIZED:-}" ]; then
+	# An instrumented moat cannot run inside a sandbox (policy_nested.sh):
+	# only the server is checked here, by the attack.
+	attack_socket
+	t_eq "the socket's folder is gone after the runs" "" "$(ls -A "$TMPDIR")"
+	exit 0
+fi
 
 mrun "${IN[@]}" --audit "$MOAT_TDIR/a.jsonl" -- /opt/moat run --mem 50M -- python3 -c 'print(1)'
 t_eq "a narrower nested run works" "0 1" "$RC $OUT"
@@ -80,12 +94,6 @@ t_match "the agent profile delegates" "delegate: true" "$OUT"
 mrun policy show --profile code
 t_nomatch "the code profile does not" "delegate" "$OUT"
 
-# The attack: every other use of the socket is refused.
-mrun "${IN[@]}" --ro "$MOAT_ATTACKS/attack_nested_socket:/opt/attack" -- /opt/attack
-if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -q '^BLOCKED'; then
-	t_ok "attack nested_socket (in a delegating sandbox): blocked"
-else
-	t_fail "attack nested_socket (in a delegating sandbox): blocked" "exit $RC" "$OUT $ERR"
-fi
+attack_socket
 
 t_eq "the socket's folder is gone after the runs" "" "$(ls -A "$TMPDIR")"
