@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "config.h"
 #include "egress.h"
+#include "nested.h"
 #include "policy.h"
 #include "probe.h"
 #include "record.h"
@@ -487,9 +488,34 @@ static int check_host_requirements(const moat_policy *p, moat_error *err)
 	return moat_host_require(&h, names, err);
 }
 
-static int arm_egress_tls(void *arg, moat_error *err)
+struct after_clone {
+	moat_egress *egress;
+	moat_nest_server *nest;
+	moat_audit *audit;
+};
+
+/* Once the init is cloned (threads may start from then on): the gateway's
+ * TLS and the delegation socket's server. */
+static int after_clone(void *arg, moat_error *err)
 {
-	return moat_egress_tls_arm(arg, "run", err);
+	struct after_clone *a = arg;
+	int r = moat_egress_tls_arm(a->egress, "run", err);
+	if (r >= 0 && a->nest)
+		r = moat_nest_server_start(a->nest, a->audit, err);
+	return r;
+}
+
+/* Inside a sandbox (MOAT_PARENT_POLICY set) no namespace can be made: the
+ * run is delegated to the outer sandbox's front through its socket, with
+ * this run's effective policy, already narrowed by the parent's. */
+static int run_delegated(const moat_policy *policy, char *const *argv)
+{
+	moat_error err = {0};
+	char buf[MOAT_ERROR_MAX + 64];
+	int r = moat_nest_run(policy, argv, &err);
+	if (r < 0)
+		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
+	return r;
 }
 
 int moat_cmd_run(int argc, char **argv)
@@ -507,10 +533,18 @@ int moat_cmd_run(int argc, char **argv)
 	if (first >= argc)
 		return moat_cli_fail("run: no command given (usage: moat run [OPTIONS] -- COMMAND [ARG...])");
 
+	const char *parent = getenv(MOAT_PARENT_POLICY_ENV);
+	if (parent && parent[0])
+		return run_delegated(policy, argv + first);
+
 	moat_result res;
 	moat_error err = {0};
 	char buf[MOAT_ERROR_MAX + 64];
 	_cleanup_config_ moat_config *spec = NULL;
+	/* Before the compile: the socket's bind is part of the policy. */
+	_cleanup_(moat_nest_server_freep) moat_nest_server *nest = NULL;
+	if (policy->exec_delegate && moat_nest_server_new(policy, &nest, &err) < 0)
+		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
 	if (moat_policy_compile(policy, argv + first, &spec, &err) < 0)
 		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
 	const moat_config *c = spec;
@@ -560,10 +594,14 @@ int moat_cmd_run(int argc, char **argv)
 		return moat_cli_fail("run: %s", moat_error_format(&err, buf, sizeof(buf)));
 	}
 	egress.cfg.secrets = secrets;
-	io.after_clone = arm_egress_tls;
-	io.after_clone_arg = &egress;
+	struct after_clone ac = {.egress = &egress, .nest = nest, .audit = audit};
+	io.after_clone = after_clone;
+	io.after_clone_arg = &ac;
 	io.gateway = moat_egress_gateway(&egress);
 	r = moat_sandbox_run(c, &io, &res, &err);
+	/* Siblings end with the run, and their events are in before the
+	 * log is closed. */
+	moat_nest_server_free(TAKE_PTR(nest));
 	moat_egress_done(&egress);
 	if (r < 0)
 		moat_cli_fail("%s", moat_error_format(&err, buf, sizeof(buf)));

@@ -193,13 +193,15 @@ static void emit_policy(emitter *em, const moat_policy *p)
 		kv(em, "cwd", p->cwd);
 	map_end(em);
 
-	if (p->exec_allow || p->exec_workspace) {
+	if (p->exec_allow || p->exec_workspace || p->exec_delegate) {
 		plain(em, "exec");
 		map_start(em, false);
 		if (p->exec_allow)
 			strv(em, "allow", p->exec_allow);
 		if (p->exec_workspace)
 			kv(em, "workspace", "true");
+		if (p->exec_delegate)
+			kv(em, "delegate", "true");
 		map_end(em);
 	}
 

@@ -697,6 +697,7 @@ int moat_policy_intersect(const moat_policy *parent, const moat_policy *child, m
 	/* A nested run may run programs from its workspace only where its
 	 * parent may. */
 	r->exec_workspace = child->exec_workspace && parent->exec_workspace;
+	r->exec_delegate = child->exec_delegate && parent->exec_delegate;
 	r->audit_files = child->audit_files || parent->audit_files;
 	/* A nested run's events land in its parent's log: its cap is no
 	 * larger than the parent's. */

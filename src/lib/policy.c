@@ -692,7 +692,14 @@ static int k_exec_workspace(const ctx *x, const node *k, const node *v, const ch
 	return get_bool(x, v, path, &x->p->exec_workspace);
 }
 
-static const key_handler exec_keys[] = {{"allow", k_exec_allow}, {"workspace", k_exec_workspace}};
+static int k_exec_delegate(const ctx *x, const node *k, const node *v, const char *path)
+{
+	(void)k;
+	return get_bool(x, v, path, &x->p->exec_delegate);
+}
+
+static const key_handler exec_keys[] = {
+	{"allow", k_exec_allow}, {"workspace", k_exec_workspace}, {"delegate", k_exec_delegate}};
 
 static int k_exec(const ctx *x, const node *k, const node *v, const char *path)
 {
@@ -1854,6 +1861,7 @@ moat_policy *moat_policy_copy(const moat_policy *s)
 	p->require = s->require;
 	p->tty = s->tty;
 	p->exec_workspace = s->exec_workspace;
+	p->exec_delegate = s->exec_delegate;
 	if (!dup_str(&p->source, s->source) || !dup_str(&p->profile, s->profile) || !dup_str(&p->path, s->path) ||
 	    !dup_str(&p->dir, s->dir) || !dup_str(&p->name, s->name) ||
 	    !dup_str(&p->out_dir, s->out_dir) || !dup_str(&p->cwd, s->cwd) || !dup_strv(&p->exec_allow, s->exec_allow) ||

@@ -145,6 +145,10 @@ typedef struct moat_policy {
 	 * run (the agent profile); off, only the base system, read-only binds
 	 * and /tmp hold programs. */
 	bool exec_workspace;
+	/* exec.delegate: a `moat run` inside may ask, through /run/moat/ctl,
+	 * for a sibling sandbox no wider than this one (docs/nested.md); on in
+	 * the agent profile, off in the code profile. */
+	bool exec_delegate;
 
 	/* network */
 	moat_net_mode net;
