@@ -627,8 +627,12 @@ static void decide_one(const moat_netrules *r, const moat_net_request *req, moat
 		int idx = (int)i;
 		if (!host_matches(ru, req->host))
 			continue;
+		/* The misses kept for the reason are of rules that would
+		 * have let the request through: naming a deny rule the
+		 * request also missed would point the wrong way. */
+		bool could_allow = ru->action != MOAT_NET_DENY;
 		if (!port_matches(ru, req->port)) {
-			if (!port_miss) {
+			if (!port_miss && could_allow) {
 				port_miss = ru;
 				port_miss_i = idx;
 			}
@@ -644,7 +648,7 @@ static void decide_one(const moat_netrules *r, const moat_net_request *req, moat
 					continue;
 				}
 			} else if (!method_matches(ru, req->method)) {
-				if (!method_miss) {
+				if (!method_miss && could_allow) {
 					method_miss = ru;
 					method_miss_i = idx;
 				}
@@ -668,7 +672,7 @@ static void decide_one(const moat_netrules *r, const moat_net_request *req, moat
 					return;
 				}
 				if (!path_matches(ru, norm)) {
-					if (!path_miss) {
+					if (!path_miss && could_allow) {
 						path_miss = ru;
 						path_miss_i = idx;
 					}

@@ -192,7 +192,7 @@ int moat_policy_load_base(const char *profile, const char *path, moat_policy **r
 	return 0;
 }
 
-/* --secret NAME=env:VAR@HOST (or NAME=file:/PATH@HOST): the common case, a
+/* NAME=env:VAR@HOST (or NAME=file:/PATH@HOST), moat run's --secret: the common case, a
  * variable NAME inside holding the placeholder, the value sent to HOST only.
  * The fields are checked with the policy file's checks afterwards
  * (moat__policy_check); only the shape is checked here. */
@@ -200,17 +200,17 @@ int moat_policy_add_secret_spec(moat_policy *p, const char *spec, moat_error *er
 {
 	const char *eq = strchr(spec, '='), *at = strrchr(spec, '@');
 	if (!eq || eq == spec || !at || at < eq || !at[1] || at == eq + 1)
-		return moat_error_set(err, MOAT_EINPUT, "--secret %s: expected NAME=env:VAR@HOST or NAME=file:PATH@HOST",
+		return moat_error_set(err, MOAT_EINPUT, "secrets: %s: expected NAME=env:VAR@HOST or NAME=file:PATH@HOST",
 				      spec);
 	_cleanup_free_ char *name = strndup(spec, (size_t)(eq - spec));
 	if (!name)
 		return moat_error_set(err, ENOMEM, "policy");
 	for (size_t i = 0; i < p->n_secrets; i++)
 		if (strcmp(p->secrets[i].name, name) == 0)
-			return moat_error_set(err, MOAT_EINPUT, "--secret %s: the policy has a secret named %s already", spec,
+			return moat_error_set(err, MOAT_EINPUT, "secrets: %s: the policy has a secret named %s already", spec,
 					      name);
 	if (p->n_secrets >= MOAT_POLICY_MAX_SECRETS)
-		return moat_error_set(err, MOAT_EINPUT, "--secret %s: too many secrets (at most %d)", spec,
+		return moat_error_set(err, MOAT_EINPUT, "secrets: %s: too many secrets (at most %d)", spec,
 				      MOAT_POLICY_MAX_SECRETS);
 	moat_secret s = {.name = TAKE_PTR(name)};
 	s.env = strdup(s.name);

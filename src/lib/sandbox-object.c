@@ -35,6 +35,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/timerfd.h>
@@ -77,6 +78,14 @@ struct moat_sandbox {
 	/* Transparent egress: the redirected listener and the DNS stub the
 	 * init passes before the proxy port, handed to the gateway with it. */
 	int transparent_fd, dns_fd;
+	/* What the caller polls (moat_sandbox_fd): an epoll set holding epfd,
+	 * the sources, and evfd, an eventfd kept readable while events wait
+	 * in the queue. Events are queued also by calls that read the
+	 * control socket themselves (spawn, stop, signal): without evfd the
+	 * caller's poll would not wake for them. wait polls epfd alone, so
+	 * events of other commands waiting in the queue do not spin it. */
+	int pubfd, evfd;
+	bool ev_armed;
 	pid_t pid;
 	uint64_t t0;
 	struct moat_netproxy *netproxy;
@@ -128,6 +137,11 @@ static void queue_push(moat_sandbox *sb, const moat_sandbox_event *ev)
 	/* The bound above makes this hold; an event never silently goes. */
 	if (sb->qlen < QUEUE_MAX)
 		sb->queue[sb->qlen++] = *ev;
+	/* Whoever queued it (a spawn or a stop reading the socket), the
+	 * caller's poll must wake for it. */
+	uint64_t one = 1;
+	if (sb->evfd >= 0 && !sb->ev_armed)
+		sb->ev_armed = write(sb->evfd, &one, sizeof(one)) == (ssize_t)sizeof(one);
 }
 
 static void queue_remove(moat_sandbox *sb, size_t i, moat_sandbox_event *ret)
@@ -366,7 +380,27 @@ static void sandbox_gone(moat_sandbox *sb)
 }
 
 /* Does whatever is ready, without blocking. */
+/* Makes evfd readable exactly while the queue holds an event. */
+static void publish(moat_sandbox *sb)
+{
+	uint64_t one = 1;
+	if (sb->evfd < 0)
+		return;
+	if (sb->qlen > 0 && !sb->ev_armed)
+		sb->ev_armed = write(sb->evfd, &one, sizeof(one)) == (ssize_t)sizeof(one);
+	else if (sb->qlen == 0 && sb->ev_armed)
+		sb->ev_armed = read(sb->evfd, &one, sizeof(one)) != (ssize_t)sizeof(one);
+}
+
+static void pump_sources(moat_sandbox *sb);
+
 static void pump(moat_sandbox *sb)
+{
+	pump_sources(sb);
+	publish(sb);
+}
+
+static void pump_sources(moat_sandbox *sb)
 {
 	if (sb->reaped)
 		return;
@@ -435,6 +469,8 @@ static void sandbox_free(moat_sandbox *sb)
 	close_fd(&sb->ctl);
 	close_fd(&sb->pidfd);
 	close_fd(&sb->epfd);
+	close_fd(&sb->pubfd);
+	close_fd(&sb->evfd);
 	close_fd(&sb->timer_fd);
 	close_fd(&sb->out_fs);
 	close_fd(&sb->transparent_fd);
@@ -464,6 +500,7 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 	if (opts)
 		sb->opts = *opts;
 	sb->ctl = sb->pidfd = sb->epfd = sb->timer_fd = sb->limfd = sb->out_fs = sb->transparent_fd = sb->dns_fd = -1;
+	sb->pubfd = sb->evfd = -1;
 	for (size_t i = 0; i < MOAT_SANDBOX_MAX_COMMANDS; i++)
 		sb->cmds[i].pty_fd = -1;
 	moat_result_init(&sb->r);
@@ -516,7 +553,16 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 	if (r < 0)
 		goto fail;
 	sb->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (sb->epfd < 0) {
+	sb->pubfd = epoll_create1(EPOLL_CLOEXEC);
+	sb->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (sb->epfd < 0 || sb->pubfd < 0 || sb->evfd < 0) {
+		r = moat_error_set(err, errno, "epoll");
+		goto fail;
+	}
+	struct epoll_event pe = {.events = EPOLLIN, .data.fd = sb->epfd};
+	struct epoll_event ee = {.events = EPOLLIN, .data.fd = sb->evfd};
+	if (epoll_ctl(sb->pubfd, EPOLL_CTL_ADD, sb->epfd, &pe) < 0 ||
+	    epoll_ctl(sb->pubfd, EPOLL_CTL_ADD, sb->evfd, &ee) < 0) {
 		r = moat_error_set(err, errno, "epoll");
 		goto fail;
 	}
@@ -553,7 +599,7 @@ fail:
 
 int moat_sandbox_fd(const moat_sandbox *sb)
 {
-	return sb ? sb->epfd : -EINVAL;
+	return sb ? sb->pubfd : -EINVAL;
 }
 
 /* The sandbox's environment with the spec's entries set over it. */
@@ -709,6 +755,7 @@ int moat_sandbox_dispatch(moat_sandbox *sb, moat_sandbox_event *ret, moat_error 
 	if (sb->qlen == 0)
 		return 0;
 	queue_remove(sb, 0, ret);
+	publish(sb);
 	if (ret->type == MOAT_SANDBOX_EVENT_ENDED)
 		sb->ended_given = true;
 	return 1;
@@ -725,6 +772,7 @@ int moat_sandbox_wait(moat_sandbox *sb, uint32_t id, int timeout_ms, moat_comman
 			if (sb->queue[i].type == MOAT_SANDBOX_EVENT_EXITED && sb->queue[i].command.id == id) {
 				moat_sandbox_event ev;
 				queue_remove(sb, i, &ev);
+				publish(sb);
 				*ret = ev.command;
 				return 0;
 			}

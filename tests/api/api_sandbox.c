@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -469,6 +470,38 @@ int main(int argc, char **argv)
 		ok(r == 0 && res.exit_code == 0 && strncmp(tbuf, "/dev/pts/", 9) == 0,
 		   "tty: the command's streams are the sandbox's own terminal");
 		close(tc.pty_fd);
+	}
+
+	/* An end that a later call reads off the init's socket (here the
+	 * second spawn, waiting for its own start) wakes the caller's poll
+	 * all the same: the fd promises to be readable while dispatch has an
+	 * event to give. */
+	{
+		moat_spawn_spec q;
+		moat_spawn_spec_init(&q);
+		char *quick[] = {"true", NULL};
+		char *slow[] = {"sleep", "30", NULL};
+		moat_command qa, qb;
+		q.argv = quick;
+		int q1 = moat_sandbox_spawn(sb, &q, &qa, &err);
+		struct timespec nap = {0, 300 * 1000000L};
+		nanosleep(&nap, NULL); /* its end now waits on the socket */
+		q.argv = slow;
+		int q2 = moat_sandbox_spawn(sb, &q, &qb, &err);
+		struct pollfd p = {.fd = moat_sandbox_fd(sb), .events = POLLIN};
+		int pr = poll(&p, 1, 0);
+		moat_sandbox_event ev;
+		int d = moat_sandbox_dispatch(sb, &ev, &err);
+		ok(q1 == 0 && q2 == 0 && pr == 1 && d == 1 && ev.type == MOAT_SANDBOX_EVENT_EXITED &&
+			   ev.command.id == qa.id,
+		   "an end read during another call makes the fd readable (poll %d, dispatch %d)", pr, d);
+		if (q2 == 0) {
+			moat_sandbox_signal(sb, qb.id, SIGKILL, &err);
+			moat_sandbox_wait(sb, qb.id, -1, &res, &err);
+		}
+		p.revents = 0;
+		ok(poll(&p, 1, 0) == 0 || moat_sandbox_dispatch(sb, &ev, &err) == 0 || ev.command.id != qb.id,
+		   "the fd is quiet again once the queue is empty");
 	}
 
 	/* The table is bounded. */

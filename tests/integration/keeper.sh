@@ -69,7 +69,9 @@ t_eq "keeper killed: no process of its sandbox is left" "" "$left"
 # The sandbox's namespaces had no process left, so the kernel freed them,
 # and its mounts with its mount namespace: none of its mounts is in ours.
 t_eq "keeper killed: none of its mounts is in the host's table" "" "$(grep -F "$id" /proc/self/mountinfo)"
-t_check "keeper killed: its runtime directory stays until swept" test -d "$rundir"
+# Its runtime directory then waits for the next keeper of this user to
+# sweep it; that may be another script's, running beside this one, so
+# whether it is still there now is not checked, only that it goes.
 # The next keeper started sweeps both.
 line2=$("$DRIVE" "$MOAT" hold 1 2>&1)
 read -r _ kpid2 _ sock2 <<<"$line2"

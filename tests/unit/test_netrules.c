@@ -522,6 +522,33 @@ static void test_encoded_slash_both_readings(void **state)
 	assert_int_equal(d.action, MOAT_NET_DENY);
 }
 
+/* The reason for a request no rule allows names the allow rule that came
+ * closest, never a deny rule it also missed: "outside the paths network rule
+ * 0 allows" for a deny rule would send the agent the wrong way. */
+static void test_miss_reason_names_an_allow(void **state)
+{
+	(void)state;
+	static const char *const admin[] = { "/ok/admin/*" };
+	static const char *const ok[] = { "/ok/*" };
+	static const char *const get[] = { "GET" };
+	static const char *const post[] = { "POST" };
+	moat_error err = { 0 };
+	_cleanup_netrules_ moat_netrules *r = NULL;
+	_cleanup_netrules_builder_ moat_netrules_builder *b = moat_netrules_builder_new();
+	assert_non_null(b);
+	add(b, "api.test", MOAT_NET_DENY, post, 1, admin, 1, NULL, 0); /* 0 */
+	add(b, "api.test", MOAT_NET_ALLOW, get, 1, ok, 1, NULL, 0);    /* 1 */
+	assert_int_equal(moat_netrules_builder_finish(b, &r, &err), 0);
+	moat_net_decision d = decide(r, "api.test", 443, "GET", "/elsewhere");
+	assert_int_equal(d.action, MOAT_NET_DENY);
+	if (!strstr(d.reason, "network rule 1 allows (/ok/"))
+		fail_msg("reason: %s", d.reason);
+	d = decide(r, "api.test", 443, "PUT", "/ok/x");
+	assert_int_equal(d.action, MOAT_NET_DENY);
+	if (!strstr(d.reason, "network rule 1 allows only GET"))
+		fail_msg("reason: %s", d.reason);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -531,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_path_normalize), cmocka_unit_test(test_slot),
 		cmocka_unit_test(test_port_matrix), cmocka_unit_test(test_portless_beats_broader_allow),
 		cmocka_unit_test(test_encoded_slash_both_readings),
+		cmocka_unit_test(test_miss_reason_names_an_allow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

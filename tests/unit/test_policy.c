@@ -927,6 +927,8 @@ static void test_secret_flag(void **state)
 	assert_non_null(strstr(err.msg, "has a secret named MODEL_KEY already"));
 	assert_true(moat_policy_merge_overlay(p, o, &err) < 0);
 	assert_non_null(strstr(err.msg, "has a secret named MODEL_KEY already"));
+	/* The library names the field; moat run puts its flag in front. */
+	assert_int_equal(strncmp(err.msg, "secrets: ", 9), 0);
 
 	static const struct {
 		const char *spec, *want;
