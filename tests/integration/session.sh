@@ -65,7 +65,7 @@ t_eq "five execs at once, each with its own status and output" " 1:n1 2:n2 3:n3 
 
 # --- signals: SIGTERM to the exec client reaches the command (SIGINT is
 # ignored by a script's background jobs, so TERM is the one sent here)
-ms exec "$N-a" -- sh -c 'trap "echo got-term; exit 7" TERM; echo ready; while :; do sleep 0.1; done' >sig &
+"$MOAT" session exec "$N-a" -- sh -c 'trap "echo got-term; exit 7" TERM; echo ready; while :; do sleep 0.1; done' >sig &
 p=$!
 for _ in $(seq 200); do grep -q ready sig && break; sleep 0.05; done
 kill -TERM "$p"
@@ -74,11 +74,11 @@ t_eq "SIGTERM to exec is sent on to the command" "7 ready got-term" "$? $(tr '\n
 
 # --- an exec client killed: its command does not run on unattended
 secs="98$$"
-ms exec "$N-a" -- sleep "$secs" &
+"$MOAT" session exec "$N-a" -- sleep "$secs" &
 p=$!
 found=""
 for _ in $(seq 200); do
-	found=$(ps -eo pid=,args= | grep "[s]leep $secs" | awk '{print $1}')
+	found=$(ps -eo pid=,args= | grep "^ *[0-9]* [s]leep $secs" | awk '{print $1}')
 	[ -n "$found" ] && break
 	sleep 0.05
 done
@@ -87,7 +87,7 @@ kill -KILL "$p"
 wait "$p" 2>/dev/null
 left="$found"
 for _ in $(seq 200); do
-	left=$(ps -eo pid=,args= | grep "[s]leep $secs" || true)
+	left=$(ps -eo pid=,args= | grep "^ *[0-9]* [s]leep $secs" || true)
 	[ -z "$left" ] && break
 	sleep 0.05
 done
@@ -150,11 +150,11 @@ kid=$(printf '%s' "$out" | jget id)
 kk=$(printf '%s' "$out" | jget keeper_pid)
 ksock=$(printf '%s' "$out" | jget socket)
 secs="99$$"
-ms exec "$N-k" -- sleep "$secs" >/dev/null 2>&1 &
+"$MOAT" session exec "$N-k" -- sleep "$secs" >/dev/null 2>&1 &
 pe=$!
 found=""
 for _ in $(seq 200); do
-	found=$(ps -eo pid=,args= | grep "[s]leep $secs" | awk '{print $1}')
+	found=$(ps -eo pid=,args= | grep "^ *[0-9]* [s]leep $secs" | awk '{print $1}')
 	[ -n "$found" ] && break
 	sleep 0.05
 done
@@ -164,7 +164,7 @@ wait "$pe"
 t_eq "keeper killed: the exec in flight fails as moat's error (125)" 125 "$?"
 left="x"
 for _ in $(seq 200); do
-	left=$(ps -eo pid=,args= | grep "[s]leep $secs" || true)
+	left=$(ps -eo pid=,args= | grep "^ *[0-9]* [s]leep $secs" || true)
 	kill -0 "$kk" 2>/dev/null && left="$left keeper"
 	[ -z "$left" ] && break
 	sleep 0.05
