@@ -30,6 +30,7 @@ int moat_cli_audit_walk(const char *path, const moat_cli_walk *w);
 void moat_cli_sleep(double s);
 int moat_cmd_judge(int argc, char **argv);
 int moat_cmd_policy(int argc, char **argv);
+int moat_cmd_session(int argc, char **argv);
 /* The hidden entry of a sandbox's keeper (cmd_keeper.c). */
 int moat_cmd_keeper(int argc, char **argv);
 

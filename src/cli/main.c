@@ -17,6 +17,7 @@ static const struct {
 	{"replay", moat_cmd_replay, "play back a terminal recording or an audit timeline"},
 	{"judge", moat_cmd_judge, "grade a program against test cases"},
 	{"policy", moat_cmd_policy, "check, explain or show a policy file"},
+	{"session", moat_cmd_session, "long-lived sandboxes to run commands in"},
 };
 
 static void usage(FILE *f)

@@ -336,8 +336,15 @@ int moat_keeper_connect(const char *path, moat_keeper **ret, moat_error *err)
 
 int moat_keeper_spawn(moat_keeper *k, const moat_spawn_spec *spec, moat_command *ret, moat_error *err)
 {
+	return moat_keeper_spawn_attached(k, spec, false, ret, err);
+}
+
+int moat_keeper_spawn_attached(moat_keeper *k, const moat_spawn_spec *spec, bool attached, moat_command *ret,
+			       moat_error *err)
+{
 	moat_keeper_msg m, a;
 	moat_keeper_msg_init(&m, MOAT_KEEPER_SPAWN);
+	m.attached = attached;
 	m.argv = (char **)spec->argv;
 	m.env = (char **)spec->env;
 	m.cwd = (char *)spec->cwd;
@@ -382,6 +389,46 @@ int moat_keeper_wait(moat_keeper *k, uint32_t id, moat_keeper_exit *ret, moat_er
 	*ret = a.exit;
 	moat_keeper_msg_done(&a);
 	return 0;
+}
+
+int moat_keeper_fd(const moat_keeper *k) { return k->fd; }
+
+int moat_keeper_wait_send(moat_keeper *k, uint32_t id, moat_error *err)
+{
+	moat_keeper_msg m;
+	moat_keeper_msg_init(&m, MOAT_KEEPER_WAIT);
+	m.id = id;
+	m.tag = ++k->tag;
+	return moat__keeper_send(k->fd, &m, NULL, 0, err);
+}
+
+int moat_keeper_wait_recv(moat_keeper *k, moat_keeper_exit *ret, moat_error *err)
+{
+	for (;;) {
+		moat_keeper_msg a;
+		int got[3];
+		size_t n = 0;
+		moat_keeper_msg_init(&a, _MOAT_KEEPER_MSG_INVALID);
+		int r = moat__keeper_recv(k->fd, &a, got, 3, &n, err);
+		for (size_t i = 0; i < n; i++)
+			close(got[i]);
+		if (r < 0) {
+			moat_keeper_msg_done(&a);
+			return moat_error_wrap(err, "keeper");
+		}
+		if (a.type == MOAT_KEEPER_ERROR) {
+			r = moat_error_set_said(err, a.error_errno ? a.error_errno : EIO, "keeper: %s",
+						a.message ? a.message : "error");
+			moat_keeper_msg_done(&a);
+			return r;
+		}
+		bool mine = a.type == MOAT_KEEPER_EXIT && a.tag == k->tag;
+		if (mine)
+			*ret = a.exit;
+		moat_keeper_msg_done(&a);
+		if (mine)
+			return 0;
+	}
 }
 
 static int call_ok(moat_keeper *k, moat_keeper_msg *m, moat_error *err)

@@ -14,7 +14,8 @@
  *   front -> keeper                 keeper -> front
  *   hello  {versions}               hello  {version, sandbox, pid}
  *   spawn  {tag, argv, env, cwd,    spawned {tag, id, pid}
- *           tty, stdio}  + fds
+ *           tty, stdio,
+ *           attached}  + fds
  *   wait   {tag, id}                exit   {tag, id, status, exit_code,
  *                                           signal, exit_status, wall_ms,
  *                                           cpu_user_ms, cpu_sys_ms,
@@ -105,6 +106,11 @@ typedef struct moat_keeper_msg {
 	/* Which of stdin, stdout, stderr ride along as descriptors, in that
 	 * order; the others are /dev/null. */
 	bool stdio[3];
+	/* The command belongs to the connection that spawned it: when that
+	 * connection closes (its front ended, even by SIGKILL) while the
+	 * command lives, the keeper kills the command, so that nothing runs on
+	 * unattended. */
+	bool attached;
 
 	/* spawned, wait, signal, exit */
 	uint32_t id;

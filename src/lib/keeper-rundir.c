@@ -57,11 +57,21 @@ static int open_own_dir(int dirfd, const char *name, const char *shown, moat_err
 
 int moat__keeper_base_open(char *ret_path, size_t len, moat_error *err)
 {
+	return moat__runtime_base_open("sandboxes", ret_path, len, err);
+}
+
+int moat__runtime_base_open(const char *leaf, char *ret_path, size_t len, moat_error *err)
+{
 	char path[PATH_MAX];
 	uid_t euid = geteuid();
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	if (moat__keeper_base_path(euid, xdg, path, sizeof(path)) < 0)
 		return moat_error_set(err, ENAMETOOLONG, "runtime directory: XDG_RUNTIME_DIR is too long");
+	/* BASE/sandboxes -> BASE/LEAF */
+	char *slash = strrchr(path, '/');
+	if (!slash || (size_t)(slash - path) + 1 + strlen(leaf) >= sizeof(path))
+		return moat_error_set(err, ENAMETOOLONG, "runtime directory: too long");
+	strcpy(slash + 1, leaf);
 	/* The system's own part (/run, $XDG_RUNTIME_DIR or /tmp) is resolved
 	 * as every host path is (hostpath.h); the rest is ours and made here. */
 	char top[PATH_MAX];
@@ -83,11 +93,11 @@ int moat__keeper_base_open(char *ret_path, size_t len, moat_error *err)
 	const char *parts[2];
 	if (rest) {
 		parts[0] = "moat";
-		parts[1] = "sandboxes";
+		parts[1] = leaf;
 	} else {
 		snprintf(own, sizeof(own), "moat-%u", (unsigned)euid);
 		parts[0] = own;
-		parts[1] = "sandboxes";
+		parts[1] = leaf;
 	}
 	char shown[PATH_MAX];
 	snprintf(shown, sizeof(shown), "%s", top);

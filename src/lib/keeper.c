@@ -58,6 +58,9 @@ struct keeper {
 	waiter *waiters;
 	size_t n_waiters;
 	uint32_t live[MOAT_KEEPER_MAX_COMMANDS];
+	/* The connection an attached command belongs to (spawn.attached), or
+	 * NULL: parallel to live. */
+	conn *owner[MOAT_KEEPER_MAX_COMMANDS];
 	size_t n_live;
 	moat_keeper_exit ended[KEEPER_KEEP_ENDED];
 	size_t n_ended, ended_next;
@@ -159,7 +162,9 @@ static void command_ended(keeper *k, const moat_command_result *r)
 	k->n_ended++;
 	for (size_t i = 0; i < k->n_live; i++)
 		if (k->live[i] == r->id) {
-			k->live[i] = k->live[--k->n_live];
+			k->n_live--;
+			k->live[i] = k->live[k->n_live];
+			k->owner[i] = k->owner[k->n_live];
 			break;
 		}
 	for (waiter **w = &k->waiters; *w;) {
@@ -226,8 +231,10 @@ static void do_spawn(conn *c, const moat_keeper_msg *m, int *fds, size_t n_fds)
 		answer_error(c, m->tag, err.code, "spawn: %s", moat_error_format(&err, buf, sizeof(buf)));
 		return;
 	}
-	if (k->n_live < MOAT_KEEPER_MAX_COMMANDS)
+	if (k->n_live < MOAT_KEEPER_MAX_COMMANDS) {
+		k->owner[k->n_live] = m->attached ? c : NULL;
 		k->live[k->n_live++] = cmd.id;
+	}
 	moat_keeper_msg a;
 	moat_keeper_msg_init(&a, MOAT_KEEPER_SPAWNED);
 	a.tag = m->tag;
@@ -390,6 +397,14 @@ static void conn_close(conn *c)
 		} else
 			w = &(*w)->next;
 	}
+	/* Its attached commands do not run on unattended: killed now, their
+	 * ends reported as any other's (to other connections' waits). */
+	for (size_t i = 0; i < k->n_live; i++)
+		if (k->owner[i] == c && k->sb) {
+			k->owner[i] = NULL;
+			moat_error err = {0};
+			(void)moat_sandbox_signal(k->sb, k->live[i], SIGKILL, &err);
+		}
 	event_del(c->ev);
 	close(c->fd);
 	c->fd = -1;

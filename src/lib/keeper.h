@@ -39,6 +39,8 @@ int moat__keeper_base_path(uid_t euid, const char *xdg_runtime_dir, char *ret, s
  * link, and checks each is a folder of ours that no one else may write.
  * Returns the descriptor, or a negative errno with err filled. */
 int moat__keeper_base_open(char *ret_path, size_t len, moat_error *err);
+/* The same for a sibling folder of sandboxes/ (sessions/: session.h). */
+int moat__runtime_base_open(const char *leaf, char *ret_path, size_t len, moat_error *err);
 
 /* A keeper's runtime directory, made and locked: the keeper holds lock_fd
  * (an flock on ID/lock, which holds its pid) for as long as it lives, so
@@ -118,8 +120,18 @@ pid_t moat_keeper_pid(const moat_keeper *k);
  * in the keeper's sandbox. ret->id names it; with spec->tty, ret->pty_fd
  * is the terminal's master, the caller's to close. */
 int moat_keeper_spawn(moat_keeper *k, const moat_spawn_spec *spec, moat_command *ret, moat_error *err);
+/* As moat_keeper_spawn; attached: the command is killed when this
+ * connection closes while it runs (its front ended, even by SIGKILL). */
+int moat_keeper_spawn_attached(moat_keeper *k, const moat_spawn_spec *spec, bool attached, moat_command *ret,
+			       moat_error *err);
 /* Blocks until command id has ended, and says how. */
 int moat_keeper_wait(moat_keeper *k, uint32_t id, moat_keeper_exit *ret, moat_error *err);
+/* The same wait in two halves, for a front that polls: the request, then
+ * (once moat_keeper_fd is readable) its answer. Nothing else may be asked
+ * on this connection in between. */
+int moat_keeper_fd(const moat_keeper *k);
+int moat_keeper_wait_send(moat_keeper *k, uint32_t id, moat_error *err);
+int moat_keeper_wait_recv(moat_keeper *k, moat_keeper_exit *ret, moat_error *err);
 int moat_keeper_signal(moat_keeper *k, uint32_t id, int sig, moat_error *err);
 /* Ends every process of the sandbox; the keeper then removes what it made
  * and exits. */

@@ -82,8 +82,13 @@ static void test_spawn(void **state)
 	assert_false(b.stdio[0]);
 	assert_true(b.stdio[1] && b.stdio[2]);
 	assert_false(b.tty);
+	assert_false(b.attached);
 	moat_keeper_msg_done(&b);
 	assert_null(b.argv);
+	a.attached = true;
+	roundtrip(&a, &b);
+	assert_true(b.attached);
+	moat_keeper_msg_done(&b);
 
 	/* The encoder refuses what the decoder would. */
 	moat_error err = {0};
@@ -175,6 +180,8 @@ static void test_bad_input_names_the_field(void **state)
 	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"cwd\":\"tmp\"}", EINVAL,
 		"spawn.cwd: not an absolute path");
 	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"tty\":1}", EINVAL, "spawn.tty: not true or false");
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"attached\":\"yes\"}", EINVAL,
+		"spawn.attached: not true or false");
 	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"stdio\":[true,false]}", EINVAL,
 		"spawn.stdio: not an array of three booleans");
 	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"tty\":true,\"stdio\":[true,false,false]}", EINVAL,

@@ -1,0 +1,480 @@
+/* Sessions (session.h): records of long-lived sandboxes, and the front's
+ * side of running a command in one through its keeper. */
+#include "session.h"
+
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define RECORD "session.json"
+/* A record is a few hundred bytes; anything larger is not one of ours. */
+#define RECORD_MAX 8192
+
+bool moat__session_name_valid(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n == 0 || n > MOAT_SESSION_NAME_MAX)
+		return false;
+	if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= '0' && s[0] <= '9')))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+		      c == '_' || c == '-'))
+			return false;
+	}
+	/* A name that reads as an id would make `ID|NAME` ambiguous. */
+	return !moat__keeper_id_valid(s);
+}
+
+static int base_open(char *path, size_t len, moat_error *err)
+{
+	return moat__runtime_base_open("sessions", path, len, err);
+}
+
+/* Writes the record of s into its folder dfd, replacing it whole. */
+static int record_write(int dfd, const moat_session_info *s, bool stopped, moat_error *err)
+{
+	json_t *o = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:b}", "id", s->id, "name", s->name, "created",
+			      (json_int_t)s->created, "keeper_pid", (int)s->keeper_pid, "socket", s->socket,
+			      "policy_sha256", s->policy_sha256, "stopped", stopped);
+	_cleanup_free_ char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (!txt)
+		return moat_error_set(err, ENOMEM, "out of memory");
+	(void)unlinkat(dfd, RECORD ".new", 0);
+	_cleanup_close_ int fd = openat(dfd, RECORD ".new", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || moat__write_all(fd, txt, strlen(txt)) < 0 || moat__write_all(fd, "\n", 1) < 0 ||
+	    renameat(dfd, RECORD ".new", dfd, RECORD) < 0)
+		return moat_error_errno(err, errno, "session %s: write its record", s->id);
+	return 0;
+}
+
+/* Reads the record in folder dfd (named id); *ret_stopped: whether it was
+ * stopped. -EINVAL for anything that is not a record moat wrote. */
+static int record_read(int dfd, const char *id, moat_session_info *ret, bool *ret_stopped)
+{
+	_cleanup_close_ int fd = openat(dfd, RECORD, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	char buf[RECORD_MAX + 1];
+	size_t len = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0 || (len += (size_t)n) >= sizeof(buf) - 1)
+			break;
+	}
+	if (len >= RECORD_MAX)
+		return -EINVAL;
+	json_t *o = json_loadb(buf, len, 0, NULL);
+	const char *rid, *name, *sock, *sha;
+	json_int_t created;
+	int pid, stopped;
+	int r = -EINVAL;
+	if (o &&
+	    json_unpack(o, "{s:s, s:s, s:I, s:i, s:s, s:s, s:b}", "id", &rid, "name", &name, "created", &created,
+			"keeper_pid", &pid, "socket", &sock, "policy_sha256", &sha, "stopped", &stopped) == 0 &&
+	    strcmp(rid, id) == 0 && strlen(name) < sizeof(ret->name) && strlen(sock) < sizeof(ret->socket) &&
+	    strlen(sha) < sizeof(ret->policy_sha256)) {
+		memset(ret, 0, sizeof(*ret));
+		snprintf(ret->id, sizeof(ret->id), "%s", rid);
+		snprintf(ret->name, sizeof(ret->name), "%s", name);
+		snprintf(ret->socket, sizeof(ret->socket), "%s", sock);
+		snprintf(ret->policy_sha256, sizeof(ret->policy_sha256), "%s", sha);
+		ret->created = created;
+		ret->keeper_pid = pid;
+		*ret_stopped = stopped;
+		r = 0;
+	}
+	json_decref(o);
+	return r;
+}
+
+/* Whether the session's keeper answers: a hello on its socket. */
+static void probe(moat_session_info *s, bool stopped)
+{
+	moat_keeper *k = NULL;
+	moat_error err = {0};
+	s->running = moat_keeper_connect(s->socket, &k, &err) == 0 && strcmp(moat_keeper_sandbox_id(k), s->id) == 0;
+	moat_keeper_close(k);
+	s->reason[0] = '\0';
+	if (!s->running)
+		snprintf(s->reason, sizeof(s->reason), "%s",
+			 stopped ? "stopped" : "its keeper ended without a stop (limits.wall passed, or it was killed)");
+}
+
+static int cmp_created(const void *a, const void *b)
+{
+	const moat_session_info *x = a, *y = b;
+	return x->created < y->created ? -1 : x->created > y->created ? 1 : strcmp(x->id, y->id);
+}
+
+static int list_in(int base_fd, const char *base, moat_session_info **ret, size_t *ret_n, moat_error *err)
+{
+	int dup = fcntl(base_fd, F_DUPFD_CLOEXEC, 3);
+	DIR *dir = dup >= 0 ? fdopendir(dup) : NULL;
+	if (!dir) {
+		if (dup >= 0)
+			close(dup);
+		return moat_error_errno(err, errno, "sessions %s: read it", base);
+	}
+	rewinddir(dir);
+	moat_session_info *v = NULL;
+	size_t n = 0;
+	struct dirent *de;
+	while ((de = readdir(dir)) && n < MOAT_SESSION_MAX) {
+		if (!moat__keeper_id_valid(de->d_name))
+			continue;
+		_cleanup_close_ int dfd = openat(base_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_uid != geteuid())
+			continue;
+		moat_session_info s;
+		bool stopped = false;
+		if (record_read(dfd, de->d_name, &s, &stopped) < 0)
+			continue;
+		snprintf(s.dir, sizeof(s.dir), "%s/%s", base, s.id);
+		probe(&s, stopped);
+		moat_session_info *nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv) {
+			free(v);
+			closedir(dir);
+			return moat_error_set(err, ENOMEM, "out of memory");
+		}
+		v = nv;
+		v[n++] = s;
+	}
+	closedir(dir);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_created);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int moat_session_list(moat_session_info **ret, size_t *ret_n, moat_error *err)
+{
+	char base[PATH_MAX];
+	_cleanup_close_ int fd = base_open(base, sizeof(base), err);
+	if (fd < 0)
+		return fd;
+	return list_in(fd, base, ret, ret_n, err);
+}
+
+int moat_session_find(const char *key, moat_session_info *ret, moat_error *err)
+{
+	_cleanup_free_ moat_session_info *v = NULL;
+	size_t n = 0;
+	int r = moat_session_list(&v, &n, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i].id, key) == 0 || (v[i].name[0] && strcmp(v[i].name, key) == 0)) {
+			*ret = v[i];
+			return 0;
+		}
+	return moat_error_set(err, ENOENT, "no session with the id or name '%s'", key);
+}
+
+void moat__session_default_limits(moat_policy *p)
+{
+	if (!(p->limits_set & MOAT_LIMIT_WALL))
+		p->limits.wall_ms = MOAT_SESSION_DEFAULT_WALL_MS;
+	if (!(p->limits_set & MOAT_LIMIT_CPU_TIME))
+		p->limits.cpu_ms = MOAT_SESSION_DEFAULT_CPU_MS;
+}
+
+int moat_session_create(const moat_policy *policy, const char *name, const moat_keeper_start_opts *opts,
+			moat_session_info *ret, moat_error *err)
+{
+	if (name && !moat__session_name_valid(name))
+		return moat_error_set(err, EINVAL,
+				      "session name '%s': 1 to %d characters of A-Z a-z 0-9 . _ -, starting with a "
+				      "letter or digit, and not a session id",
+				      name, MOAT_SESSION_NAME_MAX);
+	char base[PATH_MAX];
+	_cleanup_close_ int base_fd = base_open(base, sizeof(base), err);
+	if (base_fd < 0)
+		return base_fd;
+	/* One create at a time per user: the name is checked and taken under
+	 * this lock, so two creates with one name cannot both win. */
+	_cleanup_close_ int lock = openat(base_fd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lock < 0 || flock(lock, LOCK_EX) < 0)
+		return moat_error_errno(err, errno, "sessions %s: take its lock", base);
+	_cleanup_free_ moat_session_info *v = NULL;
+	size_t n = 0;
+	int r = list_in(base_fd, base, &v, &n, err);
+	if (r < 0)
+		return r;
+	if (n >= MOAT_SESSION_MAX)
+		return moat_error_set(err, EAGAIN, "sessions: %d are there already (remove some)", MOAT_SESSION_MAX);
+	for (size_t i = 0; name && i < n; i++)
+		if (strcmp(v[i].name, name) == 0)
+			return moat_error_set(err, EEXIST, "session name '%s': in use by session %s (%s)", name, v[i].id,
+					      v[i].running ? "running" : "dead; 'moat session rm' it to free the name");
+	/* The run specification's hash is the one session.start logs. */
+	_cleanup_config_ moat_config *c = NULL;
+	if ((r = moat_policy_compile(policy, NULL, &c, err)) < 0)
+		return r;
+	_cleanup_free_ char *yaml = moat_policy_to_yaml(policy);
+	if (!yaml)
+		return moat_error_set(err, ENOMEM, "out of memory");
+	moat_keeper_info ki;
+	if ((r = moat_keeper_start(yaml, opts, &ki, err)) < 0)
+		return r;
+	moat_session_info s;
+	memset(&s, 0, sizeof(s));
+	snprintf(s.id, sizeof(s.id), "%s", ki.id);
+	snprintf(s.name, sizeof(s.name), "%s", name ? name : "");
+	snprintf(s.socket, sizeof(s.socket), "%s", ki.socket);
+	snprintf(s.policy_sha256, sizeof(s.policy_sha256), "%s", c->policy_sha256);
+	snprintf(s.dir, sizeof(s.dir), "%s/%s", base, s.id);
+	s.keeper_pid = ki.pid;
+	s.created = (int64_t)time(NULL);
+	s.running = true;
+	_cleanup_close_ int dfd = -1;
+	if (mkdirat(base_fd, s.id, 0700) < 0 ||
+	    (dfd = openat(base_fd, s.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		r = moat_error_errno(err, errno, "session %s: make its folder", s.dir);
+	else
+		r = record_write(dfd, &s, false, err);
+	if (r < 0) {
+		/* No session without its record: its keeper goes. */
+		moat_keeper *k = NULL;
+		moat_error e2 = {0};
+		if (moat_keeper_connect(ki.socket, &k, &e2) == 0)
+			(void)moat_keeper_stop(k, &e2);
+		moat_keeper_close(k);
+		(void)unlinkat(base_fd, s.id, AT_REMOVEDIR);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+/* Waits until the keeper has closed the connection: it ends only after
+ * its sandbox has. */
+static void wait_closed(moat_keeper *k)
+{
+	struct pollfd p = {.fd = moat_keeper_fd(k), .events = POLLIN};
+	for (;;) {
+		char b[512];
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return;
+		ssize_t n = recv(p.fd, b, sizeof(b), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return;
+	}
+}
+
+static int mark_stopped(const moat_session_info *s, moat_error *err)
+{
+	char base[PATH_MAX];
+	_cleanup_close_ int base_fd = base_open(base, sizeof(base), err);
+	if (base_fd < 0)
+		return base_fd;
+	_cleanup_close_ int dfd = openat(base_fd, s->id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return moat_error_errno(err, errno, "session %s: open its folder", s->id);
+	return record_write(dfd, s, true, err);
+}
+
+int moat_session_stop(const moat_session_info *s, moat_error *err)
+{
+	_cleanup_keeper_ moat_keeper *k = NULL;
+	if (moat_keeper_connect(s->socket, &k, err) < 0 || strcmp(moat_keeper_sandbox_id(k), s->id) != 0)
+		return moat_error_set(err, ESRCH, "session %s: not running", s->name[0] ? s->name : s->id);
+	int r = mark_stopped(s, err);
+	if (r < 0)
+		return r;
+	if ((r = moat_keeper_stop(k, err)) < 0)
+		return r;
+	wait_closed(k);
+	return 0;
+}
+
+int moat_session_remove(const moat_session_info *s, moat_error *err)
+{
+	moat_session_info cur = *s;
+	if (cur.running) {
+		int r = moat_session_stop(&cur, err);
+		if (r < 0 && r != -ESRCH)
+			return r;
+	}
+	char base[PATH_MAX];
+	_cleanup_close_ int base_fd = base_open(base, sizeof(base), err);
+	if (base_fd < 0)
+		return base_fd;
+	_cleanup_close_ int dfd = openat(base_fd, cur.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd >= 0) {
+		(void)unlinkat(dfd, RECORD, 0);
+		(void)unlinkat(dfd, RECORD ".new", 0);
+	}
+	if (unlinkat(base_fd, cur.id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		return moat_error_errno(err, errno, "session %s: remove its folder", cur.dir);
+	/* A killed keeper's runtime folder (its lock free) goes too. */
+	_cleanup_close_ int kfd = moat__keeper_base_open(NULL, 0, err);
+	if (kfd >= 0)
+		(void)moat__keeper_sweep(kfd);
+	return 0;
+}
+
+/* ---- exec ---- */
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* Copies what is readable on *fd to out; closes *fd (and sets -1) at end of
+ * file. */
+static void relay(int *fd, int out)
+{
+	char b[65536];
+	ssize_t n = read(*fd, b, sizeof(b));
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		close(*fd);
+		*fd = -1;
+		return;
+	}
+	(void)moat__write_all(out, b, (size_t)n);
+}
+
+static void send_signal(const moat_session_info *s, moat_keeper **k2, uint32_t id, int sig)
+{
+	moat_error err = {0};
+	if (!*k2 && moat_keeper_connect(s->socket, k2, &err) < 0)
+		return;
+	(void)moat_keeper_signal(*k2, id, sig, &err);
+}
+
+int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *o, moat_keeper_exit *ret,
+		      bool *ret_timed_out, moat_error *err)
+{
+	*ret_timed_out = false;
+	_cleanup_keeper_ moat_keeper *k = NULL;
+	if (moat_keeper_connect(s->socket, &k, err) < 0 || strcmp(moat_keeper_sandbox_id(k), s->id) != 0)
+		return moat_error_set(err, ESRCH, "session %s: not running", s->name[0] ? s->name : s->id);
+	/* A terminal is never handed in (TIOCSTI): stdin is then /dev/null,
+	 * and output comes through pipes that this process copies out. */
+	int pipes[2] = {-1, -1}, wr[2] = {-1, -1};
+	moat_spawn_spec spec;
+	moat_spawn_spec_init(&spec);
+	spec.argv = o->argv;
+	spec.env = o->env;
+	spec.cwd = o->cwd;
+	spec.stdin_fd = isatty(0) ? -1 : 0;
+	int *outs[2] = {&spec.stdout_fd, &spec.stderr_fd};
+	int r = 0;
+	for (int i = 0; i < 2; i++) {
+		if (!isatty(1 + i)) {
+			*outs[i] = 1 + i;
+			continue;
+		}
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0) {
+			r = moat_error_errno(err, errno, "exec: make a pipe");
+			break;
+		}
+		(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
+		pipes[i] = p[0];
+		wr[i] = p[1];
+		*outs[i] = p[1];
+	}
+	/* Blocked before the command starts, so none is lost in between; read
+	 * from a signalfd and sent on. */
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	_cleanup_close_ int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	moat_command cmd;
+	if (r >= 0 && sfd < 0)
+		r = moat_error_errno(err, errno, "exec: signalfd");
+	if (r >= 0)
+		r = moat_keeper_spawn_attached(k, &spec, true, &cmd, err);
+	for (int i = 0; i < 2; i++)
+		if (wr[i] >= 0)
+			close(wr[i]);
+	if (r >= 0)
+		r = moat_keeper_wait_send(k, cmd.id, err);
+	moat_keeper *k2 = NULL;
+	uint64_t deadline = o->time_ms ? now_ms() + o->time_ms : 0;
+	bool done = false;
+	while (r >= 0 && !done) {
+		struct pollfd p[4] = {
+			{.fd = moat_keeper_fd(k), .events = POLLIN},
+			{.fd = sfd, .events = POLLIN},
+			{.fd = pipes[0], .events = POLLIN},
+			{.fd = pipes[1], .events = POLLIN},
+		};
+		int timeout = -1;
+		if (deadline && !*ret_timed_out) {
+			uint64_t t = now_ms();
+			timeout = t >= deadline ? 0 : (int)(deadline - t > 60000 ? 60000 : deadline - t);
+		}
+		int n = poll(p, 4, timeout);
+		if (n < 0 && errno != EINTR) {
+			r = moat_error_errno(err, errno, "exec: poll");
+			break;
+		}
+		if (deadline && !*ret_timed_out && now_ms() >= deadline) {
+			*ret_timed_out = true;
+			send_signal(s, &k2, cmd.id, SIGKILL);
+		}
+		if (n <= 0)
+			continue;
+		if (p[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == sizeof(si))
+				if (si.ssi_signo != SIGPIPE)
+					send_signal(s, &k2, cmd.id, (int)si.ssi_signo);
+		}
+		for (int i = 0; i < 2; i++)
+			if (pipes[i] >= 0 && p[2 + i].revents)
+				relay(&pipes[i], 1 + i);
+		if (p[0].revents) {
+			r = moat_keeper_wait_recv(k, ret, err);
+			done = r >= 0;
+		}
+	}
+	/* What the command wrote before it ended, to the end of its pipes
+	 * (a process it left behind may hold them: not waited for beyond a
+	 * quiet second). */
+	while (pipes[0] >= 0 || pipes[1] >= 0) {
+		struct pollfd p[2] = {{.fd = pipes[0], .events = POLLIN}, {.fd = pipes[1], .events = POLLIN}};
+		if (poll(p, 2, 1000) <= 0)
+			break;
+		for (int i = 0; i < 2; i++)
+			if (pipes[i] >= 0 && p[i].revents)
+				relay(&pipes[i], 1 + i);
+	}
+	for (int i = 0; i < 2; i++)
+		if (pipes[i] >= 0)
+			close(pipes[i]);
+	moat_keeper_close(k2);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}

@@ -1,0 +1,88 @@
+/* Sessions: a named, long-lived sandbox held by its keeper (keeper.h), that
+ * commands are run in one after another and at once (`moat session`). A
+ * session is its keeper's sandbox plus a small record of its own:
+ *
+ *   root:      /run/moat/sessions/ID/session.json
+ *   rootless:  $XDG_RUNTIME_DIR/moat/sessions/ID/session.json, or, without
+ *              it, /tmp/moat-UID/sessions/ID/session.json
+ *
+ * which holds its name, when it was made, its keeper's pid and socket, the
+ * effective policy's hash and whether it was stopped. The record outlives
+ * the keeper, so that a session whose keeper died shows as dead (with the
+ * reason) until it is removed. docs/sessions.md tells what works. */
+#pragma once
+
+#include "error.h"
+#include "keeper.h"
+#include "policy.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A session's name: 1 to this many characters of [A-Za-z0-9._-], starting
+ * with a letter or digit, and not itself a sandbox id. */
+#define MOAT_SESSION_NAME_MAX 64
+/* Sessions one user may have at once (live or dead, until removed). */
+#define MOAT_SESSION_MAX 256
+
+typedef struct moat_session_info {
+	char id[MOAT_KEEPER_ID_LEN];
+	char name[MOAT_SESSION_NAME_MAX + 1];
+	int64_t created;  /* seconds since the epoch */
+	pid_t keeper_pid;
+	char socket[PATH_MAX];
+	char dir[PATH_MAX]; /* the session's state folder */
+	char policy_sha256[65];
+	bool running;     /* its keeper answered */
+	char reason[128]; /* not running: why */
+} moat_session_info;
+
+/* A session's life is bounded by its policy's limits.wall, and the CPU time
+ * of all its commands together by limits.cpu_time. A profile's defaults are
+ * for one command (10 s); where neither the policy nor the command line set
+ * them, a session gets these instead. */
+#define MOAT_SESSION_DEFAULT_WALL_MS (8ull * 3600 * 1000)
+#define MOAT_SESSION_DEFAULT_CPU_MS (3600ull * 1000)
+/* Pure: applies the two defaults above to p where it did not set them. */
+void moat__session_default_limits(moat_policy *p);
+
+/* Pure: whether s is a name a session may take (see above). */
+bool moat__session_name_valid(const char *s);
+
+/* Starts a keeper for policy (effective: moat_cli_load_run_policy) and
+ * records the session under name (NULL: none). EEXIST: a session of that
+ * name is there already (running or dead: removing it frees the name). */
+int moat_session_create(const moat_policy *policy, const char *name, const moat_keeper_start_opts *opts,
+			moat_session_info *ret, moat_error *err);
+
+/* Every session of this user, in the order of their creation; *ret is the
+ * caller's to free. */
+int moat_session_list(moat_session_info **ret, size_t *ret_n, moat_error *err);
+
+/* The session named key (its id or its name). ENOENT: none is. */
+int moat_session_find(const char *key, moat_session_info *ret, moat_error *err);
+
+/* Stops a running session: every process of its sandbox ends, then its
+ * keeper; its record stays (state dead, reason "stopped"). ESRCH: it is not
+ * running. */
+int moat_session_stop(const moat_session_info *s, moat_error *err);
+
+/* Stops the session if it runs and removes its record and its keeper's
+ * runtime folder. */
+int moat_session_remove(const moat_session_info *s, moat_error *err);
+
+/* One command through the session's keeper (never setns: its init starts
+ * it). stdio: the caller's own descriptors 0, 1, 2, where a terminal is
+ * never passed (standard input then is /dev/null; standard output and
+ * error are relayed through pipes). SIGINT, SIGTERM and SIGHUP to the caller
+ * are sent on to the command; if the caller is killed, the keeper kills the
+ * command (spawn.attached). time_ms > 0: the command is killed after that
+ * long (*ret_timed_out). */
+typedef struct moat_session_exec_opts {
+	char *const *argv;
+	char *const *env; /* NAME=VALUE */
+	const char *cwd;  /* NULL: the sandbox's default */
+	uint64_t time_ms;
+} moat_session_exec_opts;
+int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *o, moat_keeper_exit *ret,
+		      bool *ret_timed_out, moat_error *err);

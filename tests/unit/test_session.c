@@ -1,0 +1,64 @@
+/* Sessions (session.c): which names a session may take, and the limits a
+ * session gets where its policy set none. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "session.h"
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_true(moat__session_name_valid("a"));
+	assert_true(moat__session_name_valid("build-1.2_x"));
+	assert_true(moat__session_name_valid("9lives"));
+	char longest[MOAT_SESSION_NAME_MAX + 2];
+	memset(longest, 'x', sizeof(longest));
+	longest[MOAT_SESSION_NAME_MAX] = '\0';
+	assert_true(moat__session_name_valid(longest));
+	longest[MOAT_SESSION_NAME_MAX] = 'x';
+	longest[MOAT_SESSION_NAME_MAX + 1] = '\0';
+	assert_false(moat__session_name_valid(longest));
+	assert_false(moat__session_name_valid(NULL));
+	assert_false(moat__session_name_valid(""));
+	assert_false(moat__session_name_valid("-rf"));
+	assert_false(moat__session_name_valid(".hidden"));
+	assert_false(moat__session_name_valid("a/b"));
+	assert_false(moat__session_name_valid("../x"));
+	assert_false(moat__session_name_valid("a b"));
+	assert_false(moat__session_name_valid("a\nb"));
+	/* An id would make ID|NAME ambiguous. */
+	assert_false(moat__session_name_valid("0123456789abcdef01234567"));
+	assert_true(moat__session_name_valid("0123456789abcdef0123456"));
+}
+
+static void test_default_limits(void **state)
+{
+	(void)state;
+	moat_policy p;
+	memset(&p, 0, sizeof(p));
+	p.limits.wall_ms = 10000;
+	p.limits.cpu_ms = 10000;
+	moat__session_default_limits(&p);
+	assert_int_equal(p.limits.wall_ms, MOAT_SESSION_DEFAULT_WALL_MS);
+	assert_int_equal(p.limits.cpu_ms, MOAT_SESSION_DEFAULT_CPU_MS);
+	/* What the policy or the command line set stays. */
+	p.limits.wall_ms = 5000;
+	p.limits.cpu_ms = 7000;
+	p.limits_set = MOAT_LIMIT_WALL | MOAT_LIMIT_CPU_TIME;
+	moat__session_default_limits(&p);
+	assert_int_equal(p.limits.wall_ms, 5000);
+	assert_int_equal(p.limits.cpu_ms, 7000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_default_limits),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
