@@ -1308,30 +1308,40 @@ static bool transparent_http_target(gw_conn *c, const moat_http_request *req)
 	return true;
 }
 
-static void http_head(gw_conn *c)
+/* Feeds what the client sent to the request parser. Returns the request
+ * once its head is whole, counted in the bytes up (it is what the sandbox
+ * sent, and once the destination is known it counts against the byte
+ * budgets); NULL while more is needed, or when the head was refused (the
+ * connection is then answered, and the caller must leave it). */
+static const moat_http_request *read_head(gw_conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->client);
 	size_t len = evbuffer_get_length(in);
 	if (len == 0)
-		return;
+		return NULL;
 	const uint8_t *data = evbuffer_pullup(in, (ssize_t)len);
 	size_t used = 0;
 	moat_error err = {0};
 	int r = data ? moat_http_parser_feed(c->http, data, len, &used, &err) : -ENOMEM;
 	evbuffer_drain(in, used);
 	if (r == MOAT_PARSE_MORE)
-		return;
+		return NULL;
 	if (r < 0) {
 		set_reason(c, "moat: %s", err.msg[0] ? err.msg : "malformed request");
 		conn_refuse(c, r == -E2BIG ? 431 : r == -ENOTSUP ? 501 : 400, 0);
-		return;
+		return NULL;
 	}
-
 	const moat_http_request *req = moat_http_parser_request(c->http);
-	/* The head is what the sandbox sent: it counts in the bytes up and,
-	 * once the destination is known, against the byte budgets. */
 	c->bytes_up += req->head_len;
 	c->gw->stats.bytes_up += req->head_len;
+	return req;
+}
+
+static void http_head(gw_conn *c)
+{
+	const moat_http_request *req = read_head(c);
+	if (!req)
+		return;
 	c->method = strdup(req->method);
 	set_raw_host(c, req->host.name, strlen(req->host.name));
 	if (req->form == MOAT_HTTP_AUTHORITY_FORM && strcmp(req->method, "CONNECT") == 0) {
@@ -1922,25 +1932,9 @@ static void tls_accept(gw_conn *c)
 static void tls_head(gw_conn *c)
 {
 	moat_gateway *gw = c->gw;
-	struct evbuffer *in = bufferevent_get_input(c->client);
-	size_t len = evbuffer_get_length(in);
-	if (len == 0)
+	const moat_http_request *req = read_head(c);
+	if (!req)
 		return;
-	const uint8_t *data = evbuffer_pullup(in, (ssize_t)len);
-	size_t used = 0;
-	moat_error err = {0};
-	int r = data ? moat_http_parser_feed(c->http, data, len, &used, &err) : -ENOMEM;
-	evbuffer_drain(in, used);
-	if (r == MOAT_PARSE_MORE)
-		return;
-	if (r < 0) {
-		set_reason(c, "moat: %s", err.msg[0] ? err.msg : "malformed request");
-		conn_refuse(c, r == -E2BIG ? 431 : r == -ENOTSUP ? 501 : 400, 0);
-		return;
-	}
-	const moat_http_request *req = moat_http_parser_request(c->http);
-	c->bytes_up += req->head_len;
-	gw->stats.bytes_up += req->head_len;
 	c->method = strdup(req->method);
 	c->path = strdup(req->path);
 	if (!c->method || !c->path) {
