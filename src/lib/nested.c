@@ -1,6 +1,7 @@
 /* Delegated nested runs: the server thread and the inside client
  * (nested.h, docs/nested.md). */
 #include "nested.h"
+#include "sweep.h"
 #include "nestproto.h"
 #include "policy-internal.h"
 #include "syscalls.h"
@@ -72,7 +73,10 @@ int moat_nest_server_new(moat_policy *p, moat_nest_server **ret, moat_error *err
 	for (size_t i = 0; i < MOAT_NEST_MAX_RUNS; i++)
 		s->c[i].fd = s->c[i].pidfd = -1;
 	const char *tmp = getenv("TMPDIR");
-	int n = snprintf(s->dir, sizeof(s->dir), "%s/moat-nest.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+	/* Named after our pid: if we are killed, the next moat of this user
+	 * removes what we left (sweep.h). */
+	int n = snprintf(s->dir, sizeof(s->dir), "%s/" MOAT_NEST_PREFIX "%d-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp",
+			 (int)getpid());
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (n < 0 || (size_t)n >= sizeof(s->dir) - 16 || !mkdtemp(s->dir)) {
 		s->dir[0] = 0;

@@ -46,9 +46,10 @@ bool moat__maker_gone(pid_t pid, time_t made)
 }
 
 /* The staged files are plain files moat wrote into a folder only the
- * caller can write (mode 0711); anything else found there is left, and so
- * is the folder then. */
-static bool remove_stage(int tmpfd, const char *name)
+ * caller can write (mode 0711); in a nested runs' folder also sock/, with
+ * the socket in it. Anything else found there is left, and so is the
+ * folder then. */
+static bool remove_stage(int tmpfd, const char *name, bool nest)
 {
 	_cleanup_close_ int dfd = openat(tmpfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
@@ -62,9 +63,12 @@ static bool remove_stage(int tmpfd, const char *name)
 		return false;
 	}
 	struct dirent *de;
-	while ((de = readdir(d)))
-		if (de->d_type == DT_REG)
+	while ((de = readdir(d))) {
+		if (de->d_type == DT_REG || (nest && de->d_type == DT_SOCK))
 			(void)unlinkat(dfd, de->d_name, 0);
+		else if (nest && de->d_type == DT_DIR && strcmp(de->d_name, "sock") == 0)
+			(void)remove_stage(dfd, de->d_name, true);
+	}
 	closedir(d);
 	return unlinkat(tmpfd, name, AT_REMOVEDIR) == 0;
 }
@@ -88,10 +92,11 @@ unsigned moat__sweep_stages(const char *tmpdir)
 		return 0;
 	}
 	unsigned removed = 0;
-	const size_t plen = strlen(MOAT_STAGE_PREFIX);
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, MOAT_STAGE_PREFIX, plen) != 0)
+		bool nest = strncmp(de->d_name, MOAT_NEST_PREFIX, strlen(MOAT_NEST_PREFIX)) == 0;
+		size_t plen = nest ? strlen(MOAT_NEST_PREFIX) : strlen(MOAT_STAGE_PREFIX);
+		if (!nest && strncmp(de->d_name, MOAT_STAGE_PREFIX, plen) != 0)
 			continue;
 		char *end;
 		long pid = strtol(de->d_name + plen, &end, 10);
@@ -103,7 +108,7 @@ unsigned moat__sweep_stages(const char *tmpdir)
 			continue;
 		if (moat__maker_gone((pid_t)pid, st.st_mtim.tv_sec < st.st_ctim.tv_sec ? st.st_mtim.tv_sec
 										    : st.st_ctim.tv_sec) &&
-		    remove_stage(tmpfd, de->d_name))
+		    remove_stage(tmpfd, de->d_name, nest))
 			removed++;
 	}
 	closedir(d);

@@ -97,3 +97,18 @@ t_nomatch "the code profile does not" "delegate" "$OUT"
 attack_socket
 
 t_eq "the socket's folder is gone after the runs" "" "$(ls -A "$TMPDIR")"
+
+# A front killed with SIGKILL cannot remove its folder: the next moat of
+# the same user does (sweep.h).
+"$MOAT" "${IN[@]}" -- /opt/moat run -- /bin/sleep 60 >/dev/null 2>&1 &
+front=$!
+# Wait (generously: the host may be loaded) for the sibling's files.
+for _ in $(seq 600); do
+	[ -n "$(find "$TMPDIR" -maxdepth 2 -type f 2>/dev/null)" ] && break
+	sleep 0.1
+done
+t_match "a nested run's folder exists while it runs" "moat-nest-$front-" "$(ls -A "$TMPDIR")"
+kill -KILL "$front"
+wait "$front" 2>/dev/null
+mrun run -- /bin/true
+t_eq "the folder of a killed front is gone after the next run" "" "$(ls -A "$TMPDIR")"

@@ -12,6 +12,9 @@
 
 #include "sweep.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
 /* A pid no process has: a child that has been reaped. */
 static pid_t dead_pid(void)
 {
@@ -93,11 +96,43 @@ static void test_sweep_stages(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A nested runs' folder a killed front left: its siblings' files and
+ * sock/ with the socket in it. */
+static void test_sweep_nest(void **state)
+{
+	(void)state;
+	char tmp[] = "/tmp/moat-test-sweep.XXXXXX";
+	assert_non_null(mkdtemp(tmp));
+	char dead[64], live[64], p[4096];
+	pid_t d = dead_pid();
+	snprintf(dead, sizeof(dead), MOAT_NEST_PREFIX "%d-abc123", (int)d);
+	snprintf(live, sizeof(live), MOAT_NEST_PREFIX "%d-abc123", (int)getppid());
+	make_stage(tmp, dead, true);
+	make_stage(tmp, live, true);
+	snprintf(p, sizeof(p), "%s/%s/sock", tmp, dead);
+	assert_int_equal(mkdir(p, 0755), 0);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s/sock/ctl", tmp, dead);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+
+	assert_int_equal(moat__sweep_stages(tmp), 1);
+	assert_false(exists(tmp, dead));
+	assert_true(exists(tmp, live));
+
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_maker_gone),
 		cmocka_unit_test(test_sweep_stages),
+		cmocka_unit_test(test_sweep_nest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
