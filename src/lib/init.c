@@ -322,7 +322,6 @@ typedef struct init_state {
 	bool cgroup_joined;
 	bool spawned;       /* a command was started (the runner runs one) */
 	int first_id;       /* SIGNAL's b = 0 names it */
-	int tty_slave;      /* the runner's terminal, opened during setup */
 	command cmds[MOAT_SANDBOX_MAX_COMMANDS];
 	size_t n_live;
 } init_state;
@@ -402,8 +401,8 @@ static int read_exec_report(int fd, init_state *st, exec_report *rep)
 	}
 }
 
-/* SPAWN: fds are the command's three streams and, for a command of the
- * supervisor's choosing, its spec; all are closed here. */
+/* SPAWN: fds are the command's three streams and its spec; all are closed
+ * here. */
 static void serve_spawn(init_state *st, int id, int *fds, size_t n)
 {
 	const moat_init_args *a = st->a;
@@ -415,8 +414,8 @@ static void serve_spawn(init_state *st, int id, int *fds, size_t n)
 	command_start start = {.a = a, .tty_slave = -1, .report_fd = -1, .unused_fd = -1};
 	command *slot = NULL;
 
-	if (n != 3 && n != 4) {
-		refuse(st, id, EBADMSG, "a command needs its three standard streams");
+	if (n != 4) {
+		refuse(st, id, EBADMSG, "a command needs its three standard streams and its spec");
 		goto out;
 	}
 	if (a->ends_with_first && st->spawned) {
@@ -440,34 +439,19 @@ static void serve_spawn(init_state *st, int id, int *fds, size_t n)
 		refuse(st, id, EAGAIN, msg);
 		goto out;
 	}
-	if (n == 4) {
-		size_t len = 0;
-		if (read_spec(fds[3], &spec_buf, &len, &err) < 0 ||
-		    moat__spawnspec_decode(spec_buf, len, &spec, &err) < 0) {
-			refuse(st, id, err.code, moat_error_format(&err, msg, sizeof(msg)));
-			goto out;
-		}
-		start.argv = spec.argv;
-		start.envp = spec.envp;
-		start.cwd = spec.cwd ? spec.cwd : a->cwd;
-		if ((spec.flags & MOAT_SPAWNSPEC_TTY) && open_pty(st->ctl, id, &tty_slave, &err) < 0) {
-			refuse(st, id, err.code, moat_error_format(&err, msg, sizeof(msg)));
-			goto out;
-		}
-		start.tty_slave = tty_slave;
-	} else {
-		if (!a->config->argv || !a->config->argv[0]) {
-			refuse(st, id, EINVAL, "no command given");
-			goto out;
-		}
-		start.argv = a->config->argv;
-		start.envp = a->envp;
-		start.cwd = a->cwd;
-		/* The runner's terminal, opened during setup: the command's
-		 * alone from now on. */
-		tty_slave = TAKE_FD(st->tty_slave);
-		start.tty_slave = tty_slave;
+	size_t len = 0;
+	if (read_spec(fds[3], &spec_buf, &len, &err) < 0 || moat__spawnspec_decode(spec_buf, len, &spec, &err) < 0) {
+		refuse(st, id, err.code, moat_error_format(&err, msg, sizeof(msg)));
+		goto out;
 	}
+	start.argv = spec.argv;
+	start.envp = spec.envp;
+	start.cwd = spec.cwd ? spec.cwd : a->cwd;
+	if ((spec.flags & MOAT_SPAWNSPEC_TTY) && open_pty(st->ctl, id, &tty_slave, &err) < 0) {
+		refuse(st, id, err.code, moat_error_format(&err, msg, sizeof(msg)));
+		goto out;
+	}
+	start.tty_slave = tty_slave;
 	int rp[2];
 	if (pipe2(rp, O_CLOEXEC) < 0) {
 		refuse(st, id, errno, "pipe");
@@ -575,7 +559,7 @@ _noreturn_ static void end_sandbox(init_state *st, bool report, int code)
 _noreturn_ void moat__init_main(const moat_init_args *a)
 {
 	moat_error err = {0};
-	init_state st = {.a = a, .ctl = a->ctl_fd, .tty_slave = -1};
+	init_state st = {.a = a, .ctl = a->ctl_fd};
 	int ctl = a->ctl_fd;
 
 	/* If the supervisor dies, so does the whole sandbox. */
@@ -619,9 +603,6 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		fail_setup(ctl, &err);
 	close(TAKE_FD(sys_user));
 
-	if (a->tty && open_pty(ctl, 0, &st.tty_slave, &err) < 0)
-		fail_setup(ctl, &err);
-
 	prctl(PR_SET_DUMPABLE, 0);
 	prctl(PR_SET_NAME, "moat-init");
 	wipe_inherited_strings();
@@ -636,10 +617,10 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		fail_setup(ctl, &err);
 	}
 	st.cgroup_joined = !a->wait_cgroup;
-	/* A sandbox object's creator waits for READY. The runner's
-	 * supervisor does not (its SPAWN is already queued), and one more
-	 * message would wake it once more for nothing: on a loaded host every
-	 * wake-up of its waits for a time slice. */
+	/* A sandbox's creator waits for READY, unless it is a run's (its
+	 * SPAWN is already queued), where one more message would wake it
+	 * once more for nothing: on a loaded host every wake-up of its waits
+	 * for a time slice. */
 	if (a->say_ready)
 		moat__ctl_send(ctl, MOAT_CTL_READY, 0, 0, NULL);
 

@@ -20,12 +20,13 @@
  * SOCK_SEQPACKET keeps each one whole. GO carries the protocol's version:
  * an init of another version refuses it (docs/architecture.md).
  *
- * Version 2: the init serves a table of commands, each named by an id the
+ * Version 3: the init serves a table of commands, each named by an id the
  * supervisor picks (a SPAWN's a). A SPAWN carries the command's stdin,
  * stdout and stderr and, after them, a sealed memfd holding its spec
- * (spawnspec.h); without the memfd it starts the command of the init's own
- * arguments (the runner's, prepared before clone: nothing to read). */
-#define MOAT_CTL_VERSION 2
+ * (spawnspec.h), always: a run is a sandbox object too, and its command
+ * comes the same way as every other (version 2 also took a SPAWN without
+ * the memfd, for the command the init was cloned with). */
+#define MOAT_CTL_VERSION 3
 
 typedef enum moat_ctl_type {
 	MOAT_CTL_GO = 1,          /* sup -> init: maps written; a = version */
@@ -127,10 +128,7 @@ typedef struct moat_init_args {
 	/* The runner's model: the sandbox ends when its first command does.
 	 * Otherwise the init serves commands until SHUTDOWN. */
 	bool ends_with_first;
-	bool say_ready;        /* send READY once set up (a sandbox object) */
-	bool tty;
-	char **envp;           /* the command's environment, for a SPAWN
-				* without a spec (the runner's) */
+	bool say_ready;        /* send READY once set up (not in a run) */
 	const char *cwd;       /* inside; the default of every command */
 	bool out_bound;
 	/* limits.c: rlimits standing in for what no cgroup enforces, and
@@ -158,18 +156,12 @@ int moat__sandbox_prepare(const moat_config *c, const struct moat_gateway_config
  * the proxy variables. */
 int moat__sandbox_build_env(const moat_config *c, char ***ret);
 
-/* The id the runner's one command has. */
-#define MOAT_RUNNER_COMMAND_ID 1
-
 typedef struct moat_boot {
 	const moat_config *c;
 	moat_run_limits *lim;  /* prepared (moat__limits_prepare) */
 	bool ends_with_first;
 	bool say_ready;        /* the creator waits for READY */
 	bool file_trail;
-	bool tty;              /* the runner's terminal, opened during setup */
-	char **envp;           /* the runner's command's environment, or NULL */
-	int exit_signal;       /* SIGCHLD, or 0: the caller's SIGCHLD untouched */
 	moat_isolation *iso;   /* identity in (prepare); namespaces out */
 	/* Armed, then called, right after the clone and before the maps:
 	 * what the init must never hold in its copy of our memory (the
@@ -190,6 +182,14 @@ typedef struct moat_boot {
  * then sets up and serves the control socket. On failure after clone the
  * init may have said why: its SETUP_ERROR waits on b->ctl. */
 int moat__sandbox_boot(moat_boot *b, moat_error *err);
+
+/* sandbox-object.c, for the runner's supervisor loop (supervise.c), which
+ * reads the command's output itself: ends the sandbox for a limit only
+ * the loop sees (the output cap, a second signal of the caller), and the
+ * result moat_sandbox_destroy completes, for the output counts. */
+struct moat_sandbox;
+void moat__sandbox_kill(struct moat_sandbox *sb, moat_status why, const char *limit);
+moat_result *moat__sandbox_result(struct moat_sandbox *sb);
 
 /* After the sandbox is gone: checks what it left in --out (or copies the
  * capped /out from out_fs). On failure r becomes a setup error and

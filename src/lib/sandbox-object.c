@@ -23,9 +23,12 @@
 #include "sandbox.h"
 
 #include "audit.h"
+#include "filetrail.h"
 #include "limits.h"
 #include "netproxy.h"
+#include "redact.h"
 #include "sandbox-internal.h"
+#include "secretstore.h"
 #include "spawnspec.h"
 #include "syscalls.h"
 
@@ -98,6 +101,15 @@ struct moat_sandbox {
 	bool setup_failed;
 	int setup_errno;
 	bool spawned;
+	/* The file and exec trail of the sandbox's one command, and whether
+	 * session.start is in the audit log yet. */
+	struct moat_filetrail *trail;
+	bool session_logged;
+	/* In a sandbox that ends with its first command, the sandbox's result
+	 * is that command's: kept here when it ends. */
+	uint32_t first_id;
+	bool first_ended;
+	moat_command_result first;
 	uint32_t next_id;
 	size_t n_live;
 	sb_command cmds[MOAT_SANDBOX_MAX_COMMANDS];
@@ -203,6 +215,10 @@ static void command_ended(moat_sandbox *sb, sb_command *cmd, int status, const m
 		res->exit_status = 128 + res->signal;
 	}
 	snprintf(res->error, sizeof(res->error), "%s", cmd->error);
+	if (cmd->id == sb->first_id && !sb->first_ended) {
+		sb->first = *res;
+		sb->first_ended = true;
+	}
 	command_free(sb, cmd);
 	queue_push(sb, &ev);
 }
@@ -233,6 +249,17 @@ static void handle_msg(moat_sandbox *sb, const moat_ctl_msg *m, int fd)
 		sb->setup_failed = true;
 		sb->setup_errno = m->a;
 		snprintf(sb->r.error, sizeof(sb->r.error), "%s", m->text);
+		/* In a sandbox that ends with its first command, that command's
+		 * confinement failing is the sandbox's setup failing: its
+		 * process is still reaped, and its EXITED follows. */
+		if (cmd && cmd->state == CMD_STARTING) {
+			cmd->state = CMD_LIVE;
+			cmd->start_answered = true;
+			sb->n_live++;
+			cmd->start_errno = m->a;
+			cmd->setup_failed = true;
+			snprintf(cmd->error, sizeof(cmd->error), "%s", m->text);
+		}
 		break;
 	case MOAT_CTL_FD:
 		if (m->b == MOAT_CTL_FD_PROXY_LISTENER && fd >= 0 && !sb->netproxy && sb->opts.gateway)
@@ -245,6 +272,8 @@ static void handle_msg(moat_sandbox *sb, const moat_ctl_msg *m, int fd)
 			sb->out_fs = TAKE_FD(fd);
 		else if (m->b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && cmd && cmd->pty_fd < 0)
 			cmd->pty_fd = TAKE_FD(fd);
+		else if (m->b == MOAT_CTL_FD_NOTIFY && fd >= 0 && !sb->trail && sb->opts.audit && sb->c->audit_files)
+			(void)moat__filetrail_start(TAKE_FD(fd), sb->opts.audit, &sb->trail, NULL);
 		break;
 	case MOAT_CTL_STARTED:
 		if (!cmd || cmd->state != CMD_STARTING)
@@ -266,6 +295,14 @@ static void handle_msg(moat_sandbox *sb, const moat_ctl_msg *m, int fd)
 			iso->seccomp_rules = in.seccomp_rules;
 			iso->landlock_abi = in.landlock_abi;
 			memcpy(iso->landlock_rules, in.landlock_rules, sizeof(iso->landlock_rules));
+		}
+		/* A sandbox that ends with its first command is that command's
+		 * run: its session.start says how the command was confined
+		 * and, without the trail, that it was executed. */
+		if (sb->opts.audit && sb->opts.ends_with_first_command && !sb->session_logged) {
+			moat__audit_run_started(sb->opts.audit, sb->c, &sb->r.isolation, cmd->pid, sb->trail != NULL);
+			sb->session_logged = true;
+			moat__filetrail_session_started(sb->trail);
 		}
 		break;
 	case MOAT_CTL_EXEC_FAILED:
@@ -505,9 +542,13 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		sb->cmds[i].pty_fd = -1;
 	moat_result_init(&sb->r);
 	int r;
-	if (sb->opts.audit && config->audit_files) {
+	/* The init hands out one trail listener per command; a sandbox that
+	 * runs many would need one trail for all of them (and one fanotify
+	 * source), which is not built yet. */
+	if (sb->opts.audit && config->audit_files && !sb->opts.ends_with_first_command) {
 		r = moat_error_set(err, EOPNOTSUPP,
-				   "audit.files: the file and exec trail is not offered by the sandbox object yet");
+				   "audit.files: the file and exec trail is offered only in a sandbox that ends with its "
+				   "first command");
 		goto fail;
 	}
 	/* Validation wants a command; a sandbox object starts its commands
@@ -530,9 +571,13 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		.c = config,
 		.lim = sb->lim,
 		.ends_with_first = sb->opts.ends_with_first_command,
-		.say_ready = true,
-		.exit_signal = 0,
+		.say_ready = !sb->opts.ends_with_first_command,
+		.file_trail = config->audit_files && sb->opts.audit,
 		.iso = &sb->r.isolation,
+		.secrets = sb->opts.secrets,
+		.audit = sb->opts.audit,
+		.after_clone = sb->opts.after_clone,
+		.after_clone_arg = sb->opts.after_clone_arg,
 	};
 	r = moat__sandbox_boot(&boot, err);
 	sb->ctl = boot.ctl;
@@ -549,8 +594,12 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 			close(fd);
 		goto fail;
 	}
-	r = wait_ready(sb, err);
-	if (r < 0)
+	/* A sandbox that ends with its first command is a run, whose creator
+	 * spawns that command at once: its SPAWN waits on the socket behind
+	 * the setup, and the init's answer to it (or its setup error) comes
+	 * in spawn. No READY is said or awaited: on a loaded host each
+	 * wake-up of a waiting process costs a time slice. */
+	if (!sb->opts.ends_with_first_command && (r = wait_ready(sb, err)) < 0)
 		goto fail;
 	sb->epfd = epoll_create1(EPOLL_CLOEXEC);
 	sb->pubfd = epoll_create1(EPOLL_CLOEXEC);
@@ -584,15 +633,28 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		r = moat_error_set(err, -r, "epoll");
 		goto fail;
 	}
-	if (sb->opts.audit)
+	if (sb->opts.audit && !sb->opts.ends_with_first_command) {
 		moat__audit_run_started(sb->opts.audit, config, &sb->r.isolation, 0, false);
+		sb->session_logged = true;
+	}
 	*ret = sb;
 	return 0;
 
 fail:
 	end_init(sb);
 	moat__netproxy_stop(TAKE_PTR(sb->netproxy), NULL);
+	moat__filetrail_stop(TAKE_PTR(sb->trail), NULL);
 	moat__limits_free(TAKE_PTR(sb->lim));
+	/* A sandbox that could not be made is in the log all the same, with
+	 * why: a run's audit never misses a run. */
+	if (sb->opts.audit && sb->opts.ends_with_first_command) {
+		moat_result *res = &sb->r;
+		res->status = MOAT_STATUS_SETUP_ERROR;
+		res->exit_status = 125;
+		moat_error_format(err, res->error, sizeof(res->error));
+		moat__audit_run_started(sb->opts.audit, config, &res->isolation, 0, false);
+		moat__audit_run_finished(sb->opts.audit, config, res, NULL);
+	}
 	sandbox_free(sb);
 	return r;
 }
@@ -670,6 +732,10 @@ int moat_sandbox_spawn(moat_sandbox *sb, const moat_spawn_spec *spec, moat_comma
 	if (!spec->argv || !spec->argv[0])
 		return moat_error_set(err, EINVAL, "spawn: no command");
 	pump(sb);
+	/* A run's init may have failed its setup before its command was
+	 * asked for: what it said is the reason. */
+	if (sb->setup_failed)
+		return moat_error_set_said(err, sb->setup_errno ? sb->setup_errno : EIO, "%s", sb->r.error);
 	if (sb->reaped || sb->stopping || sb->killed)
 		return moat_error_set(err, ESRCH, "spawn %s: the sandbox has ended", spec->argv[0]);
 	if (sb->opts.ends_with_first_command && sb->spawned)
@@ -725,21 +791,38 @@ int moat_sandbox_spawn(moat_sandbox *sb, const moat_spawn_spec *spec, moat_comma
 	int e = moat__ctl_send_fds(sb->ctl, MOAT_CTL_SPAWN, (int)cmd->id, fds, 4);
 	if (e < 0) {
 		command_free(sb, cmd);
+		/* An init that failed its setup meanwhile said why before it
+		 * closed its end: that, not a broken pipe, is the error. */
+		drain_ctl(sb);
+		if (sb->setup_failed)
+			return moat_error_set_said(err, sb->setup_errno ? sb->setup_errno : EIO, "%s", sb->r.error);
 		return moat_error_set(err, -e, "spawn %s: ask the sandbox's init", spec->argv[0]);
 	}
 	sb->spawned = true;
+	if (sb->first_id == 0)
+		sb->first_id = cmd->id;
 	/* The init answers once the command's execve is done or failed (it
 	 * starts it vfork-style, so that is all it waits for). */
 	while (!cmd->start_answered) {
-		struct pollfd p[2] = {{.fd = sb->ctl, .events = POLLIN}, {.fd = sb->pidfd, .events = POLLIN}};
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		/* The wall timer and the cgroup's events too: a run's setup
+		 * may still be under way. */
+		struct pollfd p = {.fd = sb->epfd, .events = POLLIN};
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
 			return moat_error_set(err, errno, "spawn %s: wait for the init", spec->argv[0]);
 		pump(sb);
 	}
+	if (cmd->refused && sb->setup_failed)
+		return moat_error_set_said(err, sb->setup_errno ? sb->setup_errno : EIO, "%s", sb->r.error);
+	if (cmd->refused && sb->killed && sb->kill_reason == MOAT_STATUS_TIMEOUT)
+		return moat_error_set(err, ETIMEDOUT, "spawn %s: the sandbox's setup took longer than limits.wall",
+				      spec->argv[0]);
 	if (cmd->refused)
 		return moat_error_set_said(err, cmd->start_errno ? cmd->start_errno : EIO, "spawn %s: %s",
 					   spec->argv[0], cmd->error);
-	if (sb->opts.audit && cmd->pid > 0)
+	/* The first command of a sandbox that ends with it was logged with
+	 * session.start; with the trail on, the kernel's own account of the
+	 * exec is in the log instead. */
+	if (sb->opts.audit && cmd->pid > 0 && !sb->opts.ends_with_first_command && !sb->trail)
 		moat_audit_exec(sb->opts.audit, spec->argv[0], spec->argv, cmd->pid, 1, "supervisor", NULL);
 	ret->id = cmd->id;
 	ret->pid = cmd->pid;
@@ -825,6 +908,67 @@ int moat_sandbox_stop(moat_sandbox *sb, moat_error *err)
 	return 0;
 }
 
+void moat__sandbox_kill(moat_sandbox *sb, moat_status why, const char *limit)
+{
+	kill_sandbox(sb, why, limit);
+}
+
+moat_result *moat__sandbox_result(moat_sandbox *sb)
+{
+	return &sb->r;
+}
+
+/* The sandbox's status and exit. One that ends with its first command
+ * reports that command's end, as a run always has; a limit or a setup
+ * failure outranks it. */
+static void compose_status(moat_sandbox *sb, moat_result *r)
+{
+	const moat_command_result *f = &sb->first;
+	if (sb->killed && sb->kill_reason != MOAT_STATUS_SETUP_ERROR) {
+		r->status = sb->kill_reason;
+		r->exit_code = -1;
+		r->signal = SIGKILL;
+		r->exit_status = 128 + SIGKILL;
+		/* It finished on its own right at the output cap. */
+		if (r->status == MOAT_STATUS_OUTPUT_LIMIT && sb->first_ended && f->status == MOAT_STATUS_EXITED &&
+		    f->error[0] == '\0')
+			r->signal = 0;
+	} else if (sb->setup_failed) {
+		r->status = MOAT_STATUS_SETUP_ERROR;
+		r->exit_status = 125;
+	} else if (!sb->opts.ends_with_first_command) {
+		r->status = MOAT_STATUS_EXITED;
+		r->exit_code = 0;
+		r->exit_status = 0;
+	} else if (sb->first_ended) {
+		r->status = f->status;
+		if (f->status != MOAT_STATUS_SETUP_ERROR)
+			r->exit_code = f->exit_code;
+		r->signal = f->signal;
+		r->exit_status = f->exit_status;
+		if (f->error[0])
+			snprintf(r->error, sizeof(r->error), "%s", f->error);
+		if (f->status == MOAT_STATUS_SETUP_ERROR && !sb->setup_errno)
+			sb->setup_errno = EIO;
+	} else {
+		r->status = MOAT_STATUS_SETUP_ERROR;
+		r->exit_status = 125;
+		if (!r->error[0])
+			snprintf(r->error, sizeof(r->error), "the sandbox's init ended before the command did");
+	}
+}
+
+/* The result's error text can quote the command line or what the init
+ * reported: redacted like everything else. */
+static void redact_error(moat_sandbox *sb, moat_result *r)
+{
+	if (!sb->opts.secrets || moat_secrets_count(sb->opts.secrets) == 0)
+		return;
+	_cleanup_free_ char *o = NULL;
+	if (moat_redact(moat_secrets_redactor(sb->opts.secrets), r->error, strlen(r->error), &o, NULL) > 0)
+		snprintf(r->error, sizeof(r->error), "%s", o);
+}
+
 int moat_sandbox_destroy(moat_sandbox *sb, moat_result *ret, moat_error *err)
 {
 	moat_error dummy = {0};
@@ -840,25 +984,22 @@ int moat_sandbox_destroy(moat_sandbox *sb, moat_result *ret, moat_error *err)
 	r->cpu_user_ms = (uint64_t)sb->ru.ru_utime.tv_sec * 1000 + (uint64_t)sb->ru.ru_utime.tv_usec / 1000;
 	r->cpu_sys_ms = (uint64_t)sb->ru.ru_stime.tv_sec * 1000 + (uint64_t)sb->ru.ru_stime.tv_usec / 1000;
 	r->cpu_ms = r->cpu_user_ms + r->cpu_sys_ms;
-	if (sb->killed && sb->kill_reason != MOAT_STATUS_SETUP_ERROR) {
-		r->status = sb->kill_reason;
-		r->exit_code = -1;
-		r->signal = SIGKILL;
-		r->exit_status = 128 + SIGKILL;
-	} else if (sb->setup_failed) {
-		r->status = MOAT_STATUS_SETUP_ERROR;
-		r->exit_status = 125;
-	} else {
-		r->status = MOAT_STATUS_EXITED;
-		r->exit_code = 0;
-		r->exit_status = 0;
-	}
+	compose_status(sb, r);
+	redact_error(sb, r);
 	moat__limits_account(sb->lim, &c->limits, r, sb->killed);
 	moat__out_enforced(c, r);
 	/* Nothing of the sandbox is left once its cgroup is gone. */
 	moat__limits_free(TAKE_PTR(sb->lim));
-	if (sb->opts.audit)
-		moat__audit_run_finished(sb->opts.audit, c, r, NULL);
+	if (sb->opts.audit) {
+		/* Every process is gone: the trail's listener has hung up, and
+		 * what its thread holds is written before session.stop. */
+		moat_filetrail_stats st = {0};
+		if (!sb->session_logged)
+			moat__audit_run_started(sb->opts.audit, c, &r->isolation, 0, sb->trail != NULL);
+		moat__filetrail_session_started(sb->trail);
+		moat__filetrail_stop(TAKE_PTR(sb->trail), &st);
+		moat__audit_run_finished(sb->opts.audit, c, r, &st);
+	}
 	int rc = 0;
 	if (c->out_dir && (!moat__out_capped(c) || r->status != MOAT_STATUS_SETUP_ERROR)) {
 		int code = 0;

@@ -1,25 +1,25 @@
-/* The sequencer: one sandboxed run from start to finish.
+/* The sequencer: what every sandbox shares to come up, and a run.
  *
- *   supervisor (this process, host side)        init (pid 1 inside)
+ *   host side                                   init (pid 1 inside)
  *   ---------------------------------------     ------------------------------
- *   validate config, open stdin, make pipes
+ *   validate config, resolve host paths
  *   clone3(NEWUSER|NEWNS|NEWPID|NEWNET|...)  -> waits for GO
- *   write uid/gid maps, join cgroup, GO      -> identity, hostname, loopback,
- *                                               rootfs, pivot_root
- *                                               fork command: confine, execve
- *   poll: output pipes (count, cap, forward),   reap; report the command's end
- *         wall timer, caller's signals,
- *         control messages, init's pidfd
- *   kill init on a limit: the kernel then kills every process of the pid
- *   namespace, daemons and double-forked grandchildren included, before
- *   init's exit is reported; reap, account, remove the cgroup, report;
- *   then deliver what consumers have not taken yet, for a bounded time.
+ *   write uid/gid maps, GO, join cgroup      -> identity, hostname, loopback,
+ *                                               rootfs, pivot_root; serves
+ *                                               SPAWN: fork, confine, execve
  *
- * This file builds the sandbox and hands it to the supervisor loop
- * (supervise.c; the command's terminal is tty.c). The poll loop is the
- * only place the supervisor waits: every descriptor it writes is
- * non-blocking behind a bounded buffer (iobuf.h), so no consumer can hold
- * a run past its limits or keep a signal unanswered.
+ * moat__sandbox_prepare and moat__sandbox_boot are that start; the sandbox
+ * object (sandbox-object.c) calls them and owns what they make. A run
+ * (moat_sandbox_run, below) is a sandbox object that ends with its first
+ * command: this file opens the command's stdin and output pipes, takes the
+ * caller's signals into a signalfd, creates the object, spawns the command
+ * and hands everything to the supervisor loop (supervise.c; the command's
+ * terminal is tty.c). The poll loop is the only place the run waits:
+ * every descriptor it writes is non-blocking behind a bounded buffer
+ * (iobuf.h), so no consumer can hold a run past its limits or keep a
+ * signal unanswered. On a limit the init is killed: the kernel then kills
+ * every process of the pid namespace, daemons and double-forked
+ * grandchildren included, before the init's exit is reported.
  *
  * Nothing in the spawn path sleeps, polls on a timer or runs a helper
  * program: the only processes are the init and the command. */
@@ -387,8 +387,6 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 		.ends_with_first = b->ends_with_first,
 		.say_ready = b->say_ready,
 		.rootless = iso->rootless,
-		.tty = b->tty,
-		.envp = b->envp,
 		.cwd = c->cwd ? c->cwd : (c->out_dir ? "/out" : "/tmp"),
 		.out_bound = c->out_dir != NULL,
 		.wait_cgroup = moat__limits_attach_pending(b->lim),
@@ -403,7 +401,10 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 		.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET |
 			 CLONE_NEWCGROUP | CLONE_PIDFD,
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
-		.exit_signal = (uint64_t)b->exit_signal,
+		/* No exit signal: the caller's SIGCHLD handler never sees
+		 * the init, and a caller that ignores SIGCHLD cannot have the
+		 * kernel reap it behind our back (sandbox-object.c). */
+		.exit_signal = 0,
 	};
 	b->t0 = moat__now_ns();
 	long pid = clone_into_cgroup(&ca, b->lim);
@@ -466,6 +467,20 @@ int moat__sandbox_out_finish(const moat_config *c, int out_fs, moat_result *r, i
 	return sr;
 }
 
+/* A run's audit when no sandbox could be made to write it. */
+static void audit_failed_run(const moat_config *c, const moat_run_io *io, moat_result *r)
+{
+	if (!io->audit)
+		return;
+	moat__audit_run_started(io->audit, c, &r->isolation, 0, false);
+	moat__audit_run_finished(io->audit, c, r, NULL);
+}
+
+/* A run is a sandbox object that ends with its first command: create, spawn
+ * that command with the output pipes, the supervisor loop until the
+ * sandbox is destroyed. What the object leaves to its caller, the run does
+ * here: the caller's signals, its stdin and terminal, the output's counts
+ * and cap. */
 int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result *r, moat_error *err)
 {
 	moat_run_io io_default;
@@ -474,19 +489,14 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		io_in = &io_default;
 	}
 	moat_result_init(r);
-	_cleanup_strv_free_ char **envp = NULL;
 	_cleanup_close_ int stdin_child = -1, stdin_feed = -1, sigfd = -1;
-	_cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1, ctl = -1;
-	_cleanup_limits_ moat_run_limits *lim = NULL;
+	_cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1;
 	moat_super s;
 	moat__super_init(&s, c, io_in, r);
+	s.t0 = moat__now_ns();
 	sigset_t mask, oldmask;
 	struct sigaction oldchld;
-	bool signals_held = false;
-	int ret = moat__sandbox_prepare(c, io_in->gateway, &r->isolation, err);
-	if (ret < 0)
-		goto fail;
-	moat_isolation *iso = &r->isolation;
+	int ret;
 
 	/* The caller's signals arrive through a signalfd from before the
 	 * run's cgroup exists until it is gone, so a SIGTERM always ends the
@@ -499,32 +509,26 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &mask, &oldmask);
-	/* A caller that ignores SIGCHLD would have the kernel reap the init
-	 * behind our back, losing its status and resource usage. */
+	/* The sandbox object reaps its init itself (it has no exit signal);
+	 * SIGCHLD is at its default for the run's length all the same, as
+	 * callers have always found it. */
 	struct sigaction dfl = {.sa_handler = SIG_DFL};
 	sigaction(SIGCHLD, &dfl, &oldchld);
-	signals_held = true;
 
-	/* The cgroup exists before the child does, so nothing of the run
-	 * escapes its limits or its accounting. */
-	ret = moat__limits_prepare(&c->limits, &lim, err);
-	if (ret < 0)
-		goto fail;
-
-	if (moat__sandbox_build_env(c, &envp) < 0) {
-		ret = moat_error_set(err, ENOMEM, "environment");
-		goto fail;
-	}
 	if (moat__sink_open(&s.out, io_in->forward_stdout_fd, false) < 0 ||
 	    moat__sink_open(&s.err, io_in->forward_stderr_fd, false) < 0) {
 		ret = moat_error_set(err, ENOMEM, "output buffers");
 		goto fail;
 	}
-
 	ret = open_stdin(c, io_in, &stdin_child, &stdin_feed, err);
 	if (ret < 0)
 		goto fail;
-	if ((ret = pipe_pair(&out_r, &out_w)) < 0 || (ret = pipe_pair(&err_r, &err_w)) < 0) {
+	/* With a terminal the command's three streams are the terminal the
+	 * sandbox makes for it: no pipes, and no stdin but what is typed. */
+	if (c->tty) {
+		close(TAKE_FD(stdin_child));
+		close(TAKE_FD(stdin_feed));
+	} else if ((ret = pipe_pair(&out_r, &out_w)) < 0 || (ret = pipe_pair(&err_r, &err_w)) < 0) {
 		ret = moat_error_set(err, ret, "pipes");
 		goto fail;
 	}
@@ -534,106 +538,76 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 		goto fail;
 	}
 
-	moat_boot boot = {
-		.c = c,
-		.lim = lim,
-		.ends_with_first = true,
-		.file_trail = c->audit_files && io_in->audit,
-		.tty = c->tty,
-		.envp = envp,
-		.exit_signal = SIGCHLD,
-		.iso = iso,
-		.secrets = io_in->secrets,
-		.audit = io_in->audit,
-		.after_clone = io_in->after_clone,
-		.after_clone_arg = io_in->after_clone_arg,
-	};
-	ret = moat__sandbox_boot(&boot, err);
-	ctl = boot.ctl;
-	s.pidfd = boot.pidfd;
-	s.pid = boot.pid;
-	s.t0 = boot.t0;
-	if (s.pid == 0)
-		goto fail;
-	if (ret >= 0) {
-		/* Only the init starts processes in the sandbox: it is handed
-		 * the command's streams and forks it. Our copies go, so the
-		 * loop sees end-of-file when the sandbox's last one closes. */
-		int stdio[3] = {stdin_child, out_w, err_w};
-		int e = moat__ctl_send_fds(ctl, MOAT_CTL_SPAWN, MOAT_RUNNER_COMMAND_ID, stdio, 3);
-		if (e < 0 && e != -EPIPE && e != -ECONNRESET)
-			ret = moat_error_set(err, -e, "start the command");
+	moat_sandbox_opts o;
+	moat_sandbox_opts_init(&o);
+	o.ends_with_first_command = true;
+	o.audit = io_in->audit;
+	o.gateway = io_in->gateway;
+	o.secrets = io_in->secrets;
+	o.after_clone = io_in->after_clone;
+	o.after_clone_arg = io_in->after_clone_arg;
+	/* The object writes the audit of a run it could not make. */
+	ret = moat_sandbox_create(c, &o, &s.sb, err);
+	if (ret < 0) {
+		moat_error_format(err, r->error, sizeof(r->error));
+		goto out;
 	}
+	moat_spawn_spec spec;
+	moat_spawn_spec_init(&spec);
+	spec.argv = c->argv;
+	spec.tty = c->tty;
+	if (!c->tty) {
+		spec.stdin_fd = stdin_child;
+		spec.stdout_fd = out_w;
+		spec.stderr_fd = err_w;
+	}
+	moat_command cmd;
+	ret = moat_sandbox_spawn(s.sb, &spec, &cmd, err);
+	/* Our copies go, so the loop sees end-of-file when the sandbox's last
+	 * one closes. */
 	close(TAKE_FD(out_w));
 	close(TAKE_FD(err_w));
 	close(TAKE_FD(stdin_child));
-	if (ret >= 0 && c->limits.wall_ms != MOAT_UNLIMITED) {
-		s.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-		struct itimerspec its = {.it_value = {.tv_sec = (time_t)(c->limits.wall_ms / 1000),
-						      .tv_nsec = (long)(c->limits.wall_ms % 1000) * 1000000}};
-		if (s.timer_fd < 0 || timerfd_settime(s.timer_fd, 0, &its, NULL) < 0)
-			ret = moat_error_set(err, errno, "wall-clock timer");
-	}
 	if (ret < 0) {
-		/* The init may have failed its setup before it could be told
-		 * to go on (a fast refusal of a mount target): its reason is
-		 * waiting on the socket and says more than our own error. */
-		struct pollfd q = {.fd = ctl, .events = POLLIN};
-		moat_ctl_msg m;
-		int mfd = -1;
-		if (poll(&q, 1, 0) > 0 && moat__ctl_recv(ctl, &m, &mfd) == 0 && m.type == MOAT_CTL_SETUP_ERROR)
-			ret = moat_error_set_said(err, m.a, "%s", m.text);
-		if (mfd >= 0)
-			close(mfd);
-		moat__super_end_init(&s, NULL);
-		goto fail;
+		/* Refused before it ran (a confinement that fails is a setup
+		 * error the loop reports, not a refusal). */
+		moat_sandbox_destroy(TAKE_PTR(s.sb), r, NULL);
+		r->status = MOAT_STATUS_SETUP_ERROR;
+		r->exit_status = 125;
+		moat_error_format(err, r->error, sizeof(r->error));
+		goto out;
 	}
-
-	s.lim = TAKE_PTR(lim);
-	s.ctl = TAKE_FD(ctl);
+	s.id = cmd.id;
+	if (cmd.pty_fd >= 0 && !moat__tty_attach(&s.tty, cmd.pty_fd))
+		close(cmd.pty_fd);
 	s.out_fd = TAKE_FD(out_r);
 	s.err_fd = TAKE_FD(err_r);
 	s.stdin_feed = TAKE_FD(stdin_feed);
 	s.sig_fd = sigfd;
 	moat__supervise(&s);
-
 	/* Drop a SIGPIPE or interrupt that is still pending before restoring
 	 * the caller's mask, so it does not kill us on the way out. */
 	struct timespec zero = {0, 0};
 	while (sigtimedwait(&mask, NULL, &zero) > 0)
 		;
-	restore_signals(&oldmask, &oldchld);
-
-	if (c->out_dir && (!moat__out_capped(c) || r->status != MOAT_STATUS_SETUP_ERROR)) {
-		(void)moat__sandbox_out_finish(c, s.out_fs, r, &s.setup_errno);
-	}
-
-	/* The capped /out's last reference: its tmpfs goes with it. */
-	if (s.out_fs >= 0)
-		close(TAKE_FD(s.out_fs));
-
-	if (r->status == MOAT_STATUS_SETUP_ERROR) {
+	ret = 0;
+	if (s.destroy_rc < 0 || r->status == MOAT_STATUS_SETUP_ERROR) {
 		/* The text already carries the reason; the code stays for
 		 * callers that act on it. */
-		return moat_error_set_said(err, s.setup_errno ? s.setup_errno : EIO, "%s", r->error);
+		int code = s.destroy_rc < 0 ? s.destroy_err.code : 0;
+		ret = moat_error_set_said(err, code ? code : EIO, "%s", r->error);
 	}
-	return 0;
+	goto out;
 
 fail:
-	moat__super_close(&s);
-	if (s.out_fs >= 0)
-		close(TAKE_FD(s.out_fs));
-	moat__limits_free(TAKE_PTR(lim));
 	r->status = MOAT_STATUS_SETUP_ERROR;
 	r->exit_status = 125;
 	moat_error_format(err, r->error, sizeof(r->error));
-	if (io_in->audit) {
-		moat__audit_run_started(io_in->audit, c, &r->isolation, 0, false);
-		moat__audit_run_finished(io_in->audit, c, r, NULL);
-	}
-	/* Last, once the cgroup is gone: a signal the caller sent meanwhile
-	 * now takes its course. */
-	if (signals_held)
-		restore_signals(&oldmask, &oldchld);
+	audit_failed_run(c, io_in, r);
+out:
+	moat__super_close(&s);
+	/* Last, once the cgroup is gone: after a failure, a signal the caller
+	 * sent meanwhile now takes its course. */
+	restore_signals(&oldmask, &oldchld);
 	return ret;
 }

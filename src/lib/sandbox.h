@@ -110,14 +110,23 @@ typedef struct moat_sandbox_opts {
 	 * false the sandbox stays until moat_sandbox_stop, its wall limit, a
 	 * cgroup limit, or the death of the thread that created it. */
 	bool ends_with_first_command;
-	/* Audit writer, or NULL: session.start once the sandbox is up,
-	 * session.stop with the result at moat_sandbox_destroy. The file and
-	 * exec trail (config->audit_files) is not offered by this interface
-	 * yet: create refuses it with EOPNOTSUPP rather than drop it. */
+	/* Audit writer, or NULL: session.start once the sandbox is up (in a
+	 * sandbox that ends with its first command: once that command runs,
+	 * so that the event carries its confinement), session.stop with the
+	 * result at moat_sandbox_destroy. With config->audit_files it also
+	 * gets the file and exec trail (filetrail.h); that is offered only
+	 * with ends_with_first_command for now, and create refuses it with
+	 * EOPNOTSUPP otherwise rather than drop it. */
 	struct moat_audit *audit;
 	/* With config->net == MOAT_NET_PROXY: the egress gateway's rules.
 	 * Required then. */
 	const struct moat_gateway_config *gateway;
+	/* As in moat_run_io: the run's secrets, armed once the init has been
+	 * cloned (the result's error is redacted with them), and what must
+	 * happen then, before the init is told to go on. */
+	struct moat_secrets *secrets;
+	int (*after_clone)(void *arg, moat_error *err);
+	void *after_clone_arg;
 } moat_sandbox_opts;
 
 void moat_sandbox_opts_init(moat_sandbox_opts *o);
@@ -232,7 +241,9 @@ int moat_sandbox_stop(moat_sandbox *sb, moat_error *err);
 
 /* Ends the sandbox if it still runs, reaps its init, accounts (ret: the
  * sandbox's whole life: status, cpu and memory of every process, limits and
- * what enforced them, isolation), stops its gateway, removes its cgroup,
+ * what enforced them, isolation; in a sandbox that ends with its first
+ * command, the status and exit are that command's, as moat_sandbox_run
+ * reports them), stops its gateway, removes its cgroup,
  * writes session.stop, checks (or copies out) /out, and frees sb. ret may
  * be NULL; sb and err may be NULL. Returns 0, or a negative errno with err filled
  * when the sandbox could not be accounted or /out not checked (the

@@ -1,13 +1,9 @@
 /* The supervisor loop (supervise.h). */
 #include "supervise.h"
 
-#include "audit.h"
-#include "filetrail.h"
-#include "netproxy.h"
 #include "record.h"
 #include "sandbox-internal.h"
 #include "secretstore.h"
-#include "syscalls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +11,6 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* How long the command has to end by itself after moat passed it the
@@ -27,23 +22,7 @@
 
 static void kill_sandbox(moat_super *s, moat_status why, const char *limit)
 {
-	if (!s->killed) {
-		s->killed = true;
-		s->kill_reason = why;
-		if (limit)
-			snprintf(s->r->limit_hit, sizeof(s->r->limit_hit), "%s", limit);
-	}
-	moat__pidfd_send_signal(s->pidfd, SIGKILL);
-}
-
-
-/* The cgroup notified an event or the budget timer fired. */
-static void check_limits(moat_super *s, moat_run_limits *lim)
-{
-	const char *limit = NULL;
-	moat_status v = moat__limits_check(lim, &limit);
-	if (v != MOAT_STATUS_EXITED)
-		kill_sandbox(s, v, limit);
+	moat__sandbox_kill(s->sb, why, limit);
 }
 
 /* Passes one chunk, redacted already, to the recording, the caller's
@@ -99,137 +78,6 @@ static void handle_output(moat_super *s, int stream, const char *buf, size_t n)
 		kill_sandbox(s, MOAT_STATUS_OUTPUT_LIMIT, "output");
 }
 
-/* Serves the proxy port the init passed out. When the gateway cannot start,
- * the run is ended as a setup error: a sandbox that was promised egress and
- * finds a dead port would only fail later and less clearly. */
-static void start_gateway(moat_super *s, int fd)
-{
-	moat_error gerr = {0};
-	moat_netproxy_fds fds = {.proxy = fd, .transparent = TAKE_FD(s->transparent_fd), .dns = TAKE_FD(s->dns_fd)};
-	if (moat__netproxy_start(s->io->gateway, &fds, &s->netproxy, &gerr) < 0) {
-		s->setup_failed = true;
-		s->setup_errno = gerr.code;
-		moat_error_format(&gerr, s->r->error, sizeof(s->r->error));
-		moat__pidfd_send_signal(s->pidfd, SIGKILL);
-	}
-}
-
-static void handle_ctl(moat_super *s, int ctl, bool *ctl_open)
-{
-	moat_ctl_msg m;
-	int fd = -1;
-	int r = moat__ctl_recv(ctl, &m, &fd);
-	if (r < 0) {
-		*ctl_open = false;
-		return;
-	}
-	switch (m.type) {
-	case MOAT_CTL_SETUP_ERROR:
-		s->setup_failed = true;
-		s->setup_errno = m.a;
-		snprintf(s->r->error, sizeof(s->r->error), "%s", m.text);
-		break;
-	case MOAT_CTL_EXEC_FAILED:
-		s->exec_failed = true;
-		s->setup_errno = m.a;
-		snprintf(s->r->error, sizeof(s->r->error), "%s: %s", m.text,
-			 m.a == ENOENT ? "command not found" : strerror(m.a));
-		break;
-	case MOAT_CTL_STARTED: {
-		moat_isolation in;
-		memcpy(&in, m.text, sizeof(in));
-		moat_isolation *iso = &s->r->isolation;
-		iso->rootfs_readonly = in.rootfs_readonly;
-		iso->proc_masked = in.proc_masked;
-		iso->no_new_privs = in.no_new_privs;
-		iso->caps_dropped = in.caps_dropped;
-		iso->seccomp = in.seccomp;
-		memcpy(iso->seccomp_profile, in.seccomp_profile, sizeof(iso->seccomp_profile));
-		iso->seccomp_rules = in.seccomp_rules;
-		iso->landlock_abi = in.landlock_abi;
-		memcpy(iso->landlock_rules, in.landlock_rules, sizeof(iso->landlock_rules));
-		if (s->io->audit && !s->session_logged) {
-			moat__audit_run_started(s->io->audit, s->c, iso, (pid_t)m.a, s->trail != NULL);
-			s->session_logged = true;
-			moat__filetrail_session_started(s->trail);
-		}
-		break;
-	}
-	case MOAT_CTL_EXITED:
-		s->got_exit = true;
-		s->wait_status = m.a;
-		break;
-	case MOAT_CTL_FD:
-		if (m.b == MOAT_CTL_FD_PROXY_LISTENER && fd >= 0 && !s->netproxy) {
-			start_gateway(s, TAKE_FD(fd));
-		} else if (m.b == MOAT_CTL_FD_TRANSPARENT_LISTENER && fd >= 0 && s->transparent_fd < 0 && !s->netproxy) {
-			s->transparent_fd = TAKE_FD(fd);
-		} else if (m.b == MOAT_CTL_FD_DNS_STUB && fd >= 0 && s->dns_fd < 0 && !s->netproxy) {
-			s->dns_fd = TAKE_FD(fd);
-		} else if (m.b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && moat__tty_attach(&s->tty, fd)) {
-			fd = -1;
-		} else if (m.b == MOAT_CTL_FD_NOTIFY && fd >= 0 && !s->trail && s->io->audit) {
-			moat__filetrail_start(TAKE_FD(fd), s->io->audit, &s->trail, NULL);
-		} else if (m.b == MOAT_CTL_FD_OUT_TMPFS && fd >= 0 && s->out_fs < 0) {
-			s->out_fs = TAKE_FD(fd);
-		}
-		break;
-	default:
-		break;
-	}
-	if (fd >= 0)
-		close(fd);
-}
-
-static void finish_result(moat_super *s, struct rusage *ru)
-{
-	moat_result *r = s->r;
-	r->cpu_user_ms = (uint64_t)ru->ru_utime.tv_sec * 1000 + (uint64_t)ru->ru_utime.tv_usec / 1000;
-	r->cpu_sys_ms = (uint64_t)ru->ru_stime.tv_sec * 1000 + (uint64_t)ru->ru_stime.tv_usec / 1000;
-	r->cpu_ms = r->cpu_user_ms + r->cpu_sys_ms;
-
-	if (s->killed && s->kill_reason != MOAT_STATUS_EXITED) {
-		/* A limit ended the run; the command died of our SIGKILL. */
-		r->status = s->kill_reason;
-		r->exit_code = -1;
-		r->signal = SIGKILL;
-		r->exit_status = 128 + SIGKILL;
-		if (s->got_exit && WIFEXITED(s->wait_status) && r->status == MOAT_STATUS_OUTPUT_LIMIT) {
-			/* It finished on its own right at the cap. */
-			r->signal = 0;
-		}
-		return;
-	}
-	if (s->setup_failed) {
-		r->status = MOAT_STATUS_SETUP_ERROR;
-		r->exit_status = 125;
-		return;
-	}
-	if (s->exec_failed) {
-		r->status = MOAT_STATUS_EXITED;
-		r->exit_code = s->setup_errno == ENOENT ? 127 : 126;
-		r->exit_status = r->exit_code;
-		return;
-	}
-	if (s->got_exit) {
-		if (WIFEXITED(s->wait_status)) {
-			r->status = MOAT_STATUS_EXITED;
-			r->exit_code = WEXITSTATUS(s->wait_status);
-			r->exit_status = r->exit_code;
-		} else if (WIFSIGNALED(s->wait_status)) {
-			r->status = MOAT_STATUS_SIGNALED;
-			r->signal = WTERMSIG(s->wait_status);
-			r->exit_status = 128 + r->signal;
-		}
-		return;
-	}
-	r->status = MOAT_STATUS_SETUP_ERROR;
-	r->exit_status = 125;
-	if (!r->error[0])
-		snprintf(r->error, sizeof(r->error), "the sandbox's init ended before the command did");
-}
-
-
 static int ms_until(uint64_t now_ns, uint64_t then_ns)
 {
 	if (then_ns <= now_ns)
@@ -259,7 +107,7 @@ static bool read_stream(moat_super *s, int fd, int stream, char *buf, size_t siz
  * the command, which then has MOAT_SIGNAL_GRACE_MS to end by itself; a
  * second one ends the run at once. SIGPIPE (a consumer that went away) is
  * absorbed. */
-static void handle_signals(moat_super *s, int sigfd, int ctl, bool ctl_open, bool init_alive)
+static void handle_signals(moat_super *s, int sigfd)
 {
 	struct signalfd_siginfo si;
 	while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -267,9 +115,9 @@ static void handle_signals(moat_super *s, int sigfd, int ctl, bool ctl_open, boo
 			continue;
 		bool first = s->caller_signal == 0;
 		s->caller_signal = (int)si.ssi_signo;
-		if (!init_alive)
+		if (s->sandbox_gone)
 			continue;
-		if (first && ctl_open && moat__ctl_send(ctl, MOAT_CTL_SIGNAL, (int)si.ssi_signo, 0, NULL) == 0)
+		if (first && !s->got_exit && moat_sandbox_signal(s->sb, s->id, (int)si.ssi_signo, NULL) == 0)
 			s->grace_end_ns = moat__now_ns() + (uint64_t)MOAT_SIGNAL_GRACE_MS * 1000000ull;
 		else
 			kill_sandbox(s, MOAT_STATUS_SIGNALED, NULL);
@@ -343,9 +191,8 @@ static void close_fd(int *fd)
 
 void moat__super_init(moat_super *s, const moat_config *c, const moat_run_io *io, moat_result *r)
 {
-	*s = (moat_super){.c = c, .io = io, .r = r, .pidfd = -1, .ctl = -1, .out_fd = -1, .err_fd = -1,
-			  .stdin_feed = -1, .timer_fd = -1, .sig_fd = -1, .out_fs = -1, .transparent_fd = -1, .dns_fd = -1, .out = MOAT_SINK_INIT,
-			  .err = MOAT_SINK_INIT};
+	*s = (moat_super){.c = c, .io = io, .r = r, .out_fd = -1, .err_fd = -1, .stdin_feed = -1, .sig_fd = -1,
+			  .out = MOAT_SINK_INIT, .err = MOAT_SINK_INIT};
 	moat__tty_init(&s->tty, c->tty);
 	/* The secrets' redactor gets its values once they are armed, after
 	 * the init is cloned and before the command runs. */
@@ -356,30 +203,6 @@ void moat__super_init(moat_super *s, const moat_config *c, const moat_run_io *io
 	}
 }
 
-/* The result's error text can quote the command line or what the init
- * reported: redacted like everything else. */
-static void redact_result(moat_super *s)
-{
-	if (!s->redacting)
-		return;
-	_cleanup_free_ char *o = NULL;
-	if (moat_redact(moat_secrets_redactor(s->io->secrets), s->r->error, strlen(s->r->error), &o, NULL) > 0)
-		snprintf(s->r->error, sizeof(s->r->error), "%s", o);
-}
-
-void moat__super_end_init(moat_super *s, struct rusage *ru)
-{
-	if (s->pidfd < 0)
-		return;
-	if (!s->sandbox_gone) {
-		moat__pidfd_send_signal(s->pidfd, SIGKILL);
-		while (wait4(s->pid, NULL, 0, ru) < 0 && errno == EINTR)
-			;
-		s->sandbox_gone = true;
-	}
-	close_fd(&s->pidfd);
-}
-
 void moat__super_close(moat_super *s)
 {
 	moat__tty_restore(&s->tty);
@@ -388,49 +211,56 @@ void moat__super_close(moat_super *s)
 	moat__sink_close(&s->err);
 	moat_redact_stream_done(&s->red_out);
 	moat_redact_stream_done(&s->red_err);
-	close_fd(&s->ctl);
 	close_fd(&s->out_fd);
 	close_fd(&s->err_fd);
 	close_fd(&s->stdin_feed);
-	close_fd(&s->timer_fd);
+	moat_sandbox_destroy(TAKE_PTR(s->sb), NULL, NULL);
+}
+
+/* Takes every event the sandbox has: the command's end, the sandbox's. */
+static void sandbox_events(moat_super *s)
+{
+	moat_sandbox_event ev;
+	while (moat_sandbox_dispatch(s->sb, &ev, NULL) > 0) {
+		if (ev.type == MOAT_SANDBOX_EVENT_EXITED && ev.command.id == s->id)
+			s->got_exit = true;
+		else if (ev.type == MOAT_SANDBOX_EVENT_ENDED)
+			s->sandbox_gone = true;
+	}
 }
 
 void moat__supervise(moat_super *s)
 {
 	moat_result *r = s->r;
-	int limfd = moat__limits_fd(s->lim);
-	fcntl(s->out_fd, F_SETFL, O_NONBLOCK);
-	fcntl(s->err_fd, F_SETFL, O_NONBLOCK);
-	bool out_open = true, err_open = true, ctl_open = true;
+	int sbfd = moat_sandbox_fd(s->sb);
+	if (s->out_fd >= 0)
+		fcntl(s->out_fd, F_SETFL, O_NONBLOCK);
+	if (s->err_fd >= 0)
+		fcntl(s->err_fd, F_SETFL, O_NONBLOCK);
+	bool out_open = s->out_fd >= 0, err_open = s->err_fd >= 0;
 	size_t fed = 0;
-	struct rusage ru;
-	memset(&ru, 0, sizeof(ru));
 	char buf[65536];
 
+	/* Something may have happened before the loop watched for it. */
+	sandbox_events(s);
 	/* The loop never blocks but in poll: every descriptor it reads or
 	 * writes is non-blocking, and it reads the sandbox's output only as
 	 * far as the consumer keeps up (iobuf.h). So the wall timer, the
 	 * limits and the caller's signals are served whatever the consumers
 	 * do. */
 	while (!s->sandbox_gone || out_open || err_open || s->tty.master >= 0) {
-		bool init_alive = !s->sandbox_gone;
-		struct pollfd p[14];
-		int n = 0, i_out = -1, i_err = -1, i_ctl = -1, i_pid = -1, i_t = -1, i_sig = -1, i_feed = -1,
-		    i_pty = -1, i_tin = -1, i_lim = -1, i_sout = -1, i_serr = -1;
+		bool alive = !s->sandbox_gone;
+		struct pollfd p[10];
+		int n = 0, i_out = -1, i_err = -1, i_sb = -1, i_sig = -1, i_feed = -1, i_pty = -1, i_tin = -1,
+		    i_sout = -1, i_serr = -1;
 		bool out_room = s->sandbox_gone || moat__sink_room(&s->out) > 0;
 		bool err_room = s->sandbox_gone || moat__sink_room(&s->err) > 0;
-		if (limfd >= 0 && init_alive && !s->killed)
-			p[i_lim = n++] = (struct pollfd){.fd = limfd, .events = POLLIN};
 		if (out_open && out_room)
 			p[i_out = n++] = (struct pollfd){.fd = s->out_fd, .events = POLLIN};
 		if (err_open && err_room)
 			p[i_err = n++] = (struct pollfd){.fd = s->err_fd, .events = POLLIN};
-		if (ctl_open)
-			p[i_ctl = n++] = (struct pollfd){.fd = s->ctl, .events = POLLIN};
-		if (init_alive)
-			p[i_pid = n++] = (struct pollfd){.fd = s->pidfd, .events = POLLIN};
-		if (s->timer_fd >= 0 && init_alive)
-			p[i_t = n++] = (struct pollfd){.fd = s->timer_fd, .events = POLLIN};
+		if (alive)
+			p[i_sb = n++] = (struct pollfd){.fd = sbfd, .events = POLLIN};
 		p[i_sig = n++] = (struct pollfd){.fd = s->sig_fd, .events = POLLIN};
 		if (s->stdin_feed >= 0)
 			p[i_feed = n++] = (struct pollfd){.fd = s->stdin_feed, .events = POLLOUT};
@@ -446,7 +276,7 @@ void moat__supervise(moat_super *s)
 		if (moat__sink_pending(&s->err))
 			p[i_serr = n++] = (struct pollfd){.fd = s->err.fd, .events = POLLOUT};
 		int timeout = -1;
-		if (s->grace_end_ns && init_alive)
+		if (s->grace_end_ns && alive)
 			timeout = ms_until(moat__now_ns(), s->grace_end_ns);
 		if (poll(p, (nfds_t)n, timeout) < 0) {
 			if (errno == EINTR)
@@ -478,8 +308,6 @@ void moat__supervise(moat_super *s)
 		}
 		if (i_tin >= 0 && p[i_tin].revents)
 			moat__tty_read_input(&s->tty, s->io->record, buf, sizeof(buf));
-		if (i_ctl >= 0 && p[i_ctl].revents)
-			handle_ctl(s, s->ctl, &ctl_open);
 		if (i_feed >= 0 && p[i_feed].revents) {
 			const moat_run_io *io = s->io;
 			if (p[i_feed].revents & POLLOUT && fed < io->stdin_len) {
@@ -492,28 +320,14 @@ void moat__supervise(moat_super *s)
 			if (fed >= io->stdin_len || (p[i_feed].revents & (POLLERR | POLLHUP)))
 				close_fd(&s->stdin_feed);
 		}
-		if (i_t >= 0 && p[i_t].revents)
-			kill_sandbox(s, MOAT_STATUS_TIMEOUT, "wall");
-		if (i_lim >= 0 && p[i_lim].revents)
-			check_limits(s, s->lim);
 		if (p[i_sig].revents)
-			handle_signals(s, s->sig_fd, s->ctl, ctl_open, init_alive);
-		if (s->grace_end_ns && init_alive && moat__now_ns() >= s->grace_end_ns)
+			handle_signals(s, s->sig_fd);
+		if (s->grace_end_ns && alive && moat__now_ns() >= s->grace_end_ns)
 			kill_sandbox(s, MOAT_STATUS_SIGNALED, NULL);
-		if (i_pid >= 0 && p[i_pid].revents) {
-			/* Every process of the pid namespace is gone once the
-			 * init's exit is visible here. Read what it last said. */
-			while (ctl_open) {
-				struct pollfd q = {.fd = s->ctl, .events = POLLIN};
-				if (poll(&q, 1, 0) <= 0)
-					break;
-				handle_ctl(s, s->ctl, &ctl_open);
-			}
-			int st;
-			if (wait4(s->pid, &st, 0, &ru) == s->pid)
-				s->sandbox_gone = true;
-			r->wall_ms = (moat__now_ns() - s->t0) / 1000000;
-		}
+		/* Every process of the sandbox is gone once its end is seen
+		 * here; what its pipes still hold is read on. */
+		if (i_sb >= 0 && p[i_sb].revents)
+			sandbox_events(s);
 	}
 	moat__tty_restore(&s->tty);
 	if (s->redacting) {
@@ -525,36 +339,16 @@ void moat__supervise(moat_super *s)
 		redact_output(s, 2, NULL, 0, true);
 		s->sandbox_gone = gone;
 	}
-	if (!s->sandbox_gone) {
-		moat__super_end_init(s, &ru);
-		r->wall_ms = (moat__now_ns() - s->t0) / 1000000;
-	}
-	moat__super_end_init(s, NULL);
-	moat__netproxy_stop(s->netproxy, NULL);
-	if (s->transparent_fd >= 0)
-		close(TAKE_FD(s->transparent_fd));
-	if (s->dns_fd >= 0)
-		close(TAKE_FD(s->dns_fd));
-	finish_result(s, &ru);
-	redact_result(s);
-	moat__limits_account(s->lim, &s->c->limits, r, s->killed);
-	moat__out_enforced(s->c, r);
-	/* Nothing of the run is left once its cgroup is gone: remove it
-	 * before waiting on any consumer. */
-	moat__limits_free(TAKE_PTR(s->lim));
-	if (s->io->audit) {
-		/* Every process of the run is gone: the trail's listener has hung
-		 * up, and what the thread holds is written before session.stop. */
-		moat_filetrail_stats st = {0};
-		if (!s->session_logged)
-			moat__audit_run_started(s->io->audit, s->c, &r->isolation, 0, s->trail != NULL);
-		moat__filetrail_session_started(s->trail);
-		moat__filetrail_stop(TAKE_PTR(s->trail), &st);
-		moat__audit_run_finished(s->io->audit, s->c, r, &st);
-	}
+	/* The sandbox's own result gets what only this loop counted; its
+	 * destroy then ends what is left, accounts, removes the cgroup and
+	 * writes the audit's end before any consumer is waited on. */
+	moat_result *sr = moat__sandbox_result(s->sb);
+	sr->stdout_bytes = r->stdout_bytes;
+	sr->stderr_bytes = r->stderr_bytes;
+	sr->output_truncated = r->output_truncated;
+	s->destroy_rc = moat_sandbox_destroy(TAKE_PTR(s->sb), r, &s->destroy_err);
 	close_fd(&s->out_fd);
 	close_fd(&s->err_fd);
-	close_fd(&s->ctl);
 
 	drain_sinks(s, s->sig_fd, drain_deadline(s, s->t0));
 	moat__super_close(s);
