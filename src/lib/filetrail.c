@@ -231,6 +231,12 @@ int moat__filetrail_install(moat_error *err)
 	 * of the init's secrets is here to protect (the command's process is
 	 * about to exec, which resets dumpability from the new program). */
 	prctl(PR_SET_DUMPABLE, 1);
+	/* libseccomp keeps the notify descriptor it made in a global, and
+	 * makes no new listener while that is set. This process shares the
+	 * init's memory until its execve (CLONE_VM), so an earlier command's
+	 * descriptor number is there, not valid here: forget it. */
+	if (seccomp_reset(NULL, 0) < 0)
+		return moat_error_set(err, EINVAL, "file trail: reset libseccomp's state");
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
 		return moat_error_set(err, ENOMEM, "file trail: seccomp_init");
@@ -287,6 +293,8 @@ struct moat_filetrail {
 	pthread_cond_t cond;
 	bool session_started, stopping;
 	bool armed; /* the first execve was seen: calls are the command's now */
+	bool fanotify_wanted; /* open the fanotify source at the first execve */
+	bool exited;          /* the thread has left (read with atomics) */
 	watched w[_K_MAX * 4];
 	size_t n_w;
 	pending pend[TRAIL_PENDING_MAX];
@@ -825,7 +833,7 @@ static void handle(moat_filetrail *t)
 		struct stat st;
 		snprintf(p, sizeof(p), "/proc/%d/ns/pid", (int)req.pid);
 		t->pidns = stat(p, &st) == 0 ? st.st_ino : 0;
-		int fd = geteuid() == 0 ? moat__fanwatch_open((pid_t)req.pid) : -EPERM;
+		int fd = geteuid() == 0 && t->fanotify_wanted ? moat__fanwatch_open((pid_t)req.pid) : -EPERM;
 		t->fan_fd = fd >= 0 ? fd : -1;
 		t->stats.fanotify = fd >= 0;
 	}
@@ -908,10 +916,21 @@ static void *trail_main(void *arg)
 		else if (p[1].revents)
 			break;
 	}
+	__atomic_store_n(&t->exited, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
+bool moat__filetrail_done(const moat_filetrail *t)
+{
+	return !t || __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE);
+}
+
 int moat__filetrail_start(int listener, moat_audit *a, moat_filetrail **ret, moat_error *err)
+{
+	return moat__filetrail_start_source(listener, a, true, ret, err);
+}
+
+int moat__filetrail_start_source(int listener, moat_audit *a, bool fanotify, moat_filetrail **ret, moat_error *err)
 {
 	_cleanup_close_ int fd = listener;
 	moat_filetrail *t = calloc(1, sizeof(*t));
@@ -921,6 +940,7 @@ int moat__filetrail_start(int listener, moat_audit *a, moat_filetrail **ret, moa
 	t->mem_fd = -1;
 	t->held_fd = -1;
 	t->fan_fd = -1;
+	t->fanotify_wanted = fanotify;
 	t->audit = a;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->cond, NULL);

@@ -48,6 +48,13 @@ int moat__filetrail_install(moat_error *err);
  * through unrecorded; events of the command are held back until
  * moat__filetrail_session_started() says session.start is in the log. */
 int moat__filetrail_start(int listener, moat_audit *a, moat_filetrail **ret, moat_error *err);
+/* The same; fanotify false: the seccomp source only, even as root. A
+ * sandbox of many commands has one trail per command, and a fanotify
+ * source each would report every open of the sandbox once per trail. */
+int moat__filetrail_start_source(int listener, moat_audit *a, bool fanotify, moat_filetrail **ret, moat_error *err);
+/* True once the thread has left: no process holds the filter any more
+ * (or t is NULL). Stopping it then loses nothing. */
+bool moat__filetrail_done(const moat_filetrail *t);
 void moat__filetrail_session_started(moat_filetrail *t);
 /* Waits for the thread (the listener hangs up when the run's last process
  * is gone), writes what was held back, frees. Accepts NULL. */

@@ -101,9 +101,13 @@ struct moat_sandbox {
 	bool setup_failed;
 	int setup_errno;
 	bool spawned;
-	/* The file and exec trail of the sandbox's one command, and whether
-	 * session.start is in the audit log yet. */
-	struct moat_filetrail *trail;
+	/* The file and exec trail: one per command (the init hands out a
+	 * notify listener for each), with the fanotify source only in a
+	 * sandbox of one command; the counts of those already stopped; and
+	 * whether session.start is in the audit log yet. */
+	struct moat_filetrail *trails[MOAT_SANDBOX_MAX_COMMANDS];
+	size_t n_trails;
+	moat_filetrail_stats trail_stats;
 	bool session_logged;
 	/* In a sandbox that ends with its first command, the sandbox's result
 	 * is that command's: kept here when it ends. */
@@ -238,6 +242,58 @@ static void start_gateway(moat_sandbox *sb, int fd)
 	}
 }
 
+static void add_stats(moat_filetrail_stats *to, const moat_filetrail_stats *s)
+{
+	to->notifications += s->notifications;
+	to->events += s->events;
+	to->unreadable += s->unreadable;
+	to->racy += s->racy;
+	to->fanotify |= s->fanotify;
+	to->fanotify_events += s->fanotify_events;
+	to->fanotify_lost += s->fanotify_lost;
+}
+
+/* Stops the trails whose thread has left (done) or all of them, adding
+ * their counts to the sandbox's. */
+static void stop_trails(moat_sandbox *sb, bool all)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < sb->n_trails; i++) {
+		if (!all && !moat__filetrail_done(sb->trails[i])) {
+			sb->trails[k++] = sb->trails[i];
+			continue;
+		}
+		moat_filetrail_stats st = {0};
+		moat__filetrail_session_started(sb->trails[i]);
+		moat__filetrail_stop(sb->trails[i], &st);
+		add_stats(&sb->trail_stats, &st);
+	}
+	sb->n_trails = k;
+}
+
+/* A command's notify listener (sent before its STARTED): its own trail.
+ * One whose processes are all gone has left its thread, and goes first,
+ * so a long-lived sandbox holds a trail only per command that still has
+ * a process. With MOAT_SANDBOX_MAX_COMMANDS of them still held, the
+ * listener is closed: the kernel then fails the command's watched calls
+ * with ENOSYS (seccomp_unotify(2)), which is the trail failing closed. */
+static void start_trail(moat_sandbox *sb, int fd)
+{
+	stop_trails(sb, false);
+	if (sb->n_trails >= MOAT_SANDBOX_MAX_COMMANDS) {
+		close(fd);
+		return;
+	}
+	moat_filetrail *t = NULL;
+	if (moat__filetrail_start_source(fd, sb->opts.audit, sb->opts.ends_with_first_command, &t, NULL) < 0)
+		return;
+	/* In a sandbox of many commands session.start is in the log since
+	 * create: this command's events need not wait. */
+	if (sb->session_logged)
+		moat__filetrail_session_started(t);
+	sb->trails[sb->n_trails++] = t;
+}
+
 static void handle_msg(moat_sandbox *sb, const moat_ctl_msg *m, int fd)
 {
 	sb_command *cmd = m->type == MOAT_CTL_FD ? find_command(sb, (uint32_t)m->a) : find_command(sb, (uint32_t)m->b);
@@ -272,8 +328,8 @@ static void handle_msg(moat_sandbox *sb, const moat_ctl_msg *m, int fd)
 			sb->out_fs = TAKE_FD(fd);
 		else if (m->b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && cmd && cmd->pty_fd < 0)
 			cmd->pty_fd = TAKE_FD(fd);
-		else if (m->b == MOAT_CTL_FD_NOTIFY && fd >= 0 && !sb->trail && sb->opts.audit && sb->c->audit_files)
-			(void)moat__filetrail_start(TAKE_FD(fd), sb->opts.audit, &sb->trail, NULL);
+		else if (m->b == MOAT_CTL_FD_NOTIFY && fd >= 0 && sb->opts.audit && sb->c->audit_files)
+			start_trail(sb, TAKE_FD(fd));
 		break;
 	case MOAT_CTL_STARTED:
 		if (!cmd || cmd->state != CMD_STARTING)
@@ -300,9 +356,10 @@ static void handle_msg(moat_sandbox *sb, const moat_ctl_msg *m, int fd)
 		 * run: its session.start says how the command was confined
 		 * and, without the trail, that it was executed. */
 		if (sb->opts.audit && sb->opts.ends_with_first_command && !sb->session_logged) {
-			moat__audit_run_started(sb->opts.audit, sb->c, &sb->r.isolation, cmd->pid, sb->trail != NULL);
+			moat__audit_run_started(sb->opts.audit, sb->c, &sb->r.isolation, cmd->pid, sb->n_trails > 0);
 			sb->session_logged = true;
-			moat__filetrail_session_started(sb->trail);
+			for (size_t i = 0; i < sb->n_trails; i++)
+				moat__filetrail_session_started(sb->trails[i]);
 		}
 		break;
 	case MOAT_CTL_EXEC_FAILED:
@@ -542,15 +599,6 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		sb->cmds[i].pty_fd = -1;
 	moat_result_init(&sb->r);
 	int r;
-	/* The init hands out one trail listener per command; a sandbox that
-	 * runs many would need one trail for all of them (and one fanotify
-	 * source), which is not built yet. */
-	if (sb->opts.audit && config->audit_files && !sb->opts.ends_with_first_command) {
-		r = moat_error_set(err, EOPNOTSUPP,
-				   "audit.files: the file and exec trail is offered only in a sandbox that ends with its "
-				   "first command");
-		goto fail;
-	}
 	/* Validation wants a command; a sandbox object starts its commands
 	 * later, each checked then. */
 	moat_config checked = *config;
@@ -643,7 +691,7 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 fail:
 	end_init(sb);
 	moat__netproxy_stop(TAKE_PTR(sb->netproxy), NULL);
-	moat__filetrail_stop(TAKE_PTR(sb->trail), NULL);
+	stop_trails(sb, true);
 	moat__limits_free(TAKE_PTR(sb->lim));
 	/* A sandbox that could not be made is in the log all the same, with
 	 * why: a run's audit never misses a run. */
@@ -822,7 +870,7 @@ int moat_sandbox_spawn(moat_sandbox *sb, const moat_spawn_spec *spec, moat_comma
 	/* The first command of a sandbox that ends with it was logged with
 	 * session.start; with the trail on, the kernel's own account of the
 	 * exec is in the log instead. */
-	if (sb->opts.audit && cmd->pid > 0 && !sb->opts.ends_with_first_command && !sb->trail)
+	if (sb->opts.audit && cmd->pid > 0 && !sb->opts.ends_with_first_command && !sb->c->audit_files)
 		moat_audit_exec(sb->opts.audit, spec->argv[0], spec->argv, cmd->pid, 1, "supervisor", NULL);
 	ret->id = cmd->id;
 	ret->pid = cmd->pid;
@@ -993,12 +1041,10 @@ int moat_sandbox_destroy(moat_sandbox *sb, moat_result *ret, moat_error *err)
 	if (sb->opts.audit) {
 		/* Every process is gone: the trail's listener has hung up, and
 		 * what its thread holds is written before session.stop. */
-		moat_filetrail_stats st = {0};
 		if (!sb->session_logged)
-			moat__audit_run_started(sb->opts.audit, c, &r->isolation, 0, sb->trail != NULL);
-		moat__filetrail_session_started(sb->trail);
-		moat__filetrail_stop(TAKE_PTR(sb->trail), &st);
-		moat__audit_run_finished(sb->opts.audit, c, r, &st);
+			moat__audit_run_started(sb->opts.audit, c, &r->isolation, 0, sb->n_trails > 0);
+		stop_trails(sb, true);
+		moat__audit_run_finished(sb->opts.audit, c, r, &sb->trail_stats);
 	}
 	int rc = 0;
 	if (c->out_dir && (!moat__out_capped(c) || r->status != MOAT_STATUS_SETUP_ERROR)) {

@@ -114,9 +114,10 @@ typedef struct moat_sandbox_opts {
 	 * sandbox that ends with its first command: once that command runs,
 	 * so that the event carries its confinement), session.stop with the
 	 * result at moat_sandbox_destroy. With config->audit_files it also
-	 * gets the file and exec trail (filetrail.h); that is offered only
-	 * with ends_with_first_command for now, and create refuses it with
-	 * EOPNOTSUPP otherwise rather than drop it. */
+	 * gets the file and exec trail (filetrail.h): each command has a
+	 * trail of its own (a thread while a process of it lives), with the
+	 * kernel's fanotify account of opens (as root) only in a sandbox that
+	 * ends with its first command, where one trail sees everything. */
 	struct moat_audit *audit;
 	/* With config->net == MOAT_NET_PROXY: the egress gateway's rules.
 	 * Required then. */

@@ -5,6 +5,7 @@
  * on every command; the caller's signals untouched; stop and destroy
  * leaving no process, cgroup or mount behind. Prints TAP; run by
  * tests/integration/api_sandbox.sh as root and rootless. */
+#include "audit.h"
 #include "config.h"
 #include "error.h"
 #include "result.h"
@@ -614,6 +615,59 @@ int main(int argc, char **argv)
 	r = moat_sandbox_create(bad, &o, &sb, &err);
 	ok(r < 0 && !sb, "create refuses a bad configuration");
 	moat_config_free(bad);
+
+	/* The file and exec trail in a sandbox of many commands: each
+	 * command's exec and opens are in the sandbox's log, one trail each. */
+	{
+		char dir[] = "/tmp/moat-api-trail.XXXXXX", logp[64];
+		moat_audit *au = NULL;
+		moat_config *ct = new_config(120000);
+		ct->audit_files = true;
+		bool made = mkdtemp(dir) != NULL;
+		snprintf(logp, sizeof(logp), "%s/a.jsonl", dir);
+		r = made ? moat_audit_open(logp, NULL, &au, &err) : -errno;
+		moat_sandbox_opts ot;
+		moat_sandbox_opts_init(&ot);
+		ot.audit = au;
+		r = r == 0 ? moat_sandbox_create(ct, &ot, &sb, &err) : r;
+		ok(r == 0, "a sandbox of many commands with the file trail");
+		if (r < 0)
+			diag(&err);
+		char *const first[] = {"/bin/cat", "/etc/passwd", NULL};
+		char *const second[] = {"/bin/cat", "/etc/group", NULL};
+		int r1 = -1, r2t = -1;
+		moat_command_result res1, res2;
+		if (r == 0 && (r1 = spawn(sb, &a, first, NULL, NULL, -1, &err)) == 0) {
+			r1 = moat_sandbox_wait(sb, a.cmd.id, -1, &res1, &err);
+			collect(&a);
+		}
+		if (r == 0 && (r2t = spawn(sb, &b, second, NULL, NULL, -1, &err)) == 0) {
+			r2t = moat_sandbox_wait(sb, b.cmd.id, -1, &res2, &err);
+			collect(&b);
+		}
+		ok(r1 == 0 && r2t == 0 && res1.exit_code == 0 && res2.exit_code == 0, "both commands ran");
+		if (r1 != 0 || r2t != 0)
+			diag(&err);
+		moat_sandbox_destroy(sb, &rr, &err);
+		sb = NULL;
+		moat_audit_close(au);
+		char log[65536] = "";
+		int lfd = open(logp, O_RDONLY | O_CLOEXEC);
+		ssize_t ln = lfd >= 0 ? read(lfd, log, sizeof(log) - 1) : -1;
+		log[ln > 0 ? ln : 0] = '\0';
+		if (lfd >= 0)
+			close(lfd);
+		int execs = 0;
+		for (const char *q = log; (q = strstr(q, "\"type\":\"exec\"")); q++)
+			execs++;
+		ok(execs == 2, "the trail logged each command's exec (%d)", execs);
+		ok(strstr(log, "\"path\":\"/etc/passwd\"") && strstr(log, "\"path\":\"/etc/group\""),
+		   "and what each one opened");
+		ok(strstr(log, "\"trail\":{") != NULL, "session.stop counts the trail's notifications");
+		unlink(logp);
+		rmdir(dir);
+		moat_config_free(ct);
+	}
 
 	sigprocmask(SIG_BLOCK, NULL, &mask_after);
 	struct sigaction now;
