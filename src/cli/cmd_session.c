@@ -36,9 +36,10 @@ static int fail_err(const char *what, const moat_error *err)
  * (the same as ours) and, in a sanitizer build, where to report. */
 static char **keeper_env(void)
 {
-	static char *env[5];
-	const char *names[] = {"XDG_RUNTIME_DIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"};
-	for (size_t i = 0, n = 0; i < 4; i++) {
+	static char *env[6];
+	/* TMPDIR: where a delegating session's nested runs keep their files. */
+	const char *names[] = {"XDG_RUNTIME_DIR", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"};
+	for (size_t i = 0, n = 0; i < 5; i++) {
 		const char *v = getenv(names[i]);
 		if (v && asprintf(&env[n], "%s=%s", names[i], v) > 0)
 			n++;

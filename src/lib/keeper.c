@@ -5,6 +5,7 @@
 
 #include "audit.h"
 #include "egress.h"
+#include "nested.h"
 #include "policy.h"
 
 #include <event2/event.h>
@@ -67,6 +68,10 @@ struct keeper {
 	bool sandbox_ended;
 	bool dispatch_failed;
 	moat_audit *audit;
+	/* With exec.delegate: the nested runs' server (nested.h), served by
+	 * this loop, no thread of its own. */
+	moat_nest_server *nest;
+	struct event *nest_ev;
 };
 
 /* ---- answers ---- */
@@ -622,6 +627,10 @@ static int keeper_setup(keeper *k, const char *yaml, size_t len, moat_config **r
 	int r = moat_policy_parse(yaml, len, "keeper policy", "/", NULL, &p, err);
 	if (r < 0)
 		return r;
+	/* The delegation socket's bind goes into the policy before it is
+	 * compiled: the sandbox sees it at /run/moat. */
+	if (p->exec_delegate && (r = moat_nest_server_new(p, &k->nest, err)) < 0)
+		return r;
 	/* The run specification, compiled once; no argv: each command
 	 * brings its own. */
 	_cleanup_config_ moat_config *c = NULL;
@@ -644,6 +653,8 @@ static int keeper_setup(keeper *k, const char *yaml, size_t len, moat_config **r
 	o.gateway = moat_egress_gateway(egress);
 	if ((r = moat_sandbox_create(c, &o, &k->sb, err)) < 0)
 		return r;
+	if (k->nest && (r = moat_nest_server_attach(k->nest, k->audit, err)) < 0)
+		return r;
 	/* Made after the sandbox, so that its init, cloned from us, never
 	 * held the lock or the listening socket. */
 	if ((r = moat__keeper_rundir_make(&k->dir, err)) < 0 || (r = make_listener(k, err)) < 0)
@@ -651,6 +662,15 @@ static int keeper_setup(keeper *k, const char *yaml, size_t len, moat_config **r
 	*ret_c = TAKE_PTR(c);
 	*ret_p = TAKE_PTR(p);
 	return 0;
+}
+
+/* A nested run asked for, answered, or a sibling ended. */
+static void nest_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	keeper *k = arg;
+	(void)moat_nest_server_dispatch(k->nest, NULL);
 }
 
 static int keeper_loop(keeper *k, moat_error *err)
@@ -671,6 +691,11 @@ static int keeper_loop(keeper *k, moat_error *err)
 	}
 	if (!k->listen_ev || !k->sb_ev || event_add(k->listen_ev, NULL) < 0 || event_add(k->sb_ev, NULL) < 0)
 		return moat_error_set(err, ENOMEM, "event loop: watch the sandbox and the socket");
+	if (k->nest) {
+		k->nest_ev = event_new(k->base, moat_nest_server_fd(k->nest), EV_READ | EV_PERSIST, nest_cb, k);
+		if (!k->nest_ev || event_add(k->nest_ev, NULL) < 0)
+			return moat_error_set(err, ENOMEM, "event loop: watch the delegation socket");
+	}
 	/* Something may have happened before the loop watched for it. */
 	sandbox_cb(sbfd, EV_READ, k);
 	if (!k->sandbox_ended && event_base_dispatch(k->base) < 0)
@@ -690,6 +715,8 @@ static void keeper_free(keeper *k)
 		event_free(k->listen_ev);
 	if (k->sb_ev)
 		event_free(k->sb_ev);
+	if (k->nest_ev)
+		event_free(k->nest_ev);
 	if (k->base)
 		event_base_free(k->base);
 	if (k->listen_fd >= 0)
@@ -724,6 +751,7 @@ int moat__keeper_main(int setup_fd)
 		report_setup(setup_fd, &k, &err);
 		close(setup_fd);
 		moat_sandbox_destroy(k.sb, NULL, NULL);
+		moat_nest_server_free(TAKE_PTR(k.nest));
 		moat_egress_done(&egress);
 		moat_audit_close(k.audit);
 		moat__keeper_rundir_remove(&k.dir);
@@ -743,6 +771,9 @@ int moat__keeper_main(int setup_fd)
 	moat_error derr = {0};
 	(void)moat_sandbox_destroy(TAKE_PTR(k.sb), &res, &derr);
 	keeper_free(&k);
+	/* Its siblings end with it; their events are in its log before the
+	 * log closes. */
+	moat_nest_server_free(TAKE_PTR(k.nest));
 	moat_egress_done(&egress);
 	moat_audit_close(k.audit);
 	moat__keeper_rundir_remove(&k.dir);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -51,6 +52,13 @@ struct moat_nest_server {
 	moat_audit *audit;
 	pthread_t thread;
 	bool started;
+	/* Served from its owner's event loop instead (the keeper): one epoll
+	 * descriptor over the listener, the connections and the siblings'
+	 * pidfds, and what is in it besides the listener. */
+	bool attached;
+	int epfd;
+	int reg[2 * MOAT_NEST_MAX_RUNS];
+	size_t n_reg;
 	unsigned next_id;
 	nest_client c[MOAT_NEST_MAX_RUNS];
 };
@@ -69,7 +77,7 @@ int moat_nest_server_new(moat_policy *p, moat_nest_server **ret, moat_error *err
 	moat_nest_server *s = calloc(1, sizeof(*s));
 	if (!s)
 		return moat_error_set(err, ENOMEM, "nested runs");
-	s->listen_fd = s->stop_fd = -1;
+	s->listen_fd = s->stop_fd = s->epfd = -1;
 	for (size_t i = 0; i < MOAT_NEST_MAX_RUNS; i++)
 		s->c[i].fd = s->c[i].pidfd = -1;
 	const char *tmp = getenv("TMPDIR");
@@ -89,7 +97,9 @@ int moat_nest_server_new(moat_policy *p, moat_nest_server **ret, moat_error *err
 	snprintf(s->sockdir, sizeof(s->sockdir), "%s/sock", s->dir);
 	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/ctl", s->sockdir);
 	int r = 0;
-	if (chmod(s->dir, 0711) < 0 || mkdir(s->sockdir, 0755) < 0)
+	/* The modes are set, not left to the umask: the keeper runs with 077,
+	 * which would keep the sandbox user out of sock/. */
+	if (chmod(s->dir, 0711) < 0 || mkdir(s->sockdir, 0755) < 0 || chmod(s->sockdir, 0755) < 0)
 		r = -errno;
 	else if ((size_t)n >= sizeof(sa.sun_path))
 		r = -ENAMETOOLONG;
@@ -416,50 +426,51 @@ static void accept_one(moat_nest_server *s)
 	close(fd);
 }
 
-static void *serve(void *arg)
+/* One round: waits up to timeout_ms (0: not at all) for something to do,
+ * does it. Returns false once the owner said stop. */
+static bool serve_round(moat_nest_server *s, int timeout_ms)
 {
-	moat_nest_server *s = arg;
-	for (;;) {
-		struct pollfd p[2 + 2 * MOAT_NEST_MAX_RUNS];
-		nest_client *who[2 + 2 * MOAT_NEST_MAX_RUNS] = {0};
-		bool is_pid[2 + 2 * MOAT_NEST_MAX_RUNS] = {0};
-		nfds_t n = 0;
-		p[n++] = (struct pollfd){s->stop_fd, POLLIN, 0};
-		p[n++] = (struct pollfd){s->listen_fd, POLLIN, 0};
-		for (size_t i = 0; i < MOAT_NEST_MAX_RUNS; i++) {
-			nest_client *c = &s->c[i];
-			if (c->fd >= 0)
-				who[n] = c, p[n++] = (struct pollfd){c->fd, c->pidfd < 0 ? POLLIN : 0, 0};
+	struct pollfd p[2 + 2 * MOAT_NEST_MAX_RUNS];
+	nest_client *who[2 + 2 * MOAT_NEST_MAX_RUNS] = {0};
+	bool is_pid[2 + 2 * MOAT_NEST_MAX_RUNS] = {0};
+	nfds_t n = 0;
+	p[n++] = (struct pollfd){s->stop_fd, POLLIN, 0};
+	p[n++] = (struct pollfd){s->listen_fd, POLLIN, 0};
+	for (size_t i = 0; i < MOAT_NEST_MAX_RUNS; i++) {
+		nest_client *c = &s->c[i];
+		if (c->fd >= 0)
+			who[n] = c, p[n++] = (struct pollfd){c->fd, c->pidfd < 0 ? POLLIN : 0, 0};
+		if (c->pidfd >= 0)
+			who[n] = c, is_pid[n] = true, p[n++] = (struct pollfd){c->pidfd, POLLIN, 0};
+	}
+	if (poll(p, n, timeout_ms) < 0)
+		return errno == EINTR;
+	if (p[0].revents)
+		return false;
+	if (p[1].revents & POLLIN)
+		accept_one(s);
+	for (nfds_t i = 2; i < n; i++) {
+		nest_client *c = who[i];
+		if (!p[i].revents)
+			continue;
+		if (is_pid[i]) {
 			if (c->pidfd >= 0)
-				who[n] = c, is_pid[n] = true, p[n++] = (struct pollfd){c->pidfd, POLLIN, 0};
-		}
-		if (poll(p, n, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (p[0].revents)
-			break;
-		if (p[1].revents & POLLIN)
-			accept_one(s);
-		for (nfds_t i = 2; i < n; i++) {
-			nest_client *c = who[i];
-			if (!p[i].revents)
-				continue;
-			if (is_pid[i]) {
-				if (c->pidfd >= 0)
-					finish_sibling(s, c);
-			} else if (c->fd >= 0 && c->pidfd < 0 && (p[i].revents & POLLIN)) {
-				handle_request(s, c);
-			} else if (c->fd >= 0 && (p[i].revents & (POLLHUP | POLLERR))) {
-				/* The asker is gone: its sibling goes too. */
-				if (c->pidfd >= 0)
-					moat__pidfd_send_signal(c->pidfd, SIGTERM);
-				close_fd(&c->fd);
-			}
+				finish_sibling(s, c);
+		} else if (c->fd >= 0 && c->pidfd < 0 && (p[i].revents & POLLIN)) {
+			handle_request(s, c);
+		} else if (c->fd >= 0 && (p[i].revents & (POLLHUP | POLLERR))) {
+			/* The asker is gone: its sibling goes too. */
+			if (c->pidfd >= 0)
+				moat__pidfd_send_signal(c->pidfd, SIGTERM);
+			close_fd(&c->fd);
 		}
 	}
-	/* The outer run is over: every sibling ends with it. */
+	return true;
+}
+
+/* The outer sandbox is over: every sibling ends with it. */
+static void end_siblings(moat_nest_server *s)
+{
 	for (size_t i = 0; i < MOAT_NEST_MAX_RUNS; i++) {
 		nest_client *c = &s->c[i];
 		if (c->pidfd < 0) {
@@ -472,7 +483,69 @@ static void *serve(void *arg)
 			moat__pidfd_send_signal(c->pidfd, SIGKILL);
 		finish_sibling(s, c);
 	}
+}
+
+static void *serve(void *arg)
+{
+	moat_nest_server *s = arg;
+	while (serve_round(s, -1))
+		;
+	end_siblings(s);
 	return NULL;
+}
+
+/* Makes the epoll set hold what a round would poll. Everything but the
+ * listener is taken out and put back: a descriptor closed and its number
+ * reused within one round would otherwise be missed. A connection whose
+ * sibling runs is watched for its hang-up only, so that an asker that
+ * writes more cannot make the owner's loop spin. */
+static int sync_epoll(moat_nest_server *s)
+{
+	for (size_t i = 0; i < s->n_reg; i++)
+		(void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->reg[i], NULL);
+	s->n_reg = 0;
+	for (size_t i = 0; i < MOAT_NEST_MAX_RUNS; i++) {
+		nest_client *c = &s->c[i];
+		struct epoll_event ev = {.events = c->pidfd < 0 ? EPOLLIN : 0};
+		if (c->fd >= 0) {
+			ev.data.fd = c->fd;
+			if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, c->fd, &ev) < 0)
+				return -errno;
+			s->reg[s->n_reg++] = c->fd;
+		}
+		if (c->pidfd >= 0) {
+			ev = (struct epoll_event){.events = EPOLLIN, .data.fd = c->pidfd};
+			if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, c->pidfd, &ev) < 0)
+				return -errno;
+			s->reg[s->n_reg++] = c->pidfd;
+		}
+	}
+	return 0;
+}
+
+int moat_nest_server_attach(moat_nest_server *s, moat_audit *audit, moat_error *err)
+{
+	s->audit = audit;
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = s->listen_fd};
+	if (s->epfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0)
+		return moat_error_set(err, errno, "nested runs: epoll");
+	s->attached = true;
+	return 0;
+}
+
+int moat_nest_server_fd(const moat_nest_server *s)
+{
+	return s && s->attached ? s->epfd : -EINVAL;
+}
+
+int moat_nest_server_dispatch(moat_nest_server *s, moat_error *err)
+{
+	if (!s || !s->attached)
+		return moat_error_set(err, EINVAL, "nested runs: not attached to a loop");
+	(void)serve_round(s, 0);
+	int r = sync_epoll(s);
+	return r < 0 ? moat_error_set(err, -r, "nested runs: epoll") : 0;
 }
 
 int moat_nest_server_start(moat_nest_server *s, moat_audit *audit, moat_error *err)
@@ -493,7 +566,10 @@ void moat_nest_server_free(moat_nest_server *s)
 		uint64_t one = 1;
 		(void)!write(s->stop_fd, &one, sizeof(one));
 		pthread_join(s->thread, NULL);
+	} else if (s->attached) {
+		end_siblings(s);
 	}
+	close_fd(&s->epfd);
 	for (size_t i = 0; i < MOAT_NEST_MAX_RUNS; i++) {
 		close_fd(&s->c[i].fd);
 		close_fd(&s->c[i].pidfd);

@@ -2,7 +2,8 @@
  * policy has exec.delegate gets a socket at /run/moat/ctl (a host folder of
  * its own, bound read-only at /run/moat) through which a `moat run` inside
  * asks for a sibling sandbox. Its server is one thread of the front with
- * one poll loop: it never blocks the supervisor, takes one message type (a
+ * one poll loop, or a descriptor in its owner's event loop (the keeper's):
+ * it never blocks the supervisor, takes one message type (a
  * narrower run, nestproto.h), checks it against the outer policy (the
  * policy intersection), starts the sibling as a child `moat run` with the
  * intersected policy and the three stdio descriptors it was given, and
@@ -23,6 +24,14 @@ int moat_nest_server_new(moat_policy *p, moat_nest_server **ret, moat_error *err
 /* Starts the server's thread (call once the sandbox's init is cloned:
  * never clone from a threaded process). audit may be NULL. */
 int moat_nest_server_start(moat_nest_server *s, moat_audit *audit, moat_error *err);
+/* Or, for an owner with an event loop of its own (the keeper: one loop, no
+ * thread per anything): makes the server's pollable descriptor, readable
+ * when moat_nest_server_dispatch has something to do; dispatch never
+ * blocks (a refused or answered request, a sibling started or reaped).
+ * Call attach once the sandbox's init is cloned, as start. */
+int moat_nest_server_attach(moat_nest_server *s, moat_audit *audit, moat_error *err);
+int moat_nest_server_fd(const moat_nest_server *s);
+int moat_nest_server_dispatch(moat_nest_server *s, moat_error *err);
 /* Stops the thread, ends every sibling still running (SIGTERM, then
  * SIGKILL after a grace), reaps them, removes the folder, frees s. */
 void moat_nest_server_free(moat_nest_server *s);

@@ -37,10 +37,30 @@ attack_socket() {
 	fi
 }
 
+# A session whose policy delegates: its keeper serves the socket, in its
+# one event loop (nested.h). Names are this script's own.
+S="nest$$"
+cleanup() { "$MOAT" session rm "$S-a" >/dev/null 2>&1; "$MOAT" session rm "$S-b" >/dev/null 2>&1; }
+trap cleanup EXIT
+attack_socket_session() {
+	"$MOAT" session create --name "$S-a" --policy "$MOAT_TDIR/deleg.yaml" \
+		--ro "$MOAT_ATTACKS/attack_nested_socket:/opt/attack" >/dev/null 2>err
+	t_eq "a delegating session starts" 0 "$?"
+	OUT=$("$MOAT" session exec "$S-a" -- /opt/attack 2>&1) && RC=0 || RC=$?
+	if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -q '^BLOCKED'; then
+		t_ok "attack nested_socket (in a delegating session): blocked"
+	else
+		t_fail "attack nested_socket (in a delegating session): blocked" "exit $RC" "$OUT"
+	fi
+	"$MOAT" session stop "$S-a" >/dev/null 2>&1
+	"$MOAT" session rm "$S-a" >/dev/null 2>&1
+}
+
 if [ -n "${MOAT_SANITIZED:-}" ]; then
 	# An instrumented moat cannot run inside a sandbox (policy_nested.sh):
 	# only the server is checked here, by the attack.
 	attack_socket
+	attack_socket_session
 	t_eq "the socket's folder is gone after the runs" "" "$(ls -A "$TMPDIR")"
 	exit 0
 fi
@@ -95,6 +115,32 @@ mrun policy show --profile code
 t_nomatch "the code profile does not" "delegate" "$OUT"
 
 attack_socket
+
+# In a session: moat run inside is a delegated run bounded by the
+# session's policy, its events in the session's log.
+"$MOAT" session create --name "$S-b" --policy "$MOAT_TDIR/deleg.yaml" --ro "$MOAT:/opt/moat" \
+	--audit "$MOAT_TDIR/s.jsonl" >/dev/null 2>err
+t_eq "a delegating session starts" "0 " "$? $(cat err)"
+OUT=$("$MOAT" session exec "$S-b" -- /opt/moat run --mem 50M -- python3 -c 'print(1)' 2>err) && RC=0 || RC=$?
+t_eq "session: a narrower nested run works" "0 1" "$RC $OUT"
+"$MOAT" session exec "$S-b" -- /opt/moat run --mem 500M -- /bin/true >/dev/null 2>err && RC=0 || RC=$?
+t_eq "session: asking for more memory than the session is refused" 125 "$RC"
+t_match "naming the field" "limits.memory" "$(cat err)"
+"$MOAT" session exec "$S-b" -- /opt/moat run -- /bin/sh -c 'exit 7' >/dev/null 2>&1 && RC=0 || RC=$?
+t_eq "session: the nested run's exit status comes back" 7 "$RC"
+"$MOAT" session stop "$S-b" >/dev/null 2>&1
+"$MOAT" session rm "$S-b" >/dev/null 2>&1
+types=$(python3 -c '
+import json,sys
+for l in open(sys.argv[1]):
+    e=json.loads(l); t=e["type"]
+    if t=="nested.event": t+=":"+e["event"]["type"]
+    print(t)' "$MOAT_TDIR/s.jsonl" | sort | uniq -c | awk '{print $2"="$1}' | tr '\n' ' ')
+t_match "session: the log has each nested run's start and end" "nested.end=2 .*nested.start=2 " "$types"
+t_match "and their own events" "nested.event:session.start=2 " "$types"
+mrun audit verify "$MOAT_TDIR/s.jsonl"
+t_eq "the session's log verifies with the nested events in it" 0 "$RC"
+attack_socket_session
 
 t_eq "the socket's folder is gone after the runs" "" "$(ls -A "$TMPDIR")"
 
