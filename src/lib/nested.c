@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,6 +34,9 @@ extern char **environ;
 #define SIBLING_GRACE_MS 2000
 /* The most of a sibling's audit log copied into the outer one. */
 #define SIBLING_LOG_MAX (4u << 20)
+/* How often a running sibling's new events are copied into the outer
+ * log, so that they arrive while it runs rather than at its end. */
+#define SIBLING_LOG_POLL_MS 200
 
 typedef struct nest_client {
 	int fd;     /* the connection; -1: slot free */
@@ -41,6 +45,8 @@ typedef struct nest_client {
 	unsigned id;
 	char log[MOAT_MAX_PATH];
 	char yaml[MOAT_MAX_PATH];
+	off_t log_off;    /* how far its log has been copied */
+	size_t log_total; /* and how much of it, against SIBLING_LOG_MAX */
 } nest_client;
 
 struct moat_nest_server {
@@ -57,6 +63,8 @@ struct moat_nest_server {
 	 * pidfds, and what is in it besides the listener. */
 	bool attached;
 	int epfd;
+	int timer_fd; /* fires every SIBLING_LOG_POLL_MS while a sibling runs */
+	bool timer_armed;
 	int reg[2 * MOAT_NEST_MAX_RUNS];
 	size_t n_reg;
 	unsigned next_id;
@@ -77,7 +85,7 @@ int moat_nest_server_new(moat_policy *p, moat_nest_server **ret, moat_error *err
 	moat_nest_server *s = calloc(1, sizeof(*s));
 	if (!s)
 		return moat_error_set(err, ENOMEM, "nested runs");
-	s->listen_fd = s->stop_fd = s->epfd = -1;
+	s->listen_fd = s->stop_fd = s->epfd = s->timer_fd = -1;
 	for (size_t i = 0; i < MOAT_NEST_MAX_RUNS; i++)
 		s->c[i].fd = s->c[i].pidfd = -1;
 	const char *tmp = getenv("TMPDIR");
@@ -375,22 +383,52 @@ static void handle_request(moat_nest_server *s, nest_client *c)
 		refuse(s, c, problem);
 }
 
-/* Copies the sibling's log, one nested.event per line, into the outer log. */
-static void copy_log(moat_nest_server *s, nest_client *c)
+/* Copies what the sibling's log gained since the last copy, one
+ * nested.event per line, into the outer log. While the sibling runs
+ * (final false) only whole lines are taken: the one it is writing waits
+ * for the next copy. */
+static void copy_log(moat_nest_server *s, nest_client *c, bool final)
 {
+	if (c->log_total > SIBLING_LOG_MAX)
+		return;
 	FILE *f = fopen(c->log, "re");
 	if (!f)
 		return;
+	if (fseeko(f, c->log_off, SEEK_SET) < 0) {
+		fclose(f);
+		return;
+	}
 	char *line = NULL;
-	size_t cap = 0, total = 0;
+	size_t cap = 0;
 	ssize_t n;
-	while ((n = getline(&line, &cap, f)) > 0 && (total += (size_t)n) <= SIBLING_LOG_MAX) {
+	while ((n = getline(&line, &cap, f)) > 0) {
+		if (!final && line[n - 1] != '\n')
+			break;
+		c->log_off += n;
+		if ((c->log_total += (size_t)n) > SIBLING_LOG_MAX)
+			break;
 		json_t *ev = json_loadb(line, (size_t)n, 0, NULL);
 		if (ev)
 			audit_event(s, "nested.event", json_pack("{s:I,s:o}", "nested", (json_int_t)c->id, "event", ev));
 	}
 	free(line);
 	fclose(f);
+}
+
+/* The running siblings' new events. */
+static void copy_logs(moat_nest_server *s)
+{
+	for (size_t i = 0; i < MOAT_NEST_MAX_RUNS; i++)
+		if (s->c[i].pidfd >= 0)
+			copy_log(s, &s->c[i], false);
+}
+
+static bool siblings_run(const moat_nest_server *s)
+{
+	for (size_t i = 0; i < MOAT_NEST_MAX_RUNS; i++)
+		if (s->c[i].pidfd >= 0)
+			return true;
+	return false;
 }
 
 static void finish_sibling(moat_nest_server *s, nest_client *c)
@@ -400,7 +438,7 @@ static void finish_sibling(moat_nest_server *s, nest_client *c)
 		si.si_code = 0;
 	int status = si.si_code == CLD_EXITED ? si.si_status : si.si_code ? 128 + si.si_status : NEST_EXIT_ERROR;
 	close_fd(&c->pidfd);
-	copy_log(s, c);
+	copy_log(s, c, true);
 	audit_event(s, "nested.end", json_pack("{s:I,s:i}", "nested", (json_int_t)c->id, "exit_status", status));
 	if (c->fd >= 0)
 		reply(c->fd, status, NULL);
@@ -418,6 +456,8 @@ static void accept_one(moat_nest_server *s)
 	for (size_t i = 0; i < MOAT_NEST_MAX_RUNS; i++)
 		if (s->c[i].fd < 0 && s->c[i].pidfd < 0) {
 			s->c[i].fd = fd;
+			s->c[i].log_off = 0;
+			s->c[i].log_total = 0;
 			s->c[i].id = ++s->next_id;
 			return;
 		}
@@ -488,8 +528,8 @@ static void end_siblings(moat_nest_server *s)
 static void *serve(void *arg)
 {
 	moat_nest_server *s = arg;
-	while (serve_round(s, -1))
-		;
+	while (serve_round(s, siblings_run(s) ? SIBLING_LOG_POLL_MS : -1))
+		copy_logs(s);
 	end_siblings(s);
 	return NULL;
 }
@@ -520,6 +560,16 @@ static int sync_epoll(moat_nest_server *s)
 			s->reg[s->n_reg++] = c->pidfd;
 		}
 	}
+	bool want = siblings_run(s);
+	if (want != s->timer_armed) {
+		long ns = (long)SIBLING_LOG_POLL_MS * 1000000L;
+		struct itimerspec its = {0};
+		if (want)
+			its.it_value.tv_nsec = its.it_interval.tv_nsec = ns;
+		if (timerfd_settime(s->timer_fd, 0, &its, NULL) < 0)
+			return -errno;
+		s->timer_armed = want;
+	}
 	return 0;
 }
 
@@ -527,8 +577,11 @@ int moat_nest_server_attach(moat_nest_server *s, moat_audit *audit, moat_error *
 {
 	s->audit = audit;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	struct epoll_event ev = {.events = EPOLLIN, .data.fd = s->listen_fd};
-	if (s->epfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0)
+	struct epoll_event tev = {.events = EPOLLIN, .data.fd = s->timer_fd};
+	if (s->epfd < 0 || s->timer_fd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen_fd, &ev) < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->timer_fd, &tev) < 0)
 		return moat_error_set(err, errno, "nested runs: epoll");
 	s->attached = true;
 	return 0;
@@ -543,7 +596,10 @@ int moat_nest_server_dispatch(moat_nest_server *s, moat_error *err)
 {
 	if (!s || !s->attached)
 		return moat_error_set(err, EINVAL, "nested runs: not attached to a loop");
+	uint64_t ticks;
+	(void)!read(s->timer_fd, &ticks, sizeof(ticks));
 	(void)serve_round(s, 0);
+	copy_logs(s);
 	int r = sync_epoll(s);
 	return r < 0 ? moat_error_set(err, -r, "nested runs: epoll") : 0;
 }
@@ -570,6 +626,7 @@ void moat_nest_server_free(moat_nest_server *s)
 		end_siblings(s);
 	}
 	close_fd(&s->epfd);
+	close_fd(&s->timer_fd);
 	for (size_t i = 0; i < MOAT_NEST_MAX_RUNS; i++) {
 		close_fd(&s->c[i].fd);
 		close_fd(&s->c[i].pidfd);

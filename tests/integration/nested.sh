@@ -37,6 +37,21 @@ attack_socket() {
 	fi
 }
 
+# A nested run's events reach the outer log while it runs: waits
+# (generously: the host may be loaded) for the $3th nested session.start in
+# log $1 while the process $2 that holds that run still runs.
+live_events() {
+	local seen=no
+	for _ in $(seq 600); do
+		if [ "$(grep -c '"type":"nested.event".*"type":"session.start"' "$1" 2>/dev/null)" -ge "$3" ]; then
+			kill -0 "$2" 2>/dev/null && seen=yes
+			break
+		fi
+		sleep 0.1
+	done
+	echo "$seen"
+}
+
 # A session whose policy delegates: its keeper serves the socket, in its
 # one event loop (nested.h). Names are this script's own.
 S="nest$$"
@@ -116,6 +131,13 @@ t_nomatch "the code profile does not" "delegate" "$OUT"
 
 attack_socket
 
+"$MOAT" "${IN[@]}" --audit "$MOAT_TDIR/live.jsonl" -- /opt/moat run -- /bin/sleep 60 >/dev/null 2>&1 &
+front=$!
+t_eq "a running nested run's events are in the outer log before it ends" yes \
+	"$(live_events "$MOAT_TDIR/live.jsonl" "$front" 1)"
+kill -TERM "$front"
+wait "$front" 2>/dev/null
+
 # In a session: moat run inside is a delegated run bounded by the
 # session's policy, its events in the session's log.
 "$MOAT" session create --name "$S-b" --policy "$MOAT_TDIR/deleg.yaml" --ro "$MOAT:/opt/moat" \
@@ -128,6 +150,10 @@ t_eq "session: asking for more memory than the session is refused" 125 "$RC"
 t_match "naming the field" "limits.memory" "$(cat err)"
 "$MOAT" session exec "$S-b" -- /opt/moat run -- /bin/sh -c 'exit 7' >/dev/null 2>&1 && RC=0 || RC=$?
 t_eq "session: the nested run's exit status comes back" 7 "$RC"
+"$MOAT" session exec "$S-b" -- /opt/moat run -- /bin/sleep 60 >/dev/null 2>&1 &
+client=$!
+t_eq "session: a running nested run's events are in the log before it ends" yes "$(live_events "$MOAT_TDIR/s.jsonl" "$client" 3)"
+kill -TERM "$client" 2>/dev/null
 "$MOAT" session stop "$S-b" >/dev/null 2>&1
 "$MOAT" session rm "$S-b" >/dev/null 2>&1
 types=$(python3 -c '
@@ -136,8 +162,8 @@ for l in open(sys.argv[1]):
     e=json.loads(l); t=e["type"]
     if t=="nested.event": t+=":"+e["event"]["type"]
     print(t)' "$MOAT_TDIR/s.jsonl" | sort | uniq -c | awk '{print $2"="$1}' | tr '\n' ' ')
-t_match "session: the log has each nested run's start and end" "nested.end=2 .*nested.start=2 " "$types"
-t_match "and their own events" "nested.event:session.start=2 " "$types"
+t_match "session: the log has each nested run's start and end" "nested.end=3 .*nested.start=3 " "$types"
+t_match "and their own events" "nested.event:session.start=3 " "$types"
 mrun audit verify "$MOAT_TDIR/s.jsonl"
 t_eq "the session's log verifies with the nested events in it" 0 "$RC"
 attack_socket_session
