@@ -157,6 +157,13 @@ static int grade(const moat_policy *policy, const char *net_log, const moat_judg
 		 const moat_judge_suite *suite, unsigned parallel)
 {
 	moat_error err = {0};
+	/* Each case's init is a clone of a worker that ran cases before: a
+	 * secret's value armed for one would be in the memory the next one's
+	 * init inherits (docs/secrets.md). Refused rather than ignored. */
+	if (policy->n_secrets)
+		return moat_cli_fail("judge: secrets.%s: moat judge does not take secrets yet; run the program with "
+				     "'moat run' or in a session",
+				     policy->secrets[0].name);
 	/* One run specification for every case; each case changes only its
 	 * command line, limits and stdin, on a copy (judge_run.c). */
 	_cleanup_config_ moat_config *spec = NULL;

@@ -533,6 +533,9 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		.say_ready = true,
 		.exit_signal = 0,
 		.iso = &sb->r.isolation,
+		.secrets = sb->opts.secrets,
+		.after_clone = sb->opts.after_clone,
+		.after_clone_arg = sb->opts.after_clone_arg,
 	};
 	r = moat__sandbox_boot(&boot, err);
 	sb->ctl = boot.ctl;

@@ -118,6 +118,11 @@ typedef struct moat_sandbox_opts {
 	/* With config->net == MOAT_NET_PROXY: the egress gateway's rules.
 	 * Required then. */
 	const struct moat_gateway_config *gateway;
+	/* The sandbox's secrets (secretstore.h), or NULL, and what must
+	 * happen once the init is cloned: as moat_run_io's. */
+	struct moat_secrets *secrets;
+	int (*after_clone)(void *arg, moat_error *err);
+	void *after_clone_arg;
 } moat_sandbox_opts;
 
 void moat_sandbox_opts_init(moat_sandbox_opts *o);
