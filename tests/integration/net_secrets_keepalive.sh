@@ -31,14 +31,20 @@ fi
 "${IN[@]}" python3 "$MOAT_SRC/integration/secret_upstream.py" --listen 127.0.0.2:0 --cert srv.pem --key srv.key \
 	--log up.log --ports ports.json --keep-alive &
 UPSTREAM=$!
+# A second one that closes a connection idle for half a second.
+"${IN[@]}" python3 "$MOAT_SRC/integration/secret_upstream.py" --listen 127.0.0.2:0 --cert srv.pem --key srv.key \
+	--log up.log --ports ports2.json --keep-alive --idle 0.5 &
+UPSTREAM2=$!
 cleanup() {
-	kill "$UPSTREAM" 2>/dev/null
-	wait "$UPSTREAM" 2>/dev/null
+	kill "$UPSTREAM" "$UPSTREAM2" 2>/dev/null
+	wait "$UPSTREAM" "$UPSTREAM2" 2>/dev/null
 	[ -n "$NS" ] && ip netns delete "$NS"
 }
 trap cleanup EXIT
 for _ in $(seq 100); do [ -s ports.json ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ -s ports2.json ] && break; sleep 0.1; done
 P=$(json ports.json 'j["port"]')
+P2=$(json ports2.json 'j["port"]')
 touch up.log
 
 GH_VALUE="ghp_$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')"
@@ -47,7 +53,7 @@ cat >policy.yaml <<EOF
 version: 1
 network:
   allow:
-    - {host: api.example.test, ports: [$P]}
+    - {host: api.example.test, ports: [$P, $P2]}
   allow_private: [127.0.0.2/32]
   hosts: {api.example.test: 127.0.0.2}
 secrets:
@@ -154,6 +160,25 @@ for l in open("audit.jsonl"):
     if e.get("type") == "net.request" and e.get("path", "").startswith("/repos/myorg/ka-"):
         n[e["path"]] = n.get(e["path"], 0) + 1
 print(*[n.get("/repos/myorg/ka-%d" % i, 0) for i in (1, 2, 3, 4)])')"
+
+# An upstream that closes idle connections: the pooled one is dropped when
+# it does, and the next request on the client's connection goes on a new
+# one (or, had the close crossed the request, is sent again).
+mrun "${RUN[@]}" -- python3 -c "
+import http.client, os, ssl, time
+ctx = ssl.create_default_context(cafile=os.environ['SSL_CERT_FILE'])
+proxy = os.environ['HTTPS_PROXY'].split('://', 1)[-1].rstrip('/').rsplit(':', 1)
+c = http.client.HTTPSConnection(proxy[0], int(proxy[1]), context=ctx)
+c.set_tunnel('api.example.test', $P2)
+for i in (1, 2):
+    c.request('GET', '/repos/myorg/idle-%d' % i, headers={'Authorization': 'Bearer ' + os.environ['GITHUB_TOKEN']})
+    r = c.getresponse()
+    print(r.status, r.read().decode().strip())
+    time.sleep(1.5)"
+t_eq "idle upstream: both requests answered on one client connection" \
+	"200 tls-upstream-ok GET /repos/myorg/idle-1|200 tls-upstream-ok GET /repos/myorg/idle-2" "$(printf '%s\n' "$OUT" | paste -sd'|')"
+t_eq "idle upstream: the second went on a new upstream connection, with the value" "different Bearer $GH_VALUE" \
+	"$([ "$(up conn /repos/myorg/idle-1)" != "$(up conn /repos/myorg/idle-2)" ] && echo different || echo same) $(up auth /repos/myorg/idle-2)"
 
 # Pipelined: two requests written together, both bound: both answered in
 # order, both with the value. Then a response the upstream echoes: the value

@@ -10,8 +10,9 @@ Authorization token in base64, base64url and percent-encoding (an API that
 reflects its request headers). Every request is appended to --log as one JSON line:
 method, path, headers, body, and the number of the TLS connection it came on
 (conn). Once listening, {"port": N} goes to --ports. With --keep-alive the
-answers leave the connection open for the next request; without, each says
-"Connection: close"."""
+answers leave the connection open for the next request, and --idle SECONDS
+closes one that waits longer than that for it (as Node and Apache do after
+5 s); without, each says "Connection: close"."""
 import argparse
 import base64
 import http.server
@@ -102,11 +103,16 @@ def main():
     p.add_argument("--log", required=True)
     p.add_argument("--ports", required=True)
     p.add_argument("--keep-alive", action="store_true")
+    p.add_argument("--idle", type=float)
     a = p.parse_args()
     host, _, port = a.listen.rpartition(":")
     srv = Server((host.strip("[]"), int(port)), Handler)
     srv.log = a.log
     srv.keep_alive = a.keep_alive
+    if a.idle:
+        # socketserver sets it on each connection's socket; a read that
+        # waits longer ends the connection.
+        Handler.timeout = a.idle
     srv.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     srv.ctx.load_cert_chain(a.cert, a.key)
     srv.ctx.set_alpn_protocols(["http/1.1"])
