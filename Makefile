@@ -57,8 +57,8 @@ bench: deps all
 # $(FUZZDIR). Replay a crash with build/tests/test_fuzz_NAME FILE.
 FUZZDIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = http tls socks5 host chunked keeper
-FUZZ_SRCS = src/lib/netaddr.c src/lib/hostname.c src/lib/netrules.c src/lib/proxyproto.c \
+FUZZ_TARGETS = http tls socks5 host chunked keeper httpresp
+FUZZ_SRCS = src/lib/netaddr.c src/lib/hostname.c src/lib/netrules.c src/lib/proxyproto.c src/lib/httpresp.c \
 	src/lib/hostglob.c src/lib/error.c src/lib/keeper-proto.c src/lib/util.c
 fuzz:
 	@mkdir -p $(FUZZDIR)

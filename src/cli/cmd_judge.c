@@ -157,6 +157,16 @@ static int grade(const moat_policy *policy, const char *net_log, const moat_judg
 		 const moat_judge_suite *suite, unsigned parallel)
 {
 	moat_error err = {0};
+	/* Each case's worker reads the secrets itself (judge.h): this
+	 * process leaves them where they are, and only checks that a
+	 * variable one is read from is there, so that a missing one is one
+	 * error rather than a setup error per case. */
+	for (size_t i = 0; i < policy->n_secrets; i++) {
+		const char *from = policy->secrets[i].from;
+		if (from && strncmp(from, "env:", 4) == 0 && !(getenv(from + 4) && getenv(from + 4)[0]))
+			return moat_cli_fail("judge: secrets.%s: the variable %s is not set", policy->secrets[i].name,
+					     from + 4);
+	}
 	/* One run specification for every case; each case changes only its
 	 * command line, limits and stdin, on a copy (judge_run.c). */
 	_cleanup_config_ moat_config *spec = NULL;
@@ -178,8 +188,11 @@ static int grade(const moat_policy *policy, const char *net_log, const moat_judg
 	if (moat_egress_from_policy(policy, net_log, NULL, &egress, &err) < 0)
 		return fail_err(NULL, &err);
 	moat_judge_totals totals = {0};
-	int r = moat_judge_run_suite(c, moat_egress_gateway(&egress), prog, suite, parallel, emit_line, NULL,
-				     &totals, &err);
+	/* The test suite's upstream authority, as moat run reads it. */
+	moat_judge_secrets sec = {.policy = policy, .egress = &egress, .upstream_ca_file = getenv("MOAT_TEST_UPSTREAM_CA")};
+	int r = policy->n_secrets ? moat_judge_run_suite_secrets(c, &sec, prog, suite, parallel, emit_line, NULL, &totals, &err)
+				  : moat_judge_run_suite(c, moat_egress_gateway(&egress), prog, suite, parallel, emit_line,
+							 NULL, &totals, &err);
 	moat_egress_done(&egress);
 	if (r < 0)
 		return fail_err(NULL, &err);

@@ -32,17 +32,29 @@ static int fail_err(const char *what, const moat_error *err)
 	return moat_cli_fail("session %s: %s", what, moat_error_format(err, buf, sizeof(buf)));
 }
 
-/* The keeper's environment: only what tells it where its runtime folder is
- * (the same as ours) and, in a sanitizer build, where to report. */
-static char **keeper_env(void)
+/* The keeper's environment: what it needs (its runtime folder, TMPDIR for
+ * a delegating session's nested runs, where a sanitizer build reports), and the variables the policy's
+ * secrets are read from (env:VAR), which the keeper reads into memory its
+ * sandbox's init does not inherit and wipes from its own environment
+ * before the sandbox exists, as moat run does (secretstore.h). */
+static char **keeper_env(const moat_policy *p)
 {
-	static char *env[6];
-	/* TMPDIR: where a delegating session's nested runs keep their files. */
-	const char *names[] = {"XDG_RUNTIME_DIR", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"};
-	for (size_t i = 0, n = 0; i < 5; i++) {
-		const char *v = getenv(names[i]);
-		if (v && asprintf(&env[n], "%s=%s", names[i], v) > 0)
-			n++;
+	char **env = NULL;
+	const char *names[] = {"XDG_RUNTIME_DIR", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS",
+			       "MOAT_TEST_UPSTREAM_CA"};
+	for (size_t i = 0; i < ELEMENTSOF(names) + p->n_secrets; i++) {
+		const char *name = NULL;
+		if (i < ELEMENTSOF(names))
+			name = names[i];
+		else if (p->secrets[i - ELEMENTSOF(names)].from &&
+			 moat__startswith(p->secrets[i - ELEMENTSOF(names)].from, "env:"))
+			name = p->secrets[i - ELEMENTSOF(names)].from + 4;
+		const char *v = name ? getenv(name) : NULL;
+		_cleanup_free_ char *e = NULL;
+		if (v && asprintf(&e, "%s=%s", name, v) > 0 && moat__strv_push(&env, e) < 0)
+			break;
+		if (e)
+			explicit_bzero(e, strlen(e));
 	}
 	return env;
 }
@@ -88,10 +100,14 @@ static int cmd_create(int argc, char **argv)
 		return moat_cli_fail("session create: '%s': a session takes no command (run one with 'moat session exec')",
 				     rest[first]);
 	moat__session_default_limits(policy);
-	moat_keeper_start_opts o = {.envp = keeper_env()};
+	_cleanup_strv_free_ char **kenv = keeper_env(policy);
+	moat_keeper_start_opts o = {.envp = kenv};
 	moat_session_info s;
 	moat_error err = {0};
-	if (moat_session_create(policy, name, &o, &s, &err) < 0)
+	int r = moat_session_create(policy, name, &o, &s, &err);
+	for (char **e = kenv; e && *e; e++)
+		explicit_bzero(*e, strlen(*e));
+	if (r < 0)
 		return fail_err("create", &err);
 	if (json) {
 		json_t *j = json_pack("{s:s, s:s?, s:s, s:s, s:i, s:s}", "id", s.id, "name", s.name[0] ? s.name : NULL,

@@ -32,6 +32,7 @@
 #include "netrules.h"
 #include "proxyproto.h"
 #include "hostglob.h"
+#include "httpresp.h"
 #include "secrets.h"
 #include "secretstore.h"
 #include "tls.h"
@@ -84,6 +85,18 @@
 #define GW_DEFAULT_IDLE_MS 300000
 /* After a refusal or at the end, pending output gets this long to drain. */
 #define GW_LINGER_MS 5000
+/* Keep-alive inside terminated TLS: requests on one client connection
+ * before it is closed after a response. */
+#define GW_KEEPALIVE_MAX_REQUESTS 1000
+/* The pool of upstream connections a terminated request left open: in all,
+ * per host and port, and how long one waits unused. Servers close idle
+ * connections after 5 s (Node, Apache) to minutes; one the server closed
+ * is dropped as soon as its end of file is read. */
+#define GW_POOL_MAX 16
+#define GW_POOL_PER_DEST 4
+#define GW_POOL_IDLE_MS 30000
+/* TLS sessions kept for resumption, one per host and port. */
+#define GW_MAX_SESSIONS 32
 
 typedef enum gw_state {
 	ST_SNIFF,
@@ -112,6 +125,29 @@ typedef enum gw_proto {
 } gw_proto;
 
 typedef struct gw_conn gw_conn;
+
+/* An upstream connection waiting in the pool: TLS to host:port, verified
+ * with the gateway's one client context and the host's name as SNI, so
+ * host and port are the whole key. The address it went to passed the SSRF
+ * guard when it was made, and is checked again with the rules in force
+ * when it is taken. */
+typedef struct gw_pooled {
+	struct gw_pooled *next;
+	moat_gateway *gw;
+	struct bufferevent *bev;
+	struct event *idle;
+	char host[MOAT_HOST_MAX + 1];
+	uint16_t port;
+	moat_addr addr;
+	char address[MOAT_ADDR_STRLEN];
+} gw_pooled;
+
+typedef struct gw_session {
+	char host[MOAT_HOST_MAX + 1];
+	uint16_t port;
+	SSL_SESSION *sess;
+	uint64_t used_ns;
+} gw_session;
 
 typedef struct gw_static_host {
 	char name[MOAT_HOST_MAX + 1];
@@ -148,6 +184,11 @@ struct moat_gateway {
 	char **terminate_hosts;
 	SSL_CTX *tls_server, *tls_client;
 	moat_secrets *secrets; /* not owned */
+	/* Upstream connections and TLS sessions left by terminated requests,
+	 * for the next ones to the same host and port. */
+	gw_pooled *pool;
+	size_t n_pooled;
+	gw_session sessions[GW_MAX_SESSIONS];
 
 	/* Transparent egress: the names the DNS stub handed out, and its
 	 * socket. */
@@ -219,10 +260,10 @@ struct gw_conn {
 	moat_addr addrs[GW_MAX_ADDRS];
 	size_t n_addrs, addr_idx;
 	char address[MOAT_ADDR_STRLEN];
+	moat_addr up_addr; /* the one connected to */
 
-	/* The rewritten request head for upstream, and the body still due:
-	 * a length, or a chunked body followed to its end. */
-	struct evbuffer *head_out;
+	/* The body still due: a length, or a chunked body followed to its
+	 * end. */
 	uint64_t body_left;
 	bool chunked;
 	moat_chunked chunks;
@@ -231,6 +272,23 @@ struct gw_conn {
 	 * gone out. */
 	bool client_eof;
 	bool shut_upstream_pending;
+
+	/* Keep-alive inside terminated TLS: each request is read, decided,
+	 * sent and logged on its own, and the next one is read only once the
+	 * response to this one has ended (resp follows it; resp_fed of the
+	 * upstream's input went through it, resp_end when it ended there).
+	 * req_done: the request's body has gone whole; idle: between two
+	 * requests, nothing to log. */
+	bool keep_alive;
+	bool idle;
+	bool req_done;
+	bool client_close; /* the request asked for the connection's end */
+	bool reused;       /* the upstream came from the pool */
+	unsigned requests;
+	moat_http_resp *resp;
+	size_t resp_fed;
+	bool resp_end;
+	bool resp_untracked; /* not followable: relayed until the server closes */
 
 	char dest[MOAT_BUDGET_DEST_MAX]; /* budget key "host:port" */
 	bool budget_open;
@@ -386,7 +444,7 @@ static void gw_emit(moat_gateway *gw, const moat_net_event *ev)
 
 static void conn_log(gw_conn *c)
 {
-	if (c->logged)
+	if (c->logged || c->idle)
 		return;
 	/* A connection that closed before it asked for anything is no
 	 * request, and not worth a log line. */
@@ -461,8 +519,7 @@ static void conn_free(gw_conn *c)
 		event_free(c->linger);
 	if (c->deadline)
 		event_free(c->deadline);
-	if (c->head_out)
-		evbuffer_free(c->head_out);
+	free(c->resp);
 	moat_http_parser_free(c->http);
 	if (c->budget_open)
 		moat_budget_conn_close(gw->budget, c->dest);
@@ -862,6 +919,7 @@ static void conn_connect_next(gw_conn *c)
 		return;
 	}
 	const moat_addr *a = &c->addrs[c->addr_idx++];
+	c->up_addr = *a;
 	moat_addr_format(a, c->address, sizeof(c->address));
 	struct sockaddr_storage ss;
 	socklen_t sl;
@@ -891,12 +949,75 @@ static void conn_connect_next(gw_conn *c)
 		conn_connect_next(c);
 }
 
-/* The request head as the upstream server gets it: origin-form target, the
- * client's headers without the hop-by-hop ones (RFC 9110 section 7.6.1)
- * and without Proxy-Authorization, which is for this proxy and must never
- * leak to a server, and "Connection: close", since each request gets a
- * fresh upstream connection. */
-static int http_build_upstream_head(gw_conn *c, const moat_http_request *r)
+/* A request head being built: flat memory the gateway owns, because it
+ * may hold a secret's value. Growing it wipes the old block; the finished
+ * head goes to the upstream's output as a reference (evbuffer_add_reference)
+ * whose release wipes it too, so no copy of the value is left in freed
+ * memory once the bytes have been encrypted and sent. */
+typedef struct gw_head {
+	char *p;
+	size_t len, cap;
+	bool oom;
+} gw_head;
+
+static void head_add(gw_head *h, const char *fmt, ...) _printf_(2, 3);
+static void head_add(gw_head *h, const char *fmt, ...)
+{
+	for (int tries = 0; tries < 2 && !h->oom; tries++) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(h->p ? h->p + h->len : NULL, h->p ? h->cap - h->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			h->oom = true;
+			return;
+		}
+		if (h->p && (size_t)n < h->cap - h->len) {
+			h->len += (size_t)n;
+			return;
+		}
+		size_t cap = h->cap ? h->cap : 1024;
+		while (cap - h->len <= (size_t)n)
+			cap *= 2;
+		char *np = malloc(cap);
+		if (!np) {
+			h->oom = true;
+			return;
+		}
+		if (h->p) {
+			memcpy(np, h->p, h->len);
+			explicit_bzero(h->p, h->cap);
+			free(h->p);
+		}
+		h->p = np;
+		h->cap = cap;
+	}
+}
+
+static void head_wipe_cb(const void *data, size_t len, void *extra)
+{
+	(void)data;
+	explicit_bzero(extra, len);
+	free(extra);
+}
+
+static void head_discard(gw_head *h)
+{
+	if (h->p) {
+		explicit_bzero(h->p, h->cap);
+		free(h->p);
+	}
+	h->p = NULL;
+}
+
+/* The request head as the upstream server gets it, written to the
+ * upstream: origin-form target, the client's headers without the
+ * hop-by-hop ones (RFC 9110 section 7.6.1) and without
+ * Proxy-Authorization, which is for this proxy and must never leak to a
+ * server. A plain HTTP request asks for "Connection: close", since each
+ * gets a fresh upstream connection; one inside terminated TLS leaves the
+ * connection open for the pool. */
+static int http_send_upstream_head(gw_conn *c, const moat_http_request *r)
 {
 	static const char *const hop[] = {
 		"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate",
@@ -909,10 +1030,8 @@ static int http_build_upstream_head(gw_conn *c, const moat_http_request *r)
 	};
 	const char *conn_hdr = moat_http_request_header(r, "Connection");
 
-	c->head_out = evbuffer_new();
-	if (!c->head_out)
-		return -ENOMEM;
-	evbuffer_add_printf(c->head_out, "%s %s HTTP/1.1\r\n", r->method, r->path);
+	gw_head h = {0};
+	head_add(&h, "%s %s HTTP/1.1\r\n", r->method, r->path);
 	bool have_host = false;
 	for (size_t i = 0; i < r->n_headers; i++) {
 		const char *name = r->headers[i].name;
@@ -937,35 +1056,46 @@ static int http_build_upstream_head(gw_conn *c, const moat_http_request *r)
 			have_host = true;
 		}
 		const char *value = i < c->n_hdr_new && c->hdr_new[i] ? c->hdr_new[i] : r->headers[i].value;
-		evbuffer_add_printf(c->head_out, "%s: %s\r\n", name, value);
+		head_add(&h, "%s: %s\r\n", name, value);
 	}
 	for (char **l = c->inj_lines; l && *l; l++)
-		evbuffer_add_printf(c->head_out, "%s\r\n", *l);
+		head_add(&h, "%s\r\n", *l);
 	/* A chunked body is forwarded chunked, exactly as framed: the
 	 * gateway follows the framing to its end (moat_chunked_feed). */
 	if (r->body == MOAT_HTTP_BODY_CHUNKED)
-		evbuffer_add_printf(c->head_out, "Transfer-Encoding: chunked\r\n");
+		head_add(&h, "Transfer-Encoding: chunked\r\n");
 	if (!have_host) {
 		bool v6 = c->host.is_literal && c->host.addr.family == AF_INET6;
 		if (c->port == 80)
-			evbuffer_add_printf(c->head_out, "Host: %s%s%s\r\n", v6 ? "[" : "", c->host.name, v6 ? "]" : "");
+			head_add(&h, "Host: %s%s%s\r\n", v6 ? "[" : "", c->host.name, v6 ? "]" : "");
 		else
-			evbuffer_add_printf(c->head_out, "Host: %s%s%s:%u\r\n", v6 ? "[" : "", c->host.name,
-					    v6 ? "]" : "", (unsigned)c->port);
+			head_add(&h, "Host: %s%s%s:%u\r\n", v6 ? "[" : "", c->host.name, v6 ? "]" : "",
+				 (unsigned)c->port);
 	}
-	evbuffer_add_printf(c->head_out, "Connection: close\r\n\r\n");
+	head_add(&h, "%s\r\n", c->keep_alive ? "" : "Connection: close\r\n");
+	if (h.oom) {
+		head_discard(&h);
+		return -ENOMEM;
+	}
+	/* What a cut-short vsnprintf left past the end is wiped now; the
+	 * reference's release wipes the rest. */
+	explicit_bzero(h.p + h.len, h.cap - h.len);
+	if (evbuffer_add_reference(bufferevent_get_output(c->upstream), h.p, h.len, head_wipe_cb, h.p) < 0) {
+		head_discard(&h);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
 /* Moves what from's input holds (at most limit bytes) to to's output,
  * counting it against the budgets, and pauses from while to is backed up.
  * Returns false when the connection was closed. */
-static bool relay_unecho(gw_conn *c, struct bufferevent *from, struct bufferevent *to);
+static bool relay_unecho(gw_conn *c, struct bufferevent *from, struct bufferevent *to, uint64_t limit);
 
 static bool relay(gw_conn *c, struct bufferevent *from, struct bufferevent *to, bool up, uint64_t limit)
 {
 	if (!up && c->n_echo)
-		return relay_unecho(c, from, to);
+		return relay_unecho(c, from, to, limit);
 	struct evbuffer *in = bufferevent_get_input(from);
 	size_t n = evbuffer_get_length(in);
 	if (n > limit)
@@ -995,8 +1125,22 @@ static bool relay(gw_conn *c, struct bufferevent *from, struct bufferevent *to, 
 	return true;
 }
 
-/* Forwards the request body, never more than it announced: bytes past it
- * would be a second request the rules never saw, so they are dropped. */
+/* The request's body has gone whole. What follows it is a second request:
+ * on a plain connection it is dropped (the rules never saw it); inside
+ * terminated TLS it is the next request, read and decided on its own once
+ * the response to this one has ended, so it waits, unread. */
+static void body_done(gw_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->client);
+	if (c->keep_alive) {
+		c->req_done = true;
+		bufferevent_disable(c->client, EV_READ);
+		return;
+	}
+	evbuffer_drain(in, evbuffer_get_length(in));
+}
+
+/* Forwards the request body, never more than it announced. */
 static bool relay_body(gw_conn *c)
 {
 	uint64_t before = c->bytes_up;
@@ -1026,7 +1170,7 @@ static bool relay_body(gw_conn *c)
 		if (r == MOAT_PARSE_DONE) {
 			c->chunked = false;
 			c->body_left = 0;
-			evbuffer_drain(in, evbuffer_get_length(in));
+			body_done(c);
 		}
 		return true;
 	}
@@ -1035,9 +1179,54 @@ static bool relay_body(gw_conn *c)
 			return false;
 		c->body_left -= c->bytes_up - before;
 	}
-	if (c->body_left == 0) {
-		struct evbuffer *in = bufferevent_get_input(c->client);
-		evbuffer_drain(in, evbuffer_get_length(in));
+	if (c->body_left == 0)
+		body_done(c);
+	return true;
+}
+
+static void response_done(gw_conn *c);
+
+/* Moves the upstream's answer to the client. Inside terminated TLS the
+ * response is followed (httpresp.h) so that only its own bytes go, and
+ * its end is known: the connection may then carry the next request. A
+ * response that cannot be followed is relayed until the server closes,
+ * and ends both connections. False when the connection was closed. */
+static bool relay_down(gw_conn *c)
+{
+	if (!c->resp || c->resp_untracked)
+		return relay(c, c->upstream, c->client, false, UINT64_MAX);
+	struct evbuffer *in = bufferevent_get_input(c->upstream);
+	size_t n = evbuffer_get_length(in);
+	while (!c->resp_end && !c->resp_untracked && c->resp_fed < n) {
+		struct evbuffer_ptr pos;
+		struct evbuffer_iovec v[8];
+		if (evbuffer_ptr_set(in, &pos, c->resp_fed, EVBUFFER_PTR_SET) < 0)
+			break;
+		int nv = evbuffer_peek(in, (ev_ssize_t)(n - c->resp_fed), &pos, v, ELEMENTSOF(v));
+		for (int i = 0; i < nv && i < (int)ELEMENTSOF(v); i++) {
+			size_t used = 0;
+			moat_error err = {0};
+			int r = moat_http_resp_feed(c->resp, v[i].iov_base, v[i].iov_len, &used, &err);
+			c->resp_fed += used;
+			if (r == MOAT_PARSE_DONE) {
+				c->resp_end = true;
+				break;
+			}
+			if (r < 0) {
+				c->resp_untracked = true;
+				break;
+			}
+		}
+	}
+	size_t before = c->resp_fed;
+	uint64_t down = c->bytes_down;
+	if (!relay(c, c->upstream, c->client, false, c->resp_untracked ? UINT64_MAX : before))
+		return false;
+	uint64_t moved = c->bytes_down - down;
+	c->resp_fed = moved >= before ? 0 : before - (size_t)moved;
+	if (c->resp_end && c->resp_fed == 0) {
+		response_done(c);
+		return false;
 	}
 	return true;
 }
@@ -1055,8 +1244,7 @@ static void relay_start(gw_conn *c, gw_state state)
 	} else if (!relay(c, c->client, c->upstream, true, UINT64_MAX)) {
 		return;
 	}
-	if (!relay(c, c->upstream, c->client, false, UINT64_MAX))
-		return;
+	(void)relay_down(c);
 }
 
 /* Checks the first bytes of a tunnel: a TLS ClientHello whose server name is
@@ -1145,12 +1333,11 @@ static void upstream_connected(gw_conn *c)
 	switch (c->proto) {
 	case PROTO_HTTP:
 		r = moat_http_parser_request(c->http);
-		if (http_build_upstream_head(c, r) < 0) {
+		if (http_send_upstream_head(c, r) < 0) {
 			set_reason(c, "moat: out of memory");
 			conn_refuse(c, 502, MOAT_SOCKS5_REP_FAILURE);
 			return;
 		}
-		bufferevent_write_buffer(c->upstream, c->head_out);
 		c->body_left = r->body == MOAT_HTTP_BODY_LENGTH ? r->content_length : 0;
 		c->chunked = r->body == MOAT_HTTP_BODY_CHUNKED;
 		moat_chunked_init(&c->chunks);
@@ -1195,8 +1382,9 @@ static void upstream_connected(gw_conn *c)
 static void upstream_read_cb(struct bufferevent *bev, void *arg)
 {
 	gw_conn *c = arg;
+	(void)bev;
 	if (c->state == ST_RELAY || c->state == ST_RELAY_HTTP)
-		relay(c, bev, c->client, false, UINT64_MAX);
+		(void)relay_down(c);
 }
 
 /* Either side's output drained below its low-water mark: while closing,
@@ -1218,7 +1406,9 @@ static void write_cb(struct bufferevent *bev, void *arg)
 	}
 	if ((c->state == ST_RELAY || c->state == ST_RELAY_HTTP) && other) {
 		bufferevent_setwatermark(bev, EV_WRITE, 0, 0);
-		if (!(other == c->client && c->client_eof))
+		/* A client whose request is whole is not read: what it sends
+		 * now is the next request, which waits for this response. */
+		if (!(other == c->client && (c->client_eof || c->req_done)))
 			bufferevent_enable(other, EV_READ);
 	}
 }
@@ -1273,11 +1463,24 @@ static void upstream_event_cb(struct bufferevent *bev, short what, void *arg)
 			conn_free(c);
 		return;
 	}
+	/* A pooled connection the server closed just as this request went
+	 * out: nothing of it was answered, so a request without a body is
+	 * sent again on a new connection (as browsers and HTTP clients do;
+	 * one with a body may have been read in part, and is not). */
+	const moat_http_request *rq = c->http ? moat_http_parser_request(c->http) : NULL;
+	if (c->reused && c->state == ST_RELAY_HTTP && c->bytes_down == 0 && c->resp_fed == 0 && rq &&
+	    rq->body == MOAT_HTTP_BODY_NONE && evbuffer_get_length(bufferevent_get_input(bev)) == 0) {
+		bufferevent_free(c->upstream);
+		c->upstream = NULL;
+		c->reused = false;
+		conn_resolve(c);
+		return;
+	}
 	/* EOF or error after the relay began: deliver what is still buffered
 	 * to the client, then close. */
 	c->upstream_eof = true;
 	if (c->state == ST_RELAY || c->state == ST_RELAY_HTTP)
-		if (!relay(c, bev, c->client, false, UINT64_MAX))
+		if (!relay_down(c))
 			return;
 	if (what & BEV_EVENT_TIMEOUT)
 		set_reason(c, "moat: %s was idle for too long", c->host.name);
@@ -1797,13 +2000,18 @@ static bool secrets_check(gw_conn *c, const moat_http_request *req, bool tls)
 /* A response to a request a value was injected into goes back with every
  * echo of that value masked: as the placeholder where it is as long, else
  * as as many '*' (the response's framing counts bytes). */
-static bool relay_unecho(gw_conn *c, struct bufferevent *from, struct bufferevent *to)
+static bool relay_unecho(gw_conn *c, struct bufferevent *from, struct bufferevent *to, uint64_t limit)
 {
 	moat_secrets *ss = c->gw->secrets;
 	struct evbuffer *in = bufferevent_get_input(from);
 	size_t n = evbuffer_get_length(in);
+	if (n > limit)
+		n = (size_t)limit;
 	if (n == 0)
 		return true;
+	/* The end of a followed response (limit is where it ends) ends what
+	 * may be held back, as the server's end of file does. */
+	bool final = c->upstream_eof || (c->resp && c->resp_end && !c->resp_untracked);
 	char *values[64], *masks[64];
 	size_t nv = 0;
 	bool ok = true;
@@ -1834,10 +2042,39 @@ static bool relay_unecho(gw_conn *c, struct bufferevent *from, struct buffereven
 	}
 	char *out = NULL;
 	size_t out_len = 0;
-	const char *data = ok ? (const char *)evbuffer_pullup(in, (ssize_t)n) : NULL;
-	long used = data ? moat_secret_unecho(values, masks, nv, data, n, c->upstream_eof, &out, &out_len) : -ENOMEM;
+	/* The response may hold the value: it is copied out of the input's
+	 * chains into memory of our own, and what is taken is wiped in the
+	 * chains before they are drained (a pullup would move it into a new
+	 * chain and free the old ones as they were), and in the copy. */
+	char *data = ok ? malloc(n) : NULL;
+	if (data && evbuffer_copyout(in, data, n) != (ev_ssize_t)n) {
+		free(data);
+		data = NULL;
+	}
+	long used = data ? moat_secret_unecho(values, masks, nv, data, n, final, &out, &out_len) : -ENOMEM;
 	for (size_t k = 0; k < nv; k++)
 		free(masks[k]);
+	if (data) {
+		explicit_bzero(data, n);
+		free(data);
+	}
+	if (used > 0) {
+		int nio = evbuffer_peek(in, (ev_ssize_t)used, NULL, NULL, 0);
+		struct evbuffer_iovec *v = nio > 0 ? calloc((size_t)nio, sizeof(*v)) : NULL;
+		if (!v) {
+			free(out);
+			used = -ENOMEM;
+		} else {
+			nio = evbuffer_peek(in, (ev_ssize_t)used, NULL, v, nio);
+			size_t left = (size_t)used;
+			for (int i = 0; i < nio && left; i++) {
+				size_t k = v[i].iov_len < left ? v[i].iov_len : left;
+				explicit_bzero(v[i].iov_base, k);
+				left -= k;
+			}
+			free(v);
+		}
+	}
 	if (used < 0) {
 		set_reason(c, "moat: out of memory");
 		conn_refuse(c, 502, 0);
@@ -1860,6 +2097,243 @@ static bool relay_unecho(gw_conn *c, struct bufferevent *from, struct buffereven
 		bufferevent_setwatermark(to, EV_WRITE, GW_HIGH_WATER / 2, 0);
 	}
 	return true;
+}
+
+/* ---- keep-alive and the upstream pool ------------------------------------- */
+
+/* Frees an upstream TLS connection. One that ended cleanly (its response
+ * whole) is marked shut down first: OpenSSL otherwise takes a connection
+ * freed without close_notify for a broken one and makes its session
+ * unusable for resumption. */
+static void upstream_free(struct bufferevent *bev, bool clean)
+{
+	if (!bev)
+		return;
+	SSL *ssl = clean ? bufferevent_openssl_get_ssl(bev) : NULL;
+	if (ssl)
+		SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+	bufferevent_free(bev);
+}
+
+/* Keeps the TLS session of a verified upstream connection, one per host
+ * and port (the least recently used goes), so that a new connection there
+ * resumes it instead of a full handshake. */
+static void session_store(moat_gateway *gw, const char *host, uint16_t port, struct bufferevent *bev)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+	SSL_SESSION *sess = ssl ? SSL_get1_session(ssl) : NULL;
+	if (!sess)
+		return;
+	if (!SSL_SESSION_is_resumable(sess)) {
+		SSL_SESSION_free(sess);
+		return;
+	}
+	gw_session *slot = NULL;
+	for (size_t i = 0; i < GW_MAX_SESSIONS && !slot; i++)
+		if (gw->sessions[i].sess && gw->sessions[i].port == port && strcmp(gw->sessions[i].host, host) == 0)
+			slot = &gw->sessions[i];
+	for (size_t i = 0; i < GW_MAX_SESSIONS && !slot; i++)
+		if (!gw->sessions[i].sess)
+			slot = &gw->sessions[i];
+	if (!slot) {
+		slot = &gw->sessions[0];
+		for (size_t i = 1; i < GW_MAX_SESSIONS; i++)
+			if (gw->sessions[i].used_ns < slot->used_ns)
+				slot = &gw->sessions[i];
+	}
+	SSL_SESSION_free(slot->sess);
+	slot->sess = sess;
+	slot->port = port;
+	slot->used_ns = moat__now_ns();
+	snprintf(slot->host, sizeof(slot->host), "%s", host);
+}
+
+static void session_apply(moat_gateway *gw, const char *host, uint16_t port, SSL *ssl)
+{
+	for (size_t i = 0; i < GW_MAX_SESSIONS; i++) {
+		gw_session *s = &gw->sessions[i];
+		if (s->sess && s->port == port && strcmp(s->host, host) == 0) {
+			if (SSL_SESSION_is_resumable(s->sess))
+				(void)SSL_set_session(ssl, s->sess);
+			s->used_ns = moat__now_ns();
+			return;
+		}
+	}
+}
+
+static void pool_remove(gw_pooled *p, bool clean)
+{
+	moat_gateway *gw = p->gw;
+	for (gw_pooled **pp = &gw->pool; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	gw->n_pooled--;
+	upstream_free(p->bev, clean);
+	if (p->idle)
+		event_free(p->idle);
+	free(p);
+}
+
+/* A pooled connection said something, closed or timed out: a server does
+ * not speak unasked, so any of these ends it. */
+static void pool_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	pool_remove(arg, false);
+}
+
+static void pool_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	pool_remove(arg, !(what & BEV_EVENT_ERROR));
+}
+
+static void pool_idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	pool_remove(arg, true);
+}
+
+/* Puts c's upstream, its response whole and nothing after it, into the
+ * pool; frees it when the pool is full for its host and port. */
+static void pool_put(gw_conn *c, struct bufferevent *up)
+{
+	moat_gateway *gw = c->gw;
+	session_store(gw, c->host.name, c->port, up);
+	size_t same = 0;
+	gw_pooled *last = NULL;
+	for (gw_pooled *p = gw->pool; p; p = p->next) {
+		same += p->port == c->port && strcmp(p->host, c->host.name) == 0;
+		last = p;
+	}
+	if (same >= GW_POOL_PER_DEST) {
+		upstream_free(up, true);
+		return;
+	}
+	if (gw->n_pooled >= GW_POOL_MAX && last)
+		pool_remove(last, true); /* the oldest: new ones go in front */
+	gw_pooled *p = calloc(1, sizeof(*p));
+	if (!p || !(p->idle = evtimer_new(gw->base, pool_idle_cb, p))) {
+		free(p);
+		upstream_free(up, true);
+		return;
+	}
+	p->gw = gw;
+	p->bev = up;
+	p->port = c->port;
+	p->addr = c->up_addr;
+	snprintf(p->host, sizeof(p->host), "%s", c->host.name);
+	snprintf(p->address, sizeof(p->address), "%s", c->address);
+	bufferevent_setcb(up, pool_read_cb, NULL, pool_event_cb, p);
+	bufferevent_set_timeouts(up, NULL, NULL);
+	bufferevent_enable(up, EV_READ);
+	struct timeval tv;
+	ms_to_timeval(GW_POOL_IDLE_MS, &tv);
+	if (timercmp(&gw->idle_timeout, &tv, <))
+		tv = gw->idle_timeout;
+	evtimer_add(p->idle, &tv);
+	p->next = gw->pool;
+	gw->pool = p;
+	gw->n_pooled++;
+}
+
+/* An open connection to c's host and port whose address the rules in force
+ * still allow; true when c->upstream is now one. */
+static bool pool_take(gw_conn *c)
+{
+	moat_gateway *gw = c->gw;
+	for (gw_pooled *p = gw->pool, *next; p; p = next) {
+		next = p->next;
+		if (p->port != c->port || strcmp(p->host, c->host.name) != 0)
+			continue;
+		struct sockaddr_storage ss;
+		socklen_t sl;
+		const char *why = NULL;
+		moat_addr_to_sockaddr(&p->addr, p->port, &ss, &sl);
+		if (!moat_netrules_addr_allowed(c->rules, (struct sockaddr *)&ss, &why)) {
+			pool_remove(p, true);
+			continue;
+		}
+		c->upstream = TAKE_PTR(p->bev);
+		c->up_addr = p->addr;
+		snprintf(c->address, sizeof(c->address), "%s", p->address);
+		pool_remove(p, true);
+		bufferevent_setcb(c->upstream, upstream_read_cb, write_cb, upstream_event_cb, c);
+		c->reused = true;
+		gw->stats.upstream_reused++;
+		return true;
+	}
+	return false;
+}
+
+/* Ready for the next request on a kept-alive connection: what belonged to
+ * the last one is cleared (wiped where it held a value), the rules in
+ * force now are taken, and the client is read again. */
+static void request_next(gw_conn *c)
+{
+	moat_gateway *gw = c->gw;
+	free(c->method);
+	c->method = NULL;
+	free(c->path);
+	c->path = NULL;
+	secrets_clear(c);
+	c->secret_names[0] = '\0';
+	c->misuse = false;
+	c->upstream_eof = false;
+	c->body_tail_len = 0;
+	c->bw_state = 0;
+	c->bw_left = 0;
+	c->n_addrs = c->addr_idx = 0;
+	c->address[0] = '\0';
+	c->body_left = 0;
+	c->chunked = false;
+	c->bytes_up = c->bytes_down = 0;
+	c->logged = false;
+	c->idle = true;
+	c->allowed = false;
+	c->reason[0] = '\0';
+	c->rule = -1;
+	c->req_done = c->reused = c->client_close = false;
+	c->resp_fed = 0;
+	c->resp_end = c->resp_untracked = false;
+	moat_http_parser_reset(c->http);
+	moat_netrules_unref(c->rules);
+	c->rules = moat_netrules_slot_get(&gw->rules);
+	c->state = ST_TLS_HEAD;
+	if (c->deadline)
+		evtimer_del(c->deadline);
+	/* Between requests the connection may wait as long as an idle
+	 * relay; the head's own deadline starts with its first byte. */
+	bufferevent_set_timeouts(c->client, &gw->idle_timeout, &gw->idle_timeout);
+	bufferevent_enable(c->client, EV_READ | EV_WRITE);
+	if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
+		tls_head(c);
+}
+
+/* The response to a terminated request has gone to the client whole. The
+ * upstream goes to the pool when the response left it fit for another
+ * request; the client's connection carries the next request when neither
+ * side asked for its end; else it closes once the response is out. */
+static void response_done(gw_conn *c)
+{
+	bool reusable = c->resp->reusable && c->req_done && !c->upstream_eof;
+	if (c->upstream) {
+		struct bufferevent *up = TAKE_PTR(c->upstream);
+		if (reusable && evbuffer_get_length(bufferevent_get_input(up)) == 0 &&
+		    evbuffer_get_length(bufferevent_get_output(up)) == 0)
+			pool_put(c, up);
+		else
+			upstream_free(up, reusable);
+	}
+	if (!reusable || c->client_eof || c->client_close || c->requests >= GW_KEEPALIVE_MAX_REQUESTS) {
+		conn_close(c);
+		return;
+	}
+	conn_log(c);
+	request_next(c);
 }
 
 /* ---- TLS termination ------------------------------------------------------- */
@@ -1909,6 +2383,7 @@ static void tls_accept(gw_conn *c)
 	}
 	c->client = tls;
 	c->tls_inner = true;
+	c->keep_alive = true;
 	moat_http_parser_free(c->http);
 	c->http = moat_http_parser_new();
 	if (!c->http) {
@@ -1932,9 +2407,20 @@ static void tls_accept(gw_conn *c)
 static void tls_head(gw_conn *c)
 {
 	moat_gateway *gw = c->gw;
+	if (c->idle) {
+		/* The first bytes of the next request on a kept-alive
+		 * connection: it is a request of its own from here on, with
+		 * the head's deadline. */
+		c->idle = false;
+		c->start_ns = moat__now_ns();
+		bufferevent_set_timeouts(c->client, &gw->head_timeout, &gw->head_timeout);
+		if (c->deadline)
+			evtimer_add(c->deadline, &gw->head_timeout);
+	}
 	const moat_http_request *req = read_head(c);
 	if (!req)
 		return;
+	c->requests++;
 	c->method = strdup(req->method);
 	c->path = strdup(req->path);
 	if (!c->method || !c->path) {
@@ -1984,6 +2470,11 @@ static void tls_head(gw_conn *c)
 		conn_refuse(c, 501, 0);
 		return;
 	}
+	if (!c->rules) {
+		set_reason(c, "moat: this sandbox has no network rules; all egress is denied");
+		conn_refuse(c, 403, 0);
+		return;
+	}
 	moat_net_request q = {.host = &c->host, .port = c->port, .method = c->method, .path = c->path};
 	moat_net_decision dec;
 	moat_netrules_decide(c->rules, &q, &dec);
@@ -2021,6 +2512,21 @@ static void tls_head(gw_conn *c)
 	}
 	if (c->deadline)
 		evtimer_del(c->deadline);
+	/* The response is followed to its end, so that both connections can
+	 * carry another request after it; a client that asked for the
+	 * connection's end (or speaks HTTP/1.0) has it closed after this. */
+	if (!c->resp && !(c->resp = malloc(sizeof(*c->resp)))) {
+		set_reason(c, "moat: out of memory");
+		conn_refuse(c, 502, 0);
+		return;
+	}
+	moat_http_resp_init(c->resp, strcmp(req->method, "HEAD") == 0);
+	c->client_close = req->connection_close || req->version_minor == 0;
+	if (pool_take(c)) {
+		c->allowed = true;
+		tls_upstream_ready(c);
+		return;
+	}
 	/* The body waits in the client's input until the upstream is ready. */
 	c->state = ST_RESOLVING;
 	conn_resolve(c);
@@ -2038,6 +2544,9 @@ static bool tls_upstream_start(gw_conn *c)
 		conn_refuse(c, 502, 0);
 		return false;
 	}
+	/* Resumed when the last connection to this host and port left a
+	 * session; the server's certificate was verified when it was made. */
+	session_apply(gw, c->host.name, c->port, ssl);
 	struct bufferevent *tls = bufferevent_openssl_filter_new(gw->base, c->upstream, ssl, BUFFEREVENT_SSL_CONNECTING,
 								 BEV_OPT_CLOSE_ON_FREE);
 	if (!tls) {
@@ -2058,12 +2567,14 @@ static bool tls_upstream_start(gw_conn *c)
 static void tls_upstream_ready(gw_conn *c)
 {
 	const moat_http_request *r = moat_http_parser_request(c->http);
-	if (http_build_upstream_head(c, r) < 0) {
+	SSL *ssl = c->reused ? NULL : bufferevent_openssl_get_ssl(c->upstream);
+	if (ssl && SSL_session_reused(ssl))
+		c->gw->stats.tls_resumed++;
+	if (http_send_upstream_head(c, r) < 0) {
 		set_reason(c, "moat: out of memory");
 		conn_refuse(c, 502, 0);
 		return;
 	}
-	bufferevent_write_buffer(c->upstream, c->head_out);
 	c->body_left = r->body == MOAT_HTTP_BODY_LENGTH ? r->content_length : 0;
 	c->chunked = r->body == MOAT_HTTP_BODY_CHUNKED;
 	moat_chunked_init(&c->chunks);
@@ -2146,7 +2657,7 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
 static bool client_half_close(gw_conn *c)
 {
 	bool request_done = c->state == ST_RESOLVING || c->state == ST_CONNECTING || c->state == ST_TLS_UPSTREAM ||
-			    (c->state == ST_RELAY_HTTP && !c->chunked && c->body_left == 0);
+			    (c->state == ST_RELAY_HTTP && (c->req_done || (!c->chunked && c->body_left == 0)));
 	if (request_done) {
 		c->client_eof = true;
 		bufferevent_disable(c->client, EV_READ);
@@ -2170,7 +2681,7 @@ static void client_event_cb(struct bufferevent *bev, short what, void *arg)
 	/* The terminated TLS's handshake with the client is done. */
 	if (what & BEV_EVENT_CONNECTED)
 		return;
-	if (c->state == ST_TLS_HEAD && (what & BEV_EVENT_ERROR) && !c->method) {
+	if (c->state == ST_TLS_HEAD && (what & BEV_EVENT_ERROR) && !c->method && !c->requests) {
 		unsigned long e = bufferevent_get_openssl_error(bev);
 		char ebuf[160] = "";
 		if (e)
@@ -2487,6 +2998,8 @@ int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, mo
 	gw->secrets = cfg->secrets;
 	if (cfg->tls_ca && cfg->terminate_hosts && cfg->terminate_hosts[0]) {
 		int r;
+		/* Sessions are kept by the gateway itself (session_store), per
+		 * host and port, not in OpenSSL's cache. */
 		gw->tls_ca = cfg->tls_ca;
 		if (!(gw->terminate_hosts = moat__strv_copy(cfg->terminate_hosts))) {
 			moat_gateway_free(gw);
@@ -2497,6 +3010,7 @@ int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, mo
 			moat_gateway_free(gw);
 			return r;
 		}
+		SSL_CTX_set_session_cache_mode(gw->tls_client, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
 	}
 	event_set_log_callback(discard_log);
 	*ret = gw;
@@ -2509,6 +3023,10 @@ void moat_gateway_free(moat_gateway *gw)
 		return;
 	while (gw->conns)
 		conn_free(gw->conns);
+	while (gw->pool)
+		pool_remove(gw->pool, true);
+	for (size_t i = 0; i < GW_MAX_SESSIONS; i++)
+		SSL_SESSION_free(gw->sessions[i].sess);
 	/* What the rate cap held back is reported before the end. */
 	flood_report(gw);
 	if (gw->flood)

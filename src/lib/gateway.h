@@ -165,6 +165,8 @@ typedef struct moat_gateway_stats {
 	uint64_t refused_clients; /* closed at once: over max_clients */
 	uint64_t accept_errors;   /* accept failures; the listener is re-armed */
 	uint64_t events_suppressed; /* over events_per_sec */
+	uint64_t upstream_reused;   /* terminated requests sent on a pooled connection */
+	uint64_t tls_resumed;       /* upstream TLS handshakes that resumed a session */
 } moat_gateway_stats;
 void moat_gateway_get_stats(const moat_gateway *gw, moat_gateway_stats *ret);
 

@@ -249,6 +249,20 @@ typedef void (*moat_judge_emit_fn)(void *userdata, const char *line);
 int moat_judge_run_suite(const moat_config *base, const struct moat_gateway_config *gateway,
 			 const moat_judge_program *p, const moat_judge_suite *s, unsigned parallel, moat_judge_emit_fn emit, void *userdata, moat_judge_totals *ret,
 			 moat_error *err);
+/* A suite whose policy has secrets (secretstore.h). Each case's worker,
+ * a fork of this process that runs that case alone, reads the values
+ * itself (so this process must not: moat_secrets_open wipes an env:
+ * variable it reads, and a fork gets zero pages where the values are
+ * kept), makes the case an authority of its own for the hosts egress
+ * terminates, and arms both once the case's init is cloned. */
+typedef struct moat_judge_secrets {
+	const struct moat_policy *policy;
+	struct moat_egress *egress; /* the gateway's; each worker changes its own copy */
+	const char *upstream_ca_file; /* tests only, or NULL */
+} moat_judge_secrets;
+int moat_judge_run_suite_secrets(const moat_config *base, const moat_judge_secrets *sec,
+				 const moat_judge_program *p, const moat_judge_suite *s, unsigned parallel,
+				 moat_judge_emit_fn emit, void *userdata, moat_judge_totals *ret, moat_error *err);
 void moat_judge_totals_done(moat_judge_totals *t);
 /* The summary line (no newline); caller frees. */
 char *moat_judge_totals_json(const moat_judge_totals *t);

@@ -4,7 +4,9 @@
 #include "judge.h"
 #include "sweep.h"
 
+#include "egress.h"
 #include "gateway.h"
+#include "secretstore.h"
 #include "sandbox.h"
 
 #include <fcntl.h>
@@ -240,9 +242,27 @@ static void on_output(void *userdata, int stream, const char *buf, size_t len)
 	cap->out_len += len;
 }
 
+/* Once a case's init is cloned: its TLS authority (the key must not be in
+ * memory the init inherits). */
+static int case_after_clone(void *arg, moat_error *err)
+{
+	return moat_egress_tls_arm(arg, "judge", err);
+}
+
+static int run_case(const moat_config *base, const moat_gateway_config *gateway, const moat_judge_program *p,
+		    const moat_judge_case *c, moat_secrets *secrets, moat_egress *egress, moat_judge_outcome *ret,
+		    moat_error *err);
+
 int moat_judge_run_case(const moat_config *base, const moat_gateway_config *gateway,
 			const moat_judge_program *p, const moat_judge_case *c, moat_judge_outcome *ret,
 			moat_error *err)
+{
+	return run_case(base, gateway, p, c, NULL, NULL, ret, err);
+}
+
+static int run_case(const moat_config *base, const moat_gateway_config *gateway, const moat_judge_program *p,
+		    const moat_judge_case *c, moat_secrets *secrets, moat_egress *egress, moat_judge_outcome *ret,
+		    moat_error *err)
 {
 	memset(ret, 0, sizeof(*ret));
 	moat_result_init(&ret->result);
@@ -270,6 +290,11 @@ int moat_judge_run_case(const moat_config *base, const moat_gateway_config *gate
 	io.forward_stderr_fd = -1;
 	io.stdin_data_set = true;
 	io.gateway = gateway;
+	io.secrets = secrets;
+	if (egress) {
+		io.after_clone = case_after_clone;
+		io.after_clone_arg = egress;
+	}
 	if (c->is_call) {
 		if ((r = moat_judge_nonce(nonce, err)) < 0)
 			return r;
@@ -385,6 +410,7 @@ typedef struct worker {
 typedef struct pool {
 	const moat_config *base;
 	const moat_gateway_config *gateway;
+	const moat_judge_secrets *sec;
 	const moat_judge_program *p;
 	const moat_judge_suite *s;
 	worker *w;
@@ -405,7 +431,31 @@ _noreturn_ static void worker_main(const pool *pl, size_t i, int fd)
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT};
 	for (size_t k = 0; k < ELEMENTSOF(sigs); k++)
 		signal(sigs[k], SIG_DFL);
-	if (moat_judge_run_case(pl->base, pl->gateway, pl->p, c, &o, &err) < 0) {
+	/* Secrets are read here, in a worker that runs this one case and was
+	 * forked from a process that never held them: each value goes into
+	 * memory the case's init does not inherit and is wiped from this
+	 * worker's environment (the judge keeps it in its own for the next
+	 * worker), and the case gets an authority of its own. The run
+	 * specification and the egress are this process's copies. */
+	moat_secrets *secrets = NULL;
+	moat_egress *egress = pl->sec ? pl->sec->egress : NULL;
+	const moat_gateway_config *gateway = pl->gateway;
+	int r = 0;
+	if (pl->sec) {
+		moat_config *own = (moat_config *)pl->base;
+		if ((r = moat_secrets_open(pl->sec->policy, &secrets, &err)) >= 0 &&
+		    (r = moat_secrets_apply_env(secrets, own, &err)) >= 0 &&
+		    (r = moat_egress_tls_prepare(egress, own, pl->sec->upstream_ca_file, &err)) >= 0) {
+			egress->cfg.secrets = secrets;
+			gateway = moat_egress_gateway(egress);
+		}
+	}
+	if (r >= 0)
+		r = run_case(pl->base, gateway, pl->p, c, secrets, egress, &o, &err);
+	if (egress)
+		moat_egress_done(egress);
+	moat_secrets_free(secrets);
+	if (r < 0) {
 		char buf[MOAT_ERROR_MAX + 64];
 		o.verdict = MOAT_JUDGE_SETUP_ERROR;
 		snprintf(o.detail, sizeof(o.detail), "%s", moat_error_format(&err, buf, sizeof(buf)));
@@ -525,9 +575,27 @@ static void kill_workers(pool *pl)
 	}
 }
 
+static int run_suite(const moat_config *base, const moat_gateway_config *gateway, const moat_judge_secrets *sec,
+		     const moat_judge_program *p, const moat_judge_suite *s, unsigned parallel, moat_judge_emit_fn emit,
+		     void *userdata, moat_judge_totals *ret, moat_error *err);
+
 int moat_judge_run_suite(const moat_config *base, const moat_gateway_config *gateway,
 			 const moat_judge_program *p, const moat_judge_suite *s, unsigned parallel, moat_judge_emit_fn emit, void *userdata, moat_judge_totals *ret,
 			 moat_error *err)
+{
+	return run_suite(base, gateway, NULL, p, s, parallel, emit, userdata, ret, err);
+}
+
+int moat_judge_run_suite_secrets(const moat_config *base, const moat_judge_secrets *sec,
+				 const moat_judge_program *p, const moat_judge_suite *s, unsigned parallel,
+				 moat_judge_emit_fn emit, void *userdata, moat_judge_totals *ret, moat_error *err)
+{
+	return run_suite(base, moat_egress_gateway(sec->egress), sec, p, s, parallel, emit, userdata, ret, err);
+}
+
+static int run_suite(const moat_config *base, const moat_gateway_config *gateway, const moat_judge_secrets *sec,
+		     const moat_judge_program *p, const moat_judge_suite *s, unsigned parallel, moat_judge_emit_fn emit,
+		     void *userdata, moat_judge_totals *ret, moat_error *err)
 {
 	memset(ret, 0, sizeof(*ret));
 	unsigned max = moat_judge_parallel_max();
@@ -538,7 +606,7 @@ int moat_judge_run_suite(const moat_config *base, const moat_gateway_config *gat
 		parallel = (unsigned)s->n_cases;
 
 	uint64_t t0 = moat__now_ns();
-	pool pl = {.base = base, .gateway = gateway, .p = p, .s = s, .n_w = parallel};
+	pool pl = {.base = base, .gateway = gateway, .sec = sec, .p = p, .s = s, .n_w = parallel};
 	_cleanup_free_ worker *w = calloc(parallel, sizeof(*w));
 	_cleanup_free_ char **lines = calloc(s->n_cases, sizeof(*lines));
 	_cleanup_free_ moat_judge_verdict *verdicts = calloc(s->n_cases, sizeof(*verdicts));

@@ -6,6 +6,7 @@
 #include "audit.h"
 #include "egress.h"
 #include "nested.h"
+#include "secretstore.h"
 #include "policy.h"
 
 #include <event2/event.h>
@@ -51,6 +52,7 @@ typedef struct waiter {
 struct keeper {
 	struct event_base *base;
 	moat_sandbox *sb;
+	moat_secrets *secrets;
 	moat_keeper_rundir dir;
 	int listen_fd;
 	struct event *listen_ev, *sb_ev, *sig_ev[3];
@@ -620,6 +622,13 @@ static int make_listener(keeper *k, moat_error *err)
 	return 0;
 }
 
+/* Once the init is cloned: the sandbox's TLS authority (its key must not
+ * be in memory the init inherits). */
+static int keeper_after_clone(void *arg, moat_error *err)
+{
+	return moat_egress_tls_arm(arg, "session", err);
+}
+
 static int keeper_setup(keeper *k, const char *yaml, size_t len, moat_config **ret_c, moat_policy **ret_p,
 			moat_egress *egress, moat_error *err)
 {
@@ -644,13 +653,25 @@ static int keeper_setup(keeper *k, const char *yaml, size_t len, moat_config **r
 						 p->audit_max_size ? p->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE, err)) < 0)
 			return r;
 	}
+	/* The secrets' values are read now, before the sandbox's init is
+	 * cloned from this process, into memory it does not inherit; the
+	 * sandbox gets placeholders, the gateway the values once armed. */
+	if ((r = moat_secrets_open(p, &k->secrets, err)) < 0 || (r = moat_secrets_apply_env(k->secrets, c, err)) < 0)
+		return r;
 	if ((r = moat_egress_from_policy(p, NULL, k->audit, egress, err)) < 0)
 		return r;
+	/* The test suite's upstream authority (moat run reads the same). */
+	if ((r = moat_egress_tls_prepare(egress, c, getenv("MOAT_TEST_UPSTREAM_CA"), err)) < 0)
+		return r;
+	egress->cfg.secrets = k->secrets;
 	moat_sandbox_opts o;
 	moat_sandbox_opts_init(&o);
 	o.ends_with_first_command = false;
 	o.audit = k->audit;
 	o.gateway = moat_egress_gateway(egress);
+	o.secrets = k->secrets;
+	o.after_clone = keeper_after_clone;
+	o.after_clone_arg = egress;
 	if ((r = moat_sandbox_create(c, &o, &k->sb, err)) < 0)
 		return r;
 	if (k->nest && (r = moat_nest_server_attach(k->nest, k->audit, err)) < 0)
@@ -753,6 +774,7 @@ int moat__keeper_main(int setup_fd)
 		moat_sandbox_destroy(k.sb, NULL, NULL);
 		moat_nest_server_free(TAKE_PTR(k.nest));
 		moat_egress_done(&egress);
+		moat_secrets_free(k.secrets);
 		moat_audit_close(k.audit);
 		moat__keeper_rundir_remove(&k.dir);
 		keeper_free(&k);
@@ -775,6 +797,7 @@ int moat__keeper_main(int setup_fd)
 	 * log closes. */
 	moat_nest_server_free(TAKE_PTR(k.nest));
 	moat_egress_done(&egress);
+	moat_secrets_free(k.secrets);
 	moat_audit_close(k.audit);
 	moat__keeper_rundir_remove(&k.dir);
 	return r < 0 ? MOAT_KEEPER_EXIT_SETUP : 0;

@@ -84,3 +84,17 @@ hosts = [
 ]
 for i, h in enumerate(hosts):
     write("host", "h%02d" % i, h)
+
+# Upstream responses: the first byte's low bit says the request was HEAD.
+responses = {
+    "length": "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1 200 OK\r\n",
+    "chunked": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nhello\r\n0\r\nX-T: 1\r\n\r\n",
+    "interim": "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+    "close": "HTTP/1.0 200 OK\r\n\r\nuntil the end",
+    "both": "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+    "two-lengths": "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+    "upgrade": "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\nraw",
+}
+for i, (k, v) in enumerate(responses.items()):
+    write("httpresp", k, bytes([i]) + v.encode())
+write("httpresp", "head", b"\x01HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nHTTP/1.1 304 Not Modified\r\n\r\n")

@@ -165,6 +165,12 @@ printf 'version: 1\nname: shared\nfilesystem:\n  read_write: [%s]\n' "$MOAT_TDIR
 judge polrw.out --tests "$EX/sum_cases.jsonl" --policy shared.yaml --source "$EX/sum_correct.py"
 t_eq "a policy with a writable folder is refused" 125 "$RC"
 t_match "the refusal names the folder" 'writable bind' "$ERR"
+# A secret read from a variable that is not set: one error naming it
+# (judge_secrets.sh tests secrets in cases).
+printf 'version: 1\nname: sec\nsecrets:\n  - {name: tok, from: "env:MOAT_T_JUDGE_SECRET", env: TOK, inject: {host: api.example.test}}\n' >sec.yaml
+judge sec.out --tests "$EX/sum_cases.jsonl" --policy sec.yaml --source "$EX/sum_correct.py"
+t_eq "a secret whose variable is unset is refused" 125 "$RC"
+t_match "the refusal names the secret and the variable" 'secrets.tok: the variable MOAT_T_JUDGE_SECRET is not set' "$ERR"
 
 printf '{"name": "flood", "stdin": "", "expected_stdout": "y\\n", "limits": {"output": "64K"}}\n' >flood.jsonl
 judge flood.out --tests flood.jsonl -- /usr/bin/yes

@@ -8,7 +8,11 @@ Serves every method on every path with "tls-upstream-ok <METHOD> <PATH>",
 and a path holding "echo" with the request head it received and the
 Authorization token in base64, base64url and percent-encoding (an API that
 reflects its request headers). Every request is appended to --log as one JSON line:
-method, path, headers, body. Once listening, {"port": N} goes to --ports."""
+method, path, headers, body, and the number of the TLS connection it came on
+(conn). Once listening, {"port": N} goes to --ports. With --keep-alive the
+answers leave the connection open for the next request, and --idle SECONDS
+closes one that waits longer than that for it (as Node and Apache do after
+5 s); without, each says "Connection: close"."""
 import argparse
 import base64
 import http.server
@@ -21,6 +25,7 @@ import threading
 import urllib.parse
 
 LOCK = threading.Lock()
+CONNS = [0]
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -28,6 +33,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def setup(self):
+        with LOCK:
+            CONNS[0] += 1
+            self.conn_no = CONNS[0]
+        super().setup()
 
     def handle_any(self):
         body = b""
@@ -43,6 +54,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             body = self.rfile.read(int(self.headers["Content-Length"]))
         with LOCK, open(self.server.log, "a") as f:
             f.write(json.dumps({"method": self.command, "path": self.path, "version": self.request_version,
+                                "conn": self.conn_no,
                                 "headers": [[k, v] for k, v in self.headers.items()],
                                 "body": body.decode(errors="replace")}) + "\n")
         if "echo" in self.path:
@@ -56,7 +68,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
         self.send_header("Content-Length", str(len(text)))
-        self.send_header("Connection", "close")
+        if not self.server.keep_alive:
+            self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(text)
@@ -89,10 +102,17 @@ def main():
     p.add_argument("--key", required=True)
     p.add_argument("--log", required=True)
     p.add_argument("--ports", required=True)
+    p.add_argument("--keep-alive", action="store_true")
+    p.add_argument("--idle", type=float)
     a = p.parse_args()
     host, _, port = a.listen.rpartition(":")
     srv = Server((host.strip("[]"), int(port)), Handler)
     srv.log = a.log
+    srv.keep_alive = a.keep_alive
+    if a.idle:
+        # socketserver sets it on each connection's socket; a read that
+        # waits longer ends the connection.
+        Handler.timeout = a.idle
     srv.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     srv.ctx.load_cert_chain(a.cert, a.key)
     srv.ctx.set_alpn_protocols(["http/1.1"])
