@@ -256,6 +256,9 @@ static void notify_run(const char *cmd, const char *in, const char *id, const ch
 		if (fork() != 0)
 			_exit(0);
 		setsid();
+		/* The keeper ignores SIGPIPE; the command must not inherit that. */
+		struct sigaction dfl = {.sa_handler = SIG_DFL};
+		sigaction(SIGPIPE, &dfl, NULL);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
