@@ -163,6 +163,12 @@ t_eq "a revoked lease stops at once: the request waits" 1 "$(wait_pending 1)"
 waitposts
 t_match "and is denied" "denied by a reviewer: revoked" "$(body r1)"
 
+# --- a client that gives up withdraws its request
+out=$(ms exec "$N-a" -- curl -sS --max-time 2 -d to=w1 "http://mail.test:$P/v1/send" 2>&1)
+t_match "a client that gives up gets no answer from the mail API" "timed out|Timeout" "$out"
+t_eq "its request no longer waits" 0 "$(wait_pending 0)"
+t_has "audit: the request was withdrawn" "\"approval.decision\".*\"decision\":\"withdrawn\"" a.yaml.audit
+
 # --- fifty held at once in one session, let through by one lease
 # In tens, each ten held before the next starts: each exec client holds
 # one of the keeper's 64 connections, and opens a second for a moment.
@@ -180,11 +186,11 @@ t_eq "nothing waits any more" 0 "$(pending)"
 
 # --- attack: the sandbox approves its own request
 # A fresh session: the host lease above covers everything in $N-a.
-ms create --policy s.yaml --ro "$MOAT_ATTACKS" --name "$N-s" >/dev/null
+sock=$(ms create --policy s.yaml --ro "$MOAT_ATTACKS" --name "$N-s" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["socket"])')
 post k1 /v1/send "$N-s"
 wait_pending 1 "$N-s" >/dev/null
 idk=$(newest "$N-s")
-sock=$(ms ls --json | python3 -c "import json,sys; print(*[s['socket'] for s in json.load(sys.stdin) if s['name']=='$N-s'])")
+t_check "the keeper's socket is known to the test (the attack gets it)" test -S "$sock"
 out=$(ms exec "$N-s" --env "MOAT_APPROVAL_ID=$idk" --env "MOAT_KEEPER_SOCKET=$sock" -- "$MOAT_ATTACKS/attack_approval_queue" 2>&1)
 rc=$?
 if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '^BLOCKED'; then

@@ -29,6 +29,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.reply("inbox\n")
 
 
+# Room for every request of a burst at once (fifty held requests let
+# through together): the default backlog of 5 would drop connections.
+http.server.ThreadingHTTPServer.request_queue_size = 128
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 with open(sys.argv[1] + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))
