@@ -393,12 +393,17 @@ typedef struct key_handler {
 	key_fn fn;
 } key_handler;
 
+static int k_not_built(const ctx *x, const node *k, const node *v, const char *path);
+
+/* The keys a mapping takes, for an error; a key that is only there to be
+ * refused as not built is no suggestion. */
 static void list_keys(const key_handler *t, size_t n, char *buf, size_t len)
 {
 	size_t o = 0;
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && o < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", t[i].key);
+		if (t[i].fn != k_not_built)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", t[i].key);
 }
 
 /* Checks the generic rules of every mapping: scalar keys, no merge keys, no
@@ -654,7 +659,7 @@ static int k_workspace(const ctx *x, const node *k, const node *v, const char *p
 
 static const key_handler filesystem_keys[] = {
 	{"read_only", k_read_only}, {"read_write", k_read_write}, {"out", k_out},
-	{"workspace", k_workspace}, {"cwd", k_cwd},
+	{"workspace", k_workspace}, {"cwd", k_cwd}, {"approve_write", k_not_built},
 };
 
 static int k_filesystem(const ctx *x, const node *k, const node *v, const char *path)
@@ -698,8 +703,21 @@ static int k_exec_delegate(const ctx *x, const node *k, const node *v, const cha
 	return get_bool(x, v, path, &x->p->exec_delegate);
 }
 
-static const key_handler exec_keys[] = {
-	{"allow", k_exec_allow}, {"workspace", k_exec_workspace}, {"delegate", k_exec_delegate}};
+/* exec.approve and filesystem.approve_write name gates that are not built:
+ * a policy that asks for them is refused, saying so, rather than run with
+ * the program or the write let through unasked. */
+static int k_not_built(const ctx *x, const node *k, const node *v, const char *path)
+{
+	(void)v;
+	return fail(x, k, "%s: holding %s for a person's approval is not built yet (docs/approvals.md); remove it, "
+			  "or gate the network request the action makes with network.approve",
+		    path, strcmp(k->value, "approve") == 0 ? "a program" : "a write");
+}
+
+static const key_handler exec_keys[] = {{"allow", k_exec_allow},
+					{"workspace", k_exec_workspace},
+					{"delegate", k_exec_delegate},
+					{"approve", k_not_built}};
 
 static int k_exec(const ctx *x, const node *k, const node *v, const char *path)
 {

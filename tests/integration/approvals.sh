@@ -64,6 +64,12 @@ t_eq "policy check: an unknown approvals field, named" "125 1" "$? $(grep -c 'ba
 printf 'version: 1\napprovals:\n  notify: [a, b]\n' >bad4.yaml
 "$MOAT" policy check bad4.yaml 2>pe4
 t_eq "policy check: notify that is not a command" "125 1" "$? $(grep -c 'bad4.yaml:3:11: approvals.notify' pe4)"
+printf 'version: 1\nexec:\n  approve:\n    - {path: /usr/bin/git, args: [push, "*"]}\n' >bad5.yaml
+"$MOAT" policy check bad5.yaml 2>pe5
+t_eq "policy check: exec.approve is refused as not built, at its line:col" "125 1" "$? $(grep -c 'bad5.yaml:3:3: exec.approve: holding a program for a person.s approval is not built yet' pe5)"
+printf 'version: 1\nfilesystem:\n  approve_write: [/out/x]\n' >bad6.yaml
+"$MOAT" policy check bad6.yaml 2>pe6
+t_eq "policy check: filesystem.approve_write is refused as not built" "125 1" "$? $(grep -c 'bad6.yaml:3:3: filesystem.approve_write: .*not built yet' pe6)"
 t_match "policy show: the approvals, as given" "timeout: 2m" "$("$MOAT" policy show --policy a.yaml)"
 ms create --policy a.yaml --name "$N-a" >/dev/null 2>err
 t_eq "create a session with approve rules" 0 "$?"
