@@ -2572,6 +2572,24 @@ static void wake_fn(void *ud)
 
 /* The gateway is going away (the sandbox ends): a held client is answered
  * now, in one write, since no loop turns any more to send it. */
+/* The loop will not turn again: what a client is owed (a refusal, the end
+ * of an answer) goes out now, in one write that never blocks. A socket
+ * bufferevent's output is drained by it alone (its start is frozen), so it
+ * is thawed first; a client inside terminated TLS would need the TLS layer,
+ * which is past use now: it sees the connection close. */
+static void flush_now(gw_conn *c)
+{
+	if (!c->client || bufferevent_get_underlying(c->client))
+		return;
+	struct evbuffer *out = bufferevent_get_output(c->client);
+	if (evbuffer_get_length(out) == 0)
+		return;
+	evbuffer_unfreeze(out, 1);
+	(void)evbuffer_write(out, bufferevent_getfd(c->client));
+}
+
+/* The gateway is going away (the sandbox ends) while c waits for a
+ * decision: it is answered as denied. */
 static void held_answer_now(gw_conn *c)
 {
 	moat_approvals_outcome o;
@@ -2584,8 +2602,6 @@ static void held_answer_now(gw_conn *c)
 		snprintf(o.reason, sizeof(o.reason), "the sandbox ended before anyone decided");
 	}
 	conn_unhold(c, &o);
-	if (c->client && c->state == ST_CLOSING)
-		(void)evbuffer_write(bufferevent_get_output(c->client), bufferevent_getfd(c->client));
 }
 
 int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, moat_gateway **ret, moat_error *err)
@@ -2706,6 +2722,10 @@ void moat_gateway_free(moat_gateway *gw)
 			if (c->state == ST_HELD)
 				held_answer_now(c);
 		}
+		/* Answers decided just before the end, and those above. */
+		for (gw_conn *c = gw->conns; c; c = c->next)
+			if (c->state == ST_CLOSING && c->approval[0])
+				flush_now(c);
 	}
 	while (gw->conns)
 		conn_free(gw->conns);
