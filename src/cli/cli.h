@@ -31,6 +31,10 @@ void moat_cli_sleep(double s);
 int moat_cmd_judge(int argc, char **argv);
 int moat_cmd_policy(int argc, char **argv);
 int moat_cmd_session(int argc, char **argv);
+/* cmd_approvals.c: moat approvals, moat approve, moat deny. */
+int moat_cmd_approvals(int argc, char **argv);
+int moat_cmd_approve(int argc, char **argv);
+int moat_cmd_deny(int argc, char **argv);
 /* The hidden entry of a sandbox's keeper (cmd_keeper.c). */
 int moat_cmd_keeper(int argc, char **argv);
 

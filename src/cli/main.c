@@ -18,6 +18,9 @@ static const struct {
 	{"judge", moat_cmd_judge, "grade a program against test cases"},
 	{"policy", moat_cmd_policy, "check, explain or show a policy file"},
 	{"session", moat_cmd_session, "long-lived sandboxes to run commands in"},
+	{"approvals", moat_cmd_approvals, "what waits for a person's approval, and the leases granted"},
+	{"approve", moat_cmd_approve, "let a held action through, once or with a lease"},
+	{"deny", moat_cmd_deny, "refuse a held action"},
 };
 
 static void usage(FILE *f)

@@ -26,6 +26,8 @@
  * connection that seems to succeed. */
 #include "gateway.h"
 
+#include "approvals.h"
+#include "units.h"
 #include "dnsstub.h"
 #include "hostname.h"
 #include "netaddr.h"
@@ -45,6 +47,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 
 /* OpenSSL 3.0's err.h uses INT_MAX, and <limits.h> here is libmoat's
@@ -110,6 +113,7 @@ typedef enum gw_state {
 	ST_RELAY_HTTP,
 	ST_TLS_HEAD,     /* terminated: reading the request inside the client's TLS */
 	ST_TLS_UPSTREAM, /* terminated: the handshake with the upstream */
+	ST_HELD,         /* waiting for a person's decision (approvals.h) */
 	ST_CLOSING,
 } gw_state;
 
@@ -200,6 +204,13 @@ struct moat_gateway {
 	size_t n_listeners;
 	gw_conn *conns; /* every open connection, for moat_gateway_free */
 	moat_gateway_stats stats;
+
+	/* Approval holds: the queue (not owned), the eventfd its deciders
+	 * wake the gateway's thread with, and the next ticket. */
+	moat_approvals *approvals;
+	int wake_fd;
+	struct event *wake_ev;
+	uint64_t next_ticket;
 };
 
 struct gw_conn {
@@ -297,10 +308,20 @@ struct gw_conn {
 	bool logged;
 	bool allowed;
 	char reason[GW_REASON_MAX];
+
+	/* Held for approval: the ticket, whether the request is inside
+	 * terminated TLS, and what decided it. */
+	uint64_t ticket;
+	bool held_tls;
+	char approval[MOAT_APPROVAL_ID_LEN];
+	char lease[MOAT_APPROVAL_ID_LEN];
 };
 
 static void conn_close(gw_conn *c);
 static void conn_resolve(gw_conn *c);
+static bool conn_go(gw_conn *c);
+static bool conn_hold(gw_conn *c, bool tls);
+static void tls_go(gw_conn *c);
 static void secrets_clear(gw_conn *c);
 static bool body_watch(gw_conn *c, struct evbuffer *in, size_t n);
 static void name_secret(gw_conn *c, const char *name);
@@ -478,6 +499,8 @@ static void conn_log(gw_conn *c)
 		.rule = c->rule,
 		.reason = c->reason,
 		.secret = c->secret_names[0] ? c->secret_names : NULL,
+		.approval = c->approval[0] ? c->approval : NULL,
+		.lease = c->lease[0] ? c->lease : NULL,
 	};
 	/* A placeholder in a host name the gateway could not even read is
 	 * misuse too. */
@@ -505,6 +528,8 @@ static void conn_free(gw_conn *c)
 		return;
 	moat_gateway *gw = c->gw;
 	conn_log(c);
+	if (c->state == ST_HELD && gw->approvals)
+		moat_approvals_withdraw(gw->approvals, c->ticket, "the client closed its connection");
 	if (c->dns_req) {
 		/* The lookup's callback then runs with EVUTIL_EAI_CANCEL and
 		 * returns without touching c. */
@@ -563,6 +588,8 @@ static void conn_close(gw_conn *c)
 {
 	if (c->state == ST_CLOSING)
 		return;
+	if (c->state == ST_HELD && c->gw->approvals)
+		moat_approvals_withdraw(c->gw->approvals, c->ticket, "the client closed its connection");
 	conn_log(c);
 	c->state = ST_CLOSING;
 	if (c->dns_req) {
@@ -717,7 +744,9 @@ static bool conn_decide(gw_conn *c)
 	case MOAT_NET_APPROVE:
 		/* Approvals belong to a session's keeper; a gateway without one
 		 * cannot hold a request for a person, so it refuses, saying so. */
-		set_reason(c, "moat: %s needs a person's approval, and this sandbox has no approval queue", c->host.name);
+		if (gw->approvals)
+			return conn_hold(c, false);
+		set_reason(c, "moat: %s needs a person's approval, and this sandbox has no approval queue (only a session's can hold it: moat session create)", c->host.name);
 		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
 		return false;
 	default:
@@ -726,6 +755,13 @@ static bool conn_decide(gw_conn *c)
 		return false;
 	}
 	set_reason(c, "%s", dec.reason);
+	return conn_go(c);
+}
+
+/* The rules let c through (or a person did): budgets, then on its way. */
+static bool conn_go(gw_conn *c)
+{
+	moat_gateway *gw = c->gw;
 
 	/* A tunnel may carry something other than TLS only on a port the
 	 * policy opened for it: 443 always carries TLS, and plain HTTP on 80
@@ -2489,9 +2525,13 @@ static void tls_head(gw_conn *c)
 		}
 	}
 	c->rule = dec.rule;
+	if (dec.action == MOAT_NET_APPROVE && gw->approvals) {
+		(void)conn_hold(c, true);
+		return;
+	}
 	if (dec.action != MOAT_NET_ALLOW) {
 		if (dec.action == MOAT_NET_APPROVE)
-			set_reason(c, "moat: %s %s on %s needs a person's approval, and this sandbox has no approval queue",
+			set_reason(c, "moat: %s %s on %s needs a person's approval, and this sandbox has no approval queue (only a session's can hold it: moat session create)",
 				   c->method, c->path, c->host.name);
 		else
 			set_reason(c, "moat: %s", dec.reason);
@@ -2499,6 +2539,15 @@ static void tls_head(gw_conn *c)
 		return;
 	}
 	set_reason(c, "%s", dec.reason);
+	tls_go(c);
+}
+
+/* A request inside terminated TLS is allowed (by the rules or a person):
+ * secrets and budgets, then the upstream. */
+static void tls_go(gw_conn *c)
+{
+	moat_gateway *gw = c->gw;
+	const moat_http_request *req = moat_http_parser_request(c->http);
 	if (!secrets_check(c, req, true)) {
 		conn_refuse(c, 403, 0);
 		return;
@@ -2639,6 +2688,7 @@ static void client_read_cb(struct bufferevent *bev, void *arg)
 	case ST_RESOLVING:
 	case ST_CONNECTING:
 	case ST_TLS_UPSTREAM:
+	case ST_HELD:
 		/* Early bytes (a ClientHello sent before the 200, a request
 		 * body) wait in the input buffer; stop reading until the
 		 * upstream is ready, so they cannot pile up. */
@@ -2918,6 +2968,153 @@ static void discard_log(int severity, const char *msg)
 	(void)msg;
 }
 
+
+/* ---- approval holds ---------------------------------------------------------- */
+
+/* Held: nothing is read past what waits in the buffer (a request's body),
+ * no read timeout ends the wait (the queue's own timeout does), and the
+ * client's closing is still seen, which withdraws the approval. */
+static bool conn_hold(gw_conn *c, bool tls)
+{
+	moat_gateway *gw = c->gw;
+	moat_ask ask;
+	moat_error err = {0};
+	if (moat__approval_ask_net(&ask, c->host.name, c->port, c->method, c->path, &err) < 0) {
+		set_reason(c, "moat: %s cannot be held for approval: %s", c->host.name, err.msg);
+		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return false;
+	}
+	c->held_tls = tls;
+	c->ticket = ++gw->next_ticket;
+	moat_approvals_outcome o;
+	if (moat_approvals_ask(gw->approvals, &ask, c->ticket, &o, &err) < 0) {
+		set_reason(c, "moat: %s needs a person's approval, and it cannot be held: %s", c->host.name, err.msg);
+		conn_refuse(c, err.code == E2BIG ? 429 : 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return false;
+	}
+	if (o.state == MOAT_APPROVAL_ALLOWED) {
+		snprintf(c->lease, sizeof(c->lease), "%s", o.lease);
+		set_reason(c, "moat: allowed by lease %s", o.lease);
+		if (tls) {
+			tls_go(c);
+			return true;
+		}
+		return conn_go(c);
+	}
+	snprintf(c->approval, sizeof(c->approval), "%s", o.id);
+	c->state = ST_HELD;
+	bufferevent_set_timeouts(c->client, NULL, NULL);
+	return true;
+}
+
+/* A person (or the clock) decided c's approval. */
+static void conn_unhold(gw_conn *c, const moat_approvals_outcome *o)
+{
+	moat_gateway *gw = c->gw;
+	char what[160];
+	if (c->method)
+		snprintf(what, sizeof(what), "%s %.100s on %s", c->method, c->path ? c->path : "", c->host.name);
+	else
+		snprintf(what, sizeof(what), "%s:%u", c->host.name, (unsigned)c->port);
+	switch (o->state) {
+	case MOAT_APPROVAL_ALLOWED:
+		snprintf(c->lease, sizeof(c->lease), "%s", o->lease);
+		if (o->lease[0])
+			set_reason(c, "moat: approved by a reviewer (%s), lease %s", o->id, o->lease);
+		else
+			set_reason(c, "moat: approved once by a reviewer (%s)", o->id);
+		bufferevent_set_timeouts(c->client, &gw->head_timeout, &gw->head_timeout);
+		bufferevent_enable(c->client, EV_READ);
+		if (c->held_tls) {
+			c->state = ST_TLS_HEAD;
+			tls_go(c);
+		} else {
+			c->state = ST_RESOLVING;
+			(void)conn_go(c);
+		}
+		return;
+	case MOAT_APPROVAL_TIMED_OUT: {
+		char d[32];
+		moat_format_duration_ms(o->timeout_ms, d, sizeof(d));
+		c->state = c->held_tls ? ST_TLS_HEAD : ST_RESOLVING;
+		set_reason(c, "moat: approval timed out: no one decided on %s within %s (approval %s)", what, d, o->id);
+		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return;
+	}
+	default:
+		c->state = c->held_tls ? ST_TLS_HEAD : ST_RESOLVING;
+		if (o->ended)
+			set_reason(c, "moat: denied: %s (approval %s)", o->reason, o->id[0] ? o->id : "-");
+		else
+			set_reason(c, "moat: denied by a reviewer: %s (approval %s)", o->reason, o->id[0] ? o->id : "-");
+		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+		return;
+	}
+}
+
+/* The deciders' wake-up: every held connection asks for its outcome. */
+static void wake_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	moat_gateway *gw = arg;
+	uint64_t v;
+	while (read(fd, &v, sizeof(v)) > 0)
+		;
+	/* Unholding may free a connection (a refusal with nothing left to
+	 * send), never another one: the next is taken first. */
+	for (gw_conn *c = gw->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->state != ST_HELD)
+			continue;
+		moat_approvals_outcome o;
+		moat_approvals_poll(gw->approvals, c->ticket, &o);
+		if (o.state != MOAT_APPROVAL_PENDING)
+			conn_unhold(c, &o);
+	}
+}
+
+/* Runs on the deciding thread: only the eventfd is touched. */
+static void wake_fn(void *ud)
+{
+	moat_gateway *gw = ud;
+	uint64_t one = 1;
+	(void)!write(gw->wake_fd, &one, sizeof(one));
+}
+
+/* The gateway is going away (the sandbox ends): a held client is answered
+ * now, in one write, since no loop turns any more to send it. */
+/* The loop will not turn again: what a client is owed (a refusal, the end
+ * of an answer) goes out now, in one write that never blocks. A socket
+ * bufferevent's output is drained by it alone (its start is frozen), so it
+ * is thawed first; a client inside terminated TLS would need the TLS layer,
+ * which is past use now: it sees the connection close. */
+static void flush_now(gw_conn *c)
+{
+	if (!c->client || bufferevent_get_underlying(c->client))
+		return;
+	struct evbuffer *out = bufferevent_get_output(c->client);
+	if (evbuffer_get_length(out) == 0)
+		return;
+	evbuffer_unfreeze(out, 1);
+	(void)evbuffer_write(out, bufferevent_getfd(c->client));
+}
+
+/* The gateway is going away (the sandbox ends) while c waits for a
+ * decision: it is answered as denied. */
+static void held_answer_now(gw_conn *c)
+{
+	moat_approvals_outcome o;
+	moat_approvals_poll(c->gw->approvals, c->ticket, &o);
+	if (o.state == MOAT_APPROVAL_PENDING || o.state == MOAT_APPROVAL_ALLOWED) {
+		memset(&o, 0, sizeof(o));
+		o.state = MOAT_APPROVAL_DENIED;
+		o.ended = true;
+		snprintf(o.id, sizeof(o.id), "%s", c->approval);
+		snprintf(o.reason, sizeof(o.reason), "the sandbox ended before anyone decided");
+	}
+	conn_unhold(c, &o);
+}
+
 int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, moat_gateway **ret, moat_error *err)
 {
 	if (!base || !cfg || !ret)
@@ -2930,6 +3127,7 @@ int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, mo
 		return moat_error_set(err, ENOMEM, "gateway");
 	gw->base = base;
 	gw->dns_stub_fd = -1;
+	gw->wake_fd = -1;
 	moat_netrules_slot_init(&gw->rules, cfg->rules ? moat_netrules_ref(cfg->rules) : NULL);
 	gw->on_event = cfg->on_event;
 	gw->userdata = cfg->userdata;
@@ -3012,6 +3210,16 @@ int moat_gateway_new(struct event_base *base, const moat_gateway_config *cfg, mo
 		}
 		SSL_CTX_set_session_cache_mode(gw->tls_client, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
 	}
+	if (cfg->approvals) {
+		gw->approvals = cfg->approvals;
+		gw->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		gw->wake_ev = gw->wake_fd >= 0 ? event_new(base, gw->wake_fd, EV_READ | EV_PERSIST, wake_cb, gw) : NULL;
+		if (!gw->wake_ev || event_add(gw->wake_ev, NULL) < 0) {
+			moat_gateway_free(gw);
+			return moat_error_set(err, ENOMEM, "gateway: approval wake-up");
+		}
+		moat_approvals_set_wake(gw->approvals, wake_fn, gw);
+	}
 	event_set_log_callback(discard_log);
 	*ret = gw;
 	return 0;
@@ -3021,12 +3229,29 @@ void moat_gateway_free(moat_gateway *gw)
 {
 	if (!gw)
 		return;
+	if (gw->approvals) {
+		moat_approvals_set_wake(gw->approvals, NULL, NULL);
+		for (gw_conn *c = gw->conns, *next; c; c = next) {
+			next = c->next;
+			if (c->state == ST_HELD)
+				held_answer_now(c);
+		}
+		/* Answers decided just before the end, and those above. */
+		for (gw_conn *c = gw->conns; c; c = c->next)
+			if (c->state == ST_CLOSING && c->approval[0])
+				flush_now(c);
+	}
 	while (gw->conns)
 		conn_free(gw->conns);
 	while (gw->pool)
 		pool_remove(gw->pool, true);
 	for (size_t i = 0; i < GW_MAX_SESSIONS; i++)
 		SSL_SESSION_free(gw->sessions[i].sess);
+
+	if (gw->wake_ev)
+		event_free(gw->wake_ev);
+	if (gw->wake_fd >= 0)
+		close(gw->wake_fd);
 	/* What the rate cap held back is reported before the end. */
 	flood_report(gw);
 	if (gw->flood)
@@ -3230,6 +3455,10 @@ json_t *moat_net_event_to_json(const moat_net_event *ev)
 		json_object_set_new(o, "secret", json_string_escaped(ev->secret));
 	if (ev->alert)
 		json_object_set_new(o, "alert", json_true());
+	if (ev->approval)
+		json_object_set_new(o, "approval", json_string_escaped(ev->approval));
+	if (ev->lease)
+		json_object_set_new(o, "lease", json_string_escaped(ev->lease));
 	return o;
 }
 

@@ -64,6 +64,8 @@ typedef struct moat_net_event {
 	int rule;              /* index of the deciding rule, -1 for none */
 	const char *reason;    /* one line, for people and agents */
 	const char *secret;    /* names of the secrets injected or misused, or NULL */
+	const char *approval;  /* the approval a person decided for it, or NULL */
+	const char *lease;     /* the lease that let it through, or NULL */
 	bool alert;            /* type "secret.misuse": never held back by the rate cap */
 } moat_net_event;
 
@@ -125,6 +127,11 @@ typedef struct moat_gateway_config {
 	 * request as a secret.misuse alert, and a value an upstream echoes
 	 * back reaches the sandbox as its placeholder. */
 	struct moat_secrets *secrets;
+	/* The sandbox's approval queue (approvals.h), or NULL; not owned,
+	 * must outlive the gateway. A request an approve rule matches is
+	 * held open until a person decides (a lease may let it through at
+	 * once); without a queue it is refused, saying so. */
+	struct moat_approvals *approvals;
 } moat_gateway_config;
 
 /* Creates a gateway on base. Copies everything it needs from cfg. */

@@ -474,3 +474,20 @@ int moat_keeper_status(moat_keeper *k, moat_keeper_msg *ret, moat_error *err)
 	}
 	return 0;
 }
+
+int moat_keeper_approvals(moat_keeper *k, json_t *body, json_t **ret, moat_error *err)
+{
+	moat_keeper_msg m, a;
+	moat_keeper_msg_init(&m, MOAT_KEEPER_APPROVALS);
+	m.body = body;
+	int r = call(k, &m, NULL, 0, &a, NULL, err);
+	if (r < 0)
+		return r;
+	if (a.type != MOAT_KEEPER_APPROVALS || !a.body) {
+		moat_keeper_msg_done(&a);
+		return moat_error_set(err, EPROTO, "keeper: answered approvals with something else");
+	}
+	*ret = json_incref(a.body);
+	moat_keeper_msg_done(&a);
+	return 0;
+}

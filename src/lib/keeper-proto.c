@@ -9,7 +9,7 @@ static const char *const type_names[_MOAT_KEEPER_MSG_MAX] = {
 	[MOAT_KEEPER_HELLO] = "hello",     [MOAT_KEEPER_SPAWN] = "spawn",   [MOAT_KEEPER_WAIT] = "wait",
 	[MOAT_KEEPER_SIGNAL] = "signal",   [MOAT_KEEPER_STOP] = "stop",     [MOAT_KEEPER_STATUS] = "status",
 	[MOAT_KEEPER_SPAWNED] = "spawned", [MOAT_KEEPER_EXIT] = "exit",     [MOAT_KEEPER_OK] = "ok",
-	[MOAT_KEEPER_ERROR] = "error",
+	[MOAT_KEEPER_ERROR] = "error",     [MOAT_KEEPER_APPROVALS] = "approvals",
 };
 
 const char *moat_keeper_msg_type_to_string(moat_keeper_msg_type t)
@@ -41,6 +41,7 @@ void moat_keeper_msg_done(moat_keeper_msg *m)
 	moat__strv_free(m->env);
 	free(m->cwd);
 	free(m->message);
+	json_decref(m->body);
 	moat_keeper_msg_init(m, t);
 }
 
@@ -76,6 +77,7 @@ static const char *const fields[_MOAT_KEEPER_MSG_MAX][12] = {
 			      "cpu_sys_ms", "max_rss_bytes", "error"},
 	[MOAT_KEEPER_OK] = {NULL},
 	[MOAT_KEEPER_ERROR] = {"errno", "message"},
+	[MOAT_KEEPER_APPROVALS] = {"body"},
 };
 
 static bool field_known(moat_keeper_msg_type t, const char *key)
@@ -223,6 +225,13 @@ int moat__keeper_encode(const moat_keeper_msg *m, char **ret, moat_error *err)
 		oom |= json_object_set_new(o, "cpu_sys_ms", json_integer((json_int_t)m->exit.cpu_sys_ms)) < 0;
 		oom |= json_object_set_new(o, "max_rss_bytes", json_integer((json_int_t)m->exit.max_rss_bytes)) < 0;
 		oom |= json_object_set_new(o, "error", json_string(m->exit.error)) < 0;
+		break;
+	case MOAT_KEEPER_APPROVALS:
+		if (!json_is_object(m->body)) {
+			r = moat_error_set(err, EINVAL, "approvals.body: not an object");
+			break;
+		}
+		oom |= json_object_set(o, "body", m->body) < 0;
 		break;
 	case MOAT_KEEPER_ERROR:
 		oom |= json_object_set_new(o, "errno", json_integer(m->error_errno)) < 0;
@@ -516,6 +525,15 @@ static int decode_object(json_t *o, moat_keeper_msg *m, moat_error *err)
 		if ((r = get_int(o, tn, "errno", 0, 4095, &m->error_errno, err)) < 0)
 			return r;
 		return get_str(o, tn, "message", true, NULL, 0, &m->message, err);
+	case MOAT_KEEPER_APPROVALS: {
+		json_t *b = json_object_get(o, "body");
+		if (!b)
+			return moat_error_set(err, EINVAL, "approvals.body: missing");
+		if (!json_is_object(b))
+			return moat_error_set(err, EINVAL, "approvals.body: not an object");
+		m->body = json_incref(b);
+		return 0;
+	}
 	case MOAT_KEEPER_STOP:
 	case MOAT_KEEPER_OK:
 	default:

@@ -24,6 +24,9 @@
  *   stop   {tag}                    ok     {tag}
  *   status {tag}                    status {tag, sandbox, pid, state,
  *                                           commands}
+ *   approvals {tag, body}           approvals {tag, body}
+ *     (body: one JSON object, the approval gates' own request and
+ *      answer, checked by approvals.h)
  *   (any)                           error  {tag, errno, message}
  */
 #pragma once
@@ -62,6 +65,7 @@ typedef enum moat_keeper_msg_type {
 	MOAT_KEEPER_EXIT,
 	MOAT_KEEPER_OK,
 	MOAT_KEEPER_ERROR,
+	MOAT_KEEPER_APPROVALS,
 	_MOAT_KEEPER_MSG_MAX,
 	_MOAT_KEEPER_MSG_INVALID = -1,
 } moat_keeper_msg_type;
@@ -121,6 +125,9 @@ typedef struct moat_keeper_msg {
 	/* error */
 	int error_errno;
 	char *message;
+
+	/* approvals: the request or answer (owned: a reference) */
+	struct json_t *body;
 } moat_keeper_msg;
 
 void moat_keeper_msg_init(moat_keeper_msg *m, moat_keeper_msg_type type);

@@ -3,6 +3,7 @@
  * every client connection. Nothing here blocks but the loop itself. */
 #include "keeper.h"
 
+#include "approvals.h"
 #include "audit.h"
 #include "egress.h"
 #include "nested.h"
@@ -74,6 +75,11 @@ struct keeper {
 	 * this loop, no thread of its own. */
 	moat_nest_server *nest;
 	struct event *nest_ev;
+
+	/* Actions held for a person (approvals.h), and the clock that times
+	 * them out. */
+	moat_approvals *approvals;
+	struct event *tick_ev;
 };
 
 /* ---- answers ---- */
@@ -293,9 +299,35 @@ static void do_signal(conn *c, const moat_keeper_msg *m)
 		answer_ok(c, m->tag);
 }
 
+/* The approval gates' requests: the queue answers, the keeper carries. */
+static void do_approvals(conn *c, const moat_keeper_msg *m)
+{
+	json_t *body = NULL;
+	moat_error err = {0};
+	if (moat_approvals_request(c->k->approvals, c->uid, m->body, &body, &err) < 0) {
+		answer_error(c, m->tag, err.code, "%s", err.msg);
+		return;
+	}
+	moat_keeper_msg a;
+	moat_keeper_msg_init(&a, MOAT_KEEPER_APPROVALS);
+	a.tag = m->tag;
+	a.body = body;
+	answer(c, &a, -1);
+	moat_keeper_msg_done(&a);
+}
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	moat_approvals_tick(((keeper *)arg)->approvals);
+}
+
 static void do_stop(conn *c, const moat_keeper_msg *m)
 {
 	moat_error err = {0};
+	/* Held actions are answered while their clients still live. */
+	moat_approvals_end(c->k->approvals, "the session was stopped before anyone decided");
 	if (!c->k->sandbox_ended && moat_sandbox_stop(c->k->sb, &err) < 0) {
 		char buf[MOAT_ERROR_MAX + 64];
 		answer_error(c, m->tag, err.code, "stop: %s", moat_error_format(&err, buf, sizeof(buf)));
@@ -365,6 +397,9 @@ static void conn_cb(evutil_socket_t fd, short what, void *arg)
 			break;
 		case MOAT_KEEPER_STOP:
 			do_stop(c, &m);
+			break;
+		case MOAT_KEEPER_APPROVALS:
+			do_approvals(c, &m);
 			break;
 		case MOAT_KEEPER_STATUS:
 			if (m.state[0])
@@ -545,6 +580,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	keeper *k = arg;
 	moat_error err = {0};
+	moat_approvals_end(k->approvals, "the session was stopped before anyone decided");
 	/* Asked to end: the sandbox ends, its commands' ends are reported to
 	 * whoever waits, then the loop ends with the sandbox's ENDED. */
 	if (k->sandbox_ended || moat_sandbox_stop(k->sb, &err) < 0)
@@ -664,6 +700,11 @@ static int keeper_setup(keeper *k, const char *yaml, size_t len, moat_config **r
 	if ((r = moat_egress_tls_prepare(egress, c, getenv("MOAT_TEST_UPSTREAM_CA"), err)) < 0)
 		return r;
 	egress->cfg.secrets = k->secrets;
+
+	moat_approvals_opts ao = {.timeout_ms = p->approvals_timeout_ms, .notify = p->approvals_notify, .audit = k->audit};
+	if ((r = moat_approvals_new(&ao, &k->approvals, err)) < 0)
+		return r;
+	egress->cfg.approvals = k->approvals;
 	moat_sandbox_opts o;
 	moat_sandbox_opts_init(&o);
 	o.ends_with_first_command = false;
@@ -680,6 +721,7 @@ static int keeper_setup(keeper *k, const char *yaml, size_t len, moat_config **r
 	 * held the lock or the listening socket. */
 	if ((r = moat__keeper_rundir_make(&k->dir, err)) < 0 || (r = make_listener(k, err)) < 0)
 		return r;
+	moat_approvals_set_session(k->approvals, k->dir.id);
 	*ret_c = TAKE_PTR(c);
 	*ret_p = TAKE_PTR(p);
 	return 0;
@@ -717,6 +759,13 @@ static int keeper_loop(keeper *k, moat_error *err)
 		if (!k->nest_ev || event_add(k->nest_ev, NULL) < 0)
 			return moat_error_set(err, ENOMEM, "event loop: watch the delegation socket");
 	}
+
+	/* Held actions time out and leases end on this clock; a quarter of
+	 * a second late at most. */
+	const struct timeval quarter = {0, 250000};
+	k->tick_ev = event_new(k->base, -1, EV_PERSIST, tick_cb, k);
+	if (!k->tick_ev || event_add(k->tick_ev, &quarter) < 0)
+		return moat_error_set(err, ENOMEM, "event loop: the approvals' clock");
 	/* Something may have happened before the loop watched for it. */
 	sandbox_cb(sbfd, EV_READ, k);
 	if (!k->sandbox_ended && event_base_dispatch(k->base) < 0)
@@ -738,6 +787,9 @@ static void keeper_free(keeper *k)
 		event_free(k->sb_ev);
 	if (k->nest_ev)
 		event_free(k->nest_ev);
+
+	if (k->tick_ev)
+		event_free(k->tick_ev);
 	if (k->base)
 		event_base_free(k->base);
 	if (k->listen_fd >= 0)
@@ -775,6 +827,8 @@ int moat__keeper_main(int setup_fd)
 		moat_nest_server_free(TAKE_PTR(k.nest));
 		moat_egress_done(&egress);
 		moat_secrets_free(k.secrets);
+
+		moat_approvals_free(k.approvals);
 		moat_audit_close(k.audit);
 		moat__keeper_rundir_remove(&k.dir);
 		keeper_free(&k);
@@ -791,6 +845,8 @@ int moat__keeper_main(int setup_fd)
 	}
 	moat_result res;
 	moat_error derr = {0};
+	if (k.approvals)
+		moat_approvals_end(k.approvals, "the session ended before anyone decided");
 	(void)moat_sandbox_destroy(TAKE_PTR(k.sb), &res, &derr);
 	keeper_free(&k);
 	/* Its siblings end with it; their events are in its log before the
@@ -798,6 +854,8 @@ int moat__keeper_main(int setup_fd)
 	moat_nest_server_free(TAKE_PTR(k.nest));
 	moat_egress_done(&egress);
 	moat_secrets_free(k.secrets);
+
+	moat_approvals_free(k.approvals);
 	moat_audit_close(k.audit);
 	moat__keeper_rundir_remove(&k.dir);
 	return r < 0 ? MOAT_KEEPER_EXIT_SETUP : 0;

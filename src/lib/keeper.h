@@ -139,6 +139,10 @@ int moat_keeper_stop(moat_keeper *k, moat_error *err);
 /* The keeper's answer to status: state and live command ids. */
 int moat_keeper_status(moat_keeper *k, moat_keeper_msg *ret, moat_error *err);
 
+/* One request to the sandbox's approval gates (approvals.h: body is the
+ * request object); *ret: the answer's body, the caller's to release. */
+int moat_keeper_approvals(moat_keeper *k, struct json_t *body, struct json_t **ret, moat_error *err);
+
 /* Socket I/O shared by both sides: one message and up to 3 descriptors. */
 int moat__keeper_send(int fd, const moat_keeper_msg *m, const int *fds, size_t n_fds, moat_error *err);
 /* Receives one message into m (initialised by the caller), its

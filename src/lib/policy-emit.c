@@ -329,6 +329,20 @@ static void emit_policy(emitter *em, const moat_policy *p)
 	}
 	map_end(em);
 
+	if (p->approvals_timeout_ms || (p->approvals_notify && !em->inside)) {
+		plain(em, "approvals");
+		map_start(em, false);
+		if (p->approvals_timeout_ms) {
+			char d[32];
+			moat_format_duration_ms(p->approvals_timeout_ms, d, sizeof(d));
+			kv(em, "timeout", d);
+		}
+		/* A host command: never shown to the sandbox. */
+		if (p->approvals_notify && !em->inside)
+			kv(em, "notify", p->approvals_notify);
+		map_end(em);
+	}
+
 	plain(em, "require");
 	seq_start(em, true);
 	for (unsigned bit = 1; bit <= MOAT_LAYER_ALL; bit <<= 1)

@@ -274,8 +274,11 @@ int moat_policy_merge_overlay(moat_policy *p, const moat_policy *o, moat_error *
 	    (r = replace_str(&p->result_path, o->result_path, err)) < 0 ||
 	    (r = replace_str(&p->audit_log, o->audit_log, err)) < 0 ||
 	    (r = replace_str(&p->record_path, o->record_path, err)) < 0 ||
-	    (r = replace_str(&p->hostname, o->hostname, err)) < 0)
+	    (r = replace_str(&p->hostname, o->hostname, err)) < 0 ||
+	    (r = replace_str(&p->approvals_notify, o->approvals_notify, err)) < 0)
 		return r;
+	if (o->approvals_timeout_ms)
+		p->approvals_timeout_ms = o->approvals_timeout_ms;
 	if (o->record_path)
 		p->record = true;
 	/* The trail and the terminal are only ever added, never removed. */

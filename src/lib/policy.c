@@ -393,12 +393,17 @@ typedef struct key_handler {
 	key_fn fn;
 } key_handler;
 
+static int k_not_built(const ctx *x, const node *k, const node *v, const char *path);
+
+/* The keys a mapping takes, for an error; a key that is only there to be
+ * refused as not built is no suggestion. */
 static void list_keys(const key_handler *t, size_t n, char *buf, size_t len)
 {
 	size_t o = 0;
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && o < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", t[i].key);
+		if (t[i].fn != k_not_built)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", t[i].key);
 }
 
 /* Checks the generic rules of every mapping: scalar keys, no merge keys, no
@@ -654,7 +659,7 @@ static int k_workspace(const ctx *x, const node *k, const node *v, const char *p
 
 static const key_handler filesystem_keys[] = {
 	{"read_only", k_read_only}, {"read_write", k_read_write}, {"out", k_out},
-	{"workspace", k_workspace}, {"cwd", k_cwd},
+	{"workspace", k_workspace}, {"cwd", k_cwd}, {"approve_write", k_not_built},
 };
 
 static int k_filesystem(const ctx *x, const node *k, const node *v, const char *path)
@@ -698,8 +703,21 @@ static int k_exec_delegate(const ctx *x, const node *k, const node *v, const cha
 	return get_bool(x, v, path, &x->p->exec_delegate);
 }
 
-static const key_handler exec_keys[] = {
-	{"allow", k_exec_allow}, {"workspace", k_exec_workspace}, {"delegate", k_exec_delegate}};
+/* exec.approve and filesystem.approve_write name gates that are not built:
+ * a policy that asks for them is refused, saying so, rather than run with
+ * the program or the write let through unasked. */
+static int k_not_built(const ctx *x, const node *k, const node *v, const char *path)
+{
+	(void)v;
+	return fail(x, k, "%s: holding %s for a person's approval is not built yet (docs/approvals.md); remove it, "
+			  "or gate the network request the action makes with network.approve",
+		    path, strcmp(k->value, "approve") == 0 ? "a program" : "a write");
+}
+
+static const key_handler exec_keys[] = {{"allow", k_exec_allow},
+					{"workspace", k_exec_workspace},
+					{"delegate", k_exec_delegate},
+					{"approve", k_not_built}};
 
 static int k_exec(const ctx *x, const node *k, const node *v, const char *path)
 {
@@ -1625,6 +1643,47 @@ static int k_audit(const ctx *x, const node *k, const node *v, const char *path)
 	return walk_map(x, v, path, audit_keys, ELEMENTSOF(audit_keys));
 }
 
+/* approvals.timeout: a duration above zero, at most a day (a held
+ * request keeps a connection open that long). */
+static int k_approvals_timeout(const ctx *x, const node *k, const node *v, const char *path)
+{
+	(void)k;
+	int r = expect_kind(x, v, path, NODE_SCALAR, "a duration");
+	if (r < 0)
+		return r;
+	uint64_t val = 0;
+	moat_error inner = {0};
+	if (moat_parse_duration_ms(v->value, &val, &inner) < 0)
+		return fail_wrap(x, v, path, &inner);
+	if (val == 0 || val > 24ull * 3600 * 1000)
+		return fail(x, v, "%s: '%s' is out of range (expected a duration above zero, at most 24h)", path, v->value);
+	x->p->approvals_timeout_ms = val;
+	return 0;
+}
+
+static int k_approvals_notify(const ctx *x, const node *k, const node *v, const char *path)
+{
+	(void)k;
+	int r = expect_kind(x, v, path, NODE_SCALAR, "a command");
+	if (r < 0)
+		return r;
+	if (!v->value[0] || strlen(v->value) > 4096)
+		return fail(x, v, "%s: expected a command of 1 to 4096 bytes", path);
+	if (moat__has_controls(v->value, strlen(v->value)))
+		return fail(x, v, "%s: the command holds a control character", path);
+	free(x->p->approvals_notify);
+	x->p->approvals_notify = strdup(v->value);
+	return x->p->approvals_notify ? 0 : fail(x, v, "%s: out of memory", path);
+}
+
+static const key_handler approvals_keys[] = {{"timeout", k_approvals_timeout}, {"notify", k_approvals_notify}};
+
+static int k_approvals(const ctx *x, const node *k, const node *v, const char *path)
+{
+	(void)k;
+	return walk_map(x, v, path, approvals_keys, ELEMENTSOF(approvals_keys));
+}
+
 static const char *const layer_names[] = {"userns", "seccomp", "landlock", "cgroup", "netns"};
 
 const char *moat_layer_to_string(moat_layer l)
@@ -1712,7 +1771,7 @@ static const key_handler top_keys[] = {
 	{"version", k_version}, {"name", k_name},       {"filesystem", k_filesystem}, {"exec", k_exec},
 	{"network", k_network}, {"secrets", k_secrets}, {"env", k_env},               {"limits", k_limits},
 	{"audit", k_audit},     {"require", k_require}, {"tty", k_tty},               {"stdin", k_stdin},
-	{"result", k_result},   {"hostname", k_hostname},
+	{"result", k_result},   {"hostname", k_hostname}, {"approvals", k_approvals},
 };
 
 /* ---- life cycle -------------------------------------------------------- */
@@ -1769,6 +1828,7 @@ void moat_policy_free(moat_policy *p)
 	free(p->secrets);
 	moat__strv_free(p->env);
 	free(p->audit_log);
+	free(p->approvals_notify);
 	free(p->record_path);
 	free(p->result_path);
 	free(p->stdin_path);
@@ -1857,6 +1917,7 @@ moat_policy *moat_policy_copy(const moat_policy *s)
 	p->budget = s->budget;
 	p->audit_files = s->audit_files;
 	p->audit_max_size = s->audit_max_size;
+	p->approvals_timeout_ms = s->approvals_timeout_ms;
 	p->record = s->record;
 	p->require = s->require;
 	p->tty = s->tty;
@@ -1868,7 +1929,8 @@ moat_policy *moat_policy_copy(const moat_policy *s)
 	    !dup_strv(&p->allow_private, s->allow_private) || !dup_str(&p->resolver, s->resolver) ||
 	    !dup_strv(&p->env, s->env) || !dup_str(&p->audit_log, s->audit_log) ||
 	    !dup_str(&p->record_path, s->record_path) || !dup_str(&p->result_path, s->result_path) ||
-	    !dup_str(&p->stdin_path, s->stdin_path) || !dup_str(&p->hostname, s->hostname))
+	    !dup_str(&p->stdin_path, s->stdin_path) || !dup_str(&p->hostname, s->hostname) ||
+	    !dup_str(&p->approvals_notify, s->approvals_notify))
 		return NULL;
 	if (s->n_binds) {
 		p->binds = calloc(s->n_binds, sizeof(*p->binds));

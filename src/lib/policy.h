@@ -174,6 +174,12 @@ typedef struct moat_policy {
 	bool record;
 	char *record_path;
 
+	/* approvals (approvals.h): how long a held action waits for a person
+	 * (0: MOAT_APPROVAL_DEFAULT_TIMEOUT_MS), and the host command told
+	 * of each (run by /bin/sh -c, the request as JSON on its stdin) */
+	uint64_t approvals_timeout_ms;
+	char *approvals_notify;
+
 	char *result_path;
 	unsigned require; /* moat_layer */
 	bool tty;

@@ -9,6 +9,8 @@
 
 #include "keeper-proto.h"
 
+#include <jansson.h>
+
 static void roundtrip(const moat_keeper_msg *in, moat_keeper_msg *out)
 {
 	moat_error err = {0};
@@ -211,6 +213,29 @@ static void test_bad_input_names_the_field(void **state)
 	free(buf);
 }
 
+static void test_approvals(void **state)
+{
+	(void)state;
+	moat_keeper_msg in, out;
+	moat_keeper_msg_init(&in, MOAT_KEEPER_APPROVALS);
+	in.tag = 9;
+	in.body = json_pack("{s:s, s:s}", "op", "approve", "id", "a0123abcd");
+	roundtrip(&in, &out);
+	assert_true(json_equal(in.body, out.body));
+	moat_keeper_msg_done(&in);
+	moat_keeper_msg_done(&out);
+	/* The body is the approval gates' to check; the frame only makes
+	 * sure there is one object. */
+	moat_error err = {0};
+	_cleanup_free_ char *s = NULL;
+	moat_keeper_msg_init(&in, MOAT_KEEPER_APPROVALS);
+	assert_int_equal(moat__keeper_encode(&in, &s, &err), -EINVAL);
+	assert_string_equal(err.msg, "approvals.body: not an object");
+	refused("{\"type\":\"approvals\",\"tag\":1}", EINVAL, "approvals.body: missing");
+	refused("{\"type\":\"approvals\",\"tag\":1,\"body\":[1]}", EINVAL, "approvals.body: not an object");
+	refused("{\"type\":\"approvals\",\"tag\":1,\"body\":{},\"id\":1}", EINVAL, "approvals.id: unknown field");
+}
+
 static void test_ids(void **state)
 {
 	(void)state;
@@ -231,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_exit_and_others),
 		cmocka_unit_test(test_bad_input_names_the_field),
 		cmocka_unit_test(test_ids),
+		cmocka_unit_test(test_approvals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
