@@ -18,6 +18,7 @@ static const struct {
 	{"judge", moat_cmd_judge, "grade a program against test cases"},
 	{"policy", moat_cmd_policy, "check, explain or show a policy file"},
 	{"session", moat_cmd_session, "long-lived sandboxes to run commands in"},
+	{"mcp", moat_cmd_mcp, "the sandbox as MCP tools for agents"},
 };
 
 static void usage(FILE *f)
