@@ -697,9 +697,11 @@ static int finish_call(mcp_server *s, mcp_call *c, int wstatus)
 		}
 		const char *status = json_string_value(json_object_get(rj, "status"));
 		json_t *ec = json_object_get(rj, "exit_code");
-		json_t *extra = json_pack("{s:O?,s:O?,s:O?}", "limit", json_object_get(rj, "limit"), "signal",
+		/* enforced: what enforced each limit (a cgroup, or an rlimit
+		 * where the host gives no cgroup), as moat run's result says. */
+		json_t *extra = json_pack("{s:O?,s:O?,s:O?,s:O?}", "limit", json_object_get(rj, "limit"), "signal",
 					  json_object_get(rj, "signal"), "memory_peak_bytes",
-					  json_object_get(rj, "memory_peak_bytes"));
+					  json_object_get(rj, "memory_peak_bytes"), "enforced", json_object_get(rj, "enforced"));
 		json_t *o = run_structured(status ? status : "setup_error", json_is_integer(ec) ? (int)json_integer_value(ec) : -1,
 					   c, extra);
 		bool err = !status || strcmp(status, "setup_error") == 0;
