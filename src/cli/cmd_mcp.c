@@ -1057,11 +1057,16 @@ static int serve_loop(mcp_server *s, int sigfd)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: moat mcp serve [--profile NAME | --policy FILE]\n"
+		   "       moat mcp wrap [--profile NAME | --policy FILE] [--tools FILE] [--audit FILE]\n"
+		   "                     [--name NAME] -- COMMAND [ARG...]\n"
 		   "\n"
 		   "serve: the sandbox as MCP tools on stdin/stdout (run_code, session_create,\n"
 		   "       session_exec, session_read_file, session_write_file,\n"
 		   "       session_list_files, session_stop). --policy (or --profile, default\n"
-		   "       code) bounds what any call may ask for. See docs/mcp.md.\n");
+		   "       code) bounds what any call may ask for.\n"
+		   "wrap:  runs COMMAND, a stdio MCP server, in a sandbox (agent profile by\n"
+		   "       default), relaying and checking its messages, enforcing the tool\n"
+		   "       policy and logging every tools/call. See docs/mcp.md.\n");
 }
 
 static int cmd_serve(int argc, char **argv)
@@ -1131,5 +1136,7 @@ int moat_cmd_mcp(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "serve") == 0)
 		return cmd_serve(argc - 1, argv + 1);
+	if (strcmp(argv[1], "wrap") == 0)
+		return moat__cli_mcp_wrap(argc - 1, argv + 1);
 	return moat_cli_fail("mcp: unknown subcommand '%s' (see 'moat mcp --help')", argv[1]);
 }

@@ -100,6 +100,41 @@ int moat_jsonrpc_decode(const char *buf, size_t len, moat_jsonrpc_msg *ret, json
 	return 0;
 }
 
+json_t *moat_jsonrpc_salvage_id(const char *buf, size_t len)
+{
+	const char *end = buf + len;
+	for (const char *p = buf; p && p + 4 <= end; p++) {
+		p = memmem(p, (size_t)(end - p), "\"id\"", 4);
+		if (!p)
+			return NULL;
+		const char *q = p + 4;
+		while (q < end && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q >= end || *q++ != ':')
+			continue;
+		while (q < end && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q < end && *q == '"') {
+			const char *s = ++q;
+			while (q < end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20 && (unsigned char)*q < 0x80 &&
+			       q - s <= MOAT_JSONRPC_MAX_ID)
+				q++;
+			if (q < end && *q == '"' && q - s <= MOAT_JSONRPC_MAX_ID)
+				return json_stringn(s, (size_t)(q - s));
+			continue;
+		}
+		const char *s = q;
+		if (q < end && *q == '-')
+			q++;
+		const char *digits = q;
+		while (q < end && *q >= '0' && *q <= '9' && q - digits < 18)
+			q++;
+		if (q > digits && (q >= end || *q == ',' || *q == '}' || *q == ' '))
+			return json_integer(strtoll(s, NULL, 10));
+	}
+	return NULL;
+}
+
 json_t *moat_jsonrpc_error(json_t *id, int code, const char *message, json_t *data)
 {
 	json_t *e = json_pack("{s:i,s:s}", "code", code, "message", message ? message : "error");

@@ -61,6 +61,12 @@ void moat_jsonrpc_msg_clear(moat_jsonrpc_msg *m);
  * are errors. */
 int moat_jsonrpc_decode(const char *buf, size_t len, moat_jsonrpc_msg *ret, json_t **ret_id, const char **ret_error);
 
+/* The id of a message that did not decode, read leniently ("id" then an
+ * integer or a plain string of at most MOAT_JSONRPC_MAX_ID bytes), or
+ * NULL. Used only to answer the peer waiting on that id with an error:
+ * nothing of the message is passed on. */
+json_t *moat_jsonrpc_salvage_id(const char *buf, size_t len);
+
 /* {"jsonrpc":"2.0","id":id,"error":{"code":code,"message":message}} with
  * data when not NULL (stolen). id NULL: null. A new reference, or NULL on
  * allocation failure. */

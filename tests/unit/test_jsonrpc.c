@@ -128,6 +128,23 @@ static void test_decode_size_cap(void **state)
 	assert_string_equal(err, "message too large");
 }
 
+static void test_salvage_id(void **state)
+{
+	(void)state;
+	static const char bad[] = "{\"jsonrpc\":\"2.0\",\"id\": 8,\"result\":{\"x\":\"\xc0\xaf\"}}";
+	json_t *id = moat_jsonrpc_salvage_id(bad, sizeof(bad) - 1);
+	assert_int_equal(json_integer_value(id), 8);
+	json_decref(id);
+	static const char s[] = "{\"id\":\"req-1\",\"result\":\xff}";
+	id = moat_jsonrpc_salvage_id(s, sizeof(s) - 1);
+	assert_string_equal(json_string_value(id), "req-1");
+	json_decref(id);
+	assert_null(moat_jsonrpc_salvage_id("this is not json", 16));
+	assert_null(moat_jsonrpc_salvage_id("{\"id\":\"a\\\"b\"}", 12));
+	assert_null(moat_jsonrpc_salvage_id("{\"id\":x}", 8));
+	assert_null(moat_jsonrpc_salvage_id("{\"id\"", 5));
+}
+
 static void test_responses(void **state)
 {
 	(void)state;
@@ -273,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_decode_errors),
 		cmocka_unit_test(test_decode_invalid_utf8),
 		cmocka_unit_test(test_decode_size_cap),
+		cmocka_unit_test(test_salvage_id),
 		cmocka_unit_test(test_responses),
 		cmocka_unit_test(test_framer),
 		cmocka_unit_test(test_framer_stops),
