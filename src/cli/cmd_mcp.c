@@ -1056,14 +1056,16 @@ static int serve_loop(mcp_server *s, int sigfd)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: moat mcp serve [--profile NAME | --policy FILE]\n"
+	fprintf(f, "usage: moat mcp serve [--profile NAME | --policy FILE] [--http ADDRESS:PORT [--token-file FILE]]\n"
 		   "       moat mcp wrap [--profile NAME | --policy FILE] [--tools FILE] [--audit FILE]\n"
 		   "                     [--name NAME] -- COMMAND [ARG...]\n"
 		   "\n"
 		   "serve: the sandbox as MCP tools on stdin/stdout (run_code, session_create,\n"
 		   "       session_exec, session_read_file, session_write_file,\n"
 		   "       session_list_files, session_stop). --policy (or --profile, default\n"
-		   "       code) bounds what any call may ask for.\n"
+		   "       code) bounds what any call may ask for. --http serves the Streamable\n"
+		   "       HTTP transport at /mcp instead, with a bearer token (--token-file, or\n"
+		   "       one made up and printed).\n"
 		   "wrap:  runs COMMAND, a stdio MCP server, in a sandbox (agent profile by\n"
 		   "       default), relaying and checking its messages, enforcing the tool\n"
 		   "       policy and logging every tools/call. See docs/mcp.md.\n");
@@ -1071,10 +1073,18 @@ static void usage(FILE *f)
 
 static int cmd_serve(int argc, char **argv)
 {
-	const char *profile = NULL, *path = NULL;
+	const char *profile = NULL, *path = NULL, *http = NULL, *token_file = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
 			return usage(stdout), 0;
+		if (strcmp(argv[i], "--http") == 0 && i + 1 < argc) {
+			http = argv[++i];
+			continue;
+		}
+		if (strcmp(argv[i], "--token-file") == 0 && i + 1 < argc) {
+			token_file = argv[++i];
+			continue;
+		}
 		if ((strcmp(argv[i], "--policy") == 0 || strcmp(argv[i], "--profile") == 0) && i + 1 < argc) {
 			if (argv[i][2] == 'p' && argv[i][3] == 'o')
 				path = argv[++i];
@@ -1086,6 +1096,22 @@ static int cmd_serve(int argc, char **argv)
 	}
 	if (profile && path)
 		return moat_cli_fail("mcp serve: --profile and --policy both given (expected one of them)");
+	if (token_file && !http)
+		return moat_cli_fail("mcp serve: --token-file is for --http");
+	if (http) {
+		/* The sessions' processes are checked the same way; the
+		 * policy is checked here first so that a bad one fails now. */
+		_cleanup_policy_ moat_policy *check = NULL;
+		moat_error cerr = {0};
+		if (moat_policy_load_base(profile ? profile : path ? NULL : "code", path, &check, &cerr) < 0)
+			return moat_cli_fail("mcp serve: %s", cerr.msg);
+		char *args[3] = {NULL};
+		if (path || profile) {
+			args[0] = path ? "--policy" : "--profile";
+			args[1] = (char *)(path ? path : profile);
+		}
+		return moat__cli_mcp_http(http, token_file, args);
+	}
 	static mcp_server srv;
 	mcp_server *s = &srv;
 	for (size_t i = 0; i < MCP_MAX_CALLS; i++)

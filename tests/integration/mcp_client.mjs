@@ -16,9 +16,23 @@ const ok = (cond, name, detail) => {
 	}
 };
 
-const transport = new StdioClientTransport({
-	command: moat, args: ['mcp', 'serve', '--policy', policy], stderr: 'inherit', env: process.env,
-});
+// With MCP_URL and MCP_TOKEN set, over Streamable HTTP to a server the
+// caller started; else over stdio to one started here.
+const url = process.env.MCP_URL;
+let transport;
+if (url) {
+	const { StreamableHTTPClientTransport } = await import(`${sdkDir}/dist/esm/client/streamableHttp.js`);
+	let refused;
+	try {
+		const bad = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: 'Bearer wrong-token-0123456789' } } });
+		await new Client({ name: 'bad', version: '1' }).connect(bad);
+	} catch (e) { refused = e; }
+	ok(refused && /bearer token is required/.test(String(refused)), 'http: a wrong bearer token is refused', String(refused));
+	transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${process.env.MCP_TOKEN}` } } });
+} else
+	transport = new StdioClientTransport({
+		command: moat, args: ['mcp', 'serve', '--policy', policy], stderr: 'inherit', env: process.env,
+	});
 const client = new Client({ name: 'moat-test', version: '1.0.0' });
 await client.connect(transport);
 ok(client.getServerVersion()?.name === 'moat', 'initialize: the server names itself', client.getServerVersion());
@@ -119,8 +133,12 @@ ok(!ls.includes(sid), 'session_stop removed the session', ls);
 // One left running is removed when the server ends.
 r = await call('session_create', {});
 const left = sc(r).session;
+if (url) {
+	ok(/^[0-9a-f]{32}$/.test(transport.sessionId ?? ''), 'http: an Mcp-Session-Id', transport.sessionId);
+	await transport.terminateSession();
+}
 await client.close();
 await new Promise((res) => setTimeout(res, 1500));
 const ls2 = execFileSync(moat, ['session', 'ls']).toString();
-ok(left && !ls2.includes(left), 'the sessions of a server are removed when it ends', ls2);
+ok(left && !ls2.includes(left), url ? 'http: the sandbox sessions of an MCP session are removed when it is deleted' : 'the sessions of a server are removed when it ends', ls2);
 process.exit(failed ? 1 : 0);
