@@ -123,14 +123,17 @@ json_t *moat_jsonrpc_salvage_id(const char *buf, size_t len)
 				return json_stringn(s, (size_t)(q - s));
 			continue;
 		}
-		const char *s = q;
-		if (q < end && *q == '-')
+		/* By hand, not strtoll: buf is not NUL-terminated (a line of
+		 * the framer), and strtoll would read past its end. */
+		bool neg = q < end && *q == '-';
+		if (neg)
 			q++;
 		const char *digits = q;
+		json_int_t v = 0;
 		while (q < end && *q >= '0' && *q <= '9' && q - digits < 18)
-			q++;
+			v = v * 10 + (*q++ - '0');
 		if (q > digits && (q >= end || *q == ',' || *q == '}' || *q == ' '))
-			return json_integer(strtoll(s, NULL, 10));
+			return json_integer(neg ? -v : v);
 	}
 	return NULL;
 }
