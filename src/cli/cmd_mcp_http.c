@@ -100,9 +100,12 @@ static bool token_ok(const char *got)
 	if (!got || strncmp(got, "Bearer ", 7) != 0)
 		return false;
 	got += 7;
-	unsigned char d = strlen(got) != n;
+	size_t m = strlen(got);
+	unsigned char d = m != n;
+	/* Every byte of the token is compared, whatever the length given;
+	 * a shorter one is compared against zeros, never read past. */
 	for (size_t i = 0; i < n; i++)
-		d |= (unsigned char)(F.token[i] ^ (got[i] ? got[i] : 0));
+		d |= (unsigned char)(F.token[i] ^ (i < m ? got[i] : 0));
 	return d == 0;
 }
 

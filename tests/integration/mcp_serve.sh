@@ -56,7 +56,7 @@ t_eq "http: a wrong Content-Type: 415" 415 "$(code -H 'Content-Type: text/plain'
 t_check "http: the server is up after the bad requests" kill -0 "$HPID"
 MCP_URL="$URL" MCP_TOKEN="$TOKEN" timeout 600 node "$MOAT_SRC/integration/mcp_client.mjs" "$SDK" "$MOAT" "$MOAT_TDIR/policy.yaml" \
 	"[$MOAT_MODE] $T_PREFIX: http sdk" 2>client-http.err ||
-	t_fail "the SDK client over HTTP exited $?" "$(tail -20 client-http.err)"
+	t_fail "the SDK client over HTTP exited $?" "$(tail -20 client-http.err)" "server: $(grep -A12 "ERROR: AddressSanitizer" http.err | head -14)"
 kill "$HPID"
 wait "$HPID"
 t_eq "http: SIGTERM ends the server cleanly" 0 "$?"
