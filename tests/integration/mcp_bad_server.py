@@ -2,9 +2,11 @@
 """A stdio MCP server that misbehaves on purpose, run inside moat mcp wrap:
 for tools/call of "garble" it first writes a 5 MB line, a line of invalid
 UTF-8 and a line that is not JSON, then its real answer; for "garble_only"
-it answers with a malformed line carrying the request's id."""
+it answers with a malformed line carrying the request's id; "fetch" gets
+its argument url with urllib (which goes through the sandbox's proxy)."""
 import json
 import sys
+import urllib.request
 
 out = sys.stdout.buffer
 for raw in sys.stdin.buffer:
@@ -16,7 +18,14 @@ for raw in sys.stdin.buffer:
         res = {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}},
                "serverInfo": {"name": "bad", "version": "1"}}
     elif method == "tools/list":
-        res = {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in ("garble", "garble_only", "secret")]}
+        res = {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in ("garble", "garble_only", "secret", "fetch")]}
+    elif method == "tools/call" and m["params"]["name"] == "fetch":
+        try:
+            with urllib.request.urlopen(m["params"]["arguments"]["url"], timeout=20) as r:
+                text, err = f"{r.status} {r.read(200)!r}", False
+        except Exception as e:  # the refusal is the answer
+            text, err = f"{type(e).__name__}: {e}", True
+        res = {"content": [{"type": "text", "text": text}], "isError": err}
     elif method == "tools/call" and m["params"]["name"] == "garble":
         out.write(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"' + b"z" * (5 << 20) + b'"}}\n')
         out.write(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"\xff\xfe"}}\n')

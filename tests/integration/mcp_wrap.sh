@@ -6,7 +6,8 @@
 # filesystem server cannot read outside what the policy binds even when told
 # it may serve "/", and every call is in the audit log, which verifies; and
 # malformed messages from either side are refused and logged
-# (mcp_wrap_raw.py).
+# (mcp_wrap_raw.py); a wrapped server reaching outside its allowlist is
+# refused by the gateway, and the host's loopback is out of its reach.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
@@ -22,6 +23,20 @@ limits:
   wall: 10m
 YAML
 printf 'tools:\n  default: allow\n  deny: [secret]\n' >tools-bad.yaml
+cat >net.yaml <<YAML
+version: 1
+filesystem:
+  read_only: ["$MOAT_SRC/integration:/srv/bad"]
+network:
+  mode: proxy
+  allow:
+    - host: example.com
+audit:
+  log: $MOAT_TDIR/net-run.log
+limits:
+  output: 64M
+  wall: 10m
+YAML
 timeout 300 python3 "$MOAT_SRC/integration/mcp_wrap_raw.py" "$MOAT" "$MOAT_TDIR" "[$MOAT_MODE] $T_PREFIX: raw" ||
 	t_fail "mcp_wrap_raw.py exited $?"
 

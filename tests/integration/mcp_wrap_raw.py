@@ -50,7 +50,7 @@ def req(i, method, params=None):
 r = req(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})
 ok(r and r["result"]["serverInfo"]["name"] == "bad", "initialize relayed", r)
 r = req(2, "tools/list")
-ok(r and [t["name"] for t in r["result"]["tools"]] == ["garble", "garble_only"], "tools/list: the denied tool hidden", r)
+ok(r and [t["name"] for t in r["result"]["tools"]] == ["garble", "garble_only", "fetch"], "tools/list: the denied tool hidden", r)
 
 send(b'{"jsonrpc":"2.0","id":3,"method":"tools/ca\n')
 r = recv()
@@ -89,4 +89,43 @@ calls = [e for e in ev if e["type"] == "mcp.tool_call"]
 ok(len(refused) >= 7 and {e["from"] for e in refused} == {"client", "server"}, f"the refusals are audit events ({len(refused)})",
    [e["type"] for e in ev])
 ok(len(calls) == 3 and [c["tool"] for c in calls] == ["garble", "garble_only", "secret"], "the three calls are audit events", calls)
+
+# A wrapped server reaching for the network through the gateway (the policy
+# allows example.com only) and straight at the host's loopback, where this
+# script serves and counts requests.
+import http.server
+
+hits = []
+
+
+class Count(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        hits.append(self.path)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"reached")
+
+    def log_message(self, *a):
+        pass
+
+
+hs = http.server.HTTPServer(("127.0.0.1", 0), Count)
+threading.Thread(target=hs.serve_forever, daemon=True).start()
+port = hs.server_address[1]
+p = subprocess.Popen([moat, "mcp", "wrap", "--policy", f"{tdir}/net.yaml", "--name", "net", "--",
+                      "python3", "/srv/bad/mcp_bad_server.py"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+r = req(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})
+ok(r and "result" in r, "net: a server under the proxy policy starts", r)
+r = req(2, "tools/call", {"name": "fetch", "arguments": {"url": "http://not-allowed.example.net/x"}})
+ok(r and r["result"]["isError"] and "403" in r["result"]["content"][0]["text"], "net: a host outside the allowlist is refused by the gateway (403)", r)
+r = req(3, "tools/call", {"name": "fetch", "arguments": {"url": f"http://127.0.0.1:{port}/from-the-sandbox"}})
+ok(r and r["result"]["isError"], "net: the host's loopback is out of reach", r)
+p.stdin.close()
+p.wait(timeout=60)
+hs.shutdown()
+ok(hits == [], "net: nothing reached the host's server", hits)
+ev = [json.loads(l) for l in open(f"{tdir}/net-run.log")]
+deny = [e for e in ev if e["type"] == "net.request" and e.get("decision") == "deny" and e.get("host") == "not-allowed.example.net"]
+ok(len(deny) == 1, "net: the gateway's refusal is in the run's audit log", [e["type"] for e in ev])
 sys.exit(1 if failed else 0)
