@@ -57,14 +57,14 @@ bench: deps all
 # $(FUZZDIR). Replay a crash with build/tests/test_fuzz_NAME FILE.
 FUZZDIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = http tls socks5 host chunked keeper httpresp
+FUZZ_TARGETS = http tls socks5 host chunked keeper httpresp jsonrpc
 FUZZ_SRCS = src/lib/netaddr.c src/lib/hostname.c src/lib/netrules.c src/lib/proxyproto.c src/lib/httpresp.c \
-	src/lib/hostglob.c src/lib/error.c src/lib/keeper-proto.c src/lib/util.c
+	src/lib/hostglob.c src/lib/error.c src/lib/keeper-proto.c src/lib/util.c src/lib/jsonrpc.c src/lib/mcp.c
 fuzz:
 	@mkdir -p $(FUZZDIR)
 	@for t in $(FUZZ_TARGETS); do \
 		clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-			-D_GNU_SOURCE -Isrc/lib -Itests/fuzz tests/fuzz/fuzz_$$t.c $(FUZZ_SRCS) -lidn2 -ljansson \
+			-D_GNU_SOURCE -Isrc/lib -Itests/fuzz tests/fuzz/fuzz_$$t.c $(FUZZ_SRCS) -lidn2 -ljansson -lm \
 			-o $(FUZZDIR)/fuzz_$$t || exit 1; \
 		mkdir -p $(FUZZDIR)/corpus-$$t; \
 		$(FUZZDIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(FUZZDIR)/ \

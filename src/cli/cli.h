@@ -37,6 +37,9 @@ int moat_cmd_approve(int argc, char **argv);
 int moat_cmd_deny(int argc, char **argv);
 /* The hidden entry of a sandbox's keeper (cmd_keeper.c). */
 int moat_cmd_keeper(int argc, char **argv);
+int moat_cmd_mcp(int argc, char **argv);
+int moat__cli_mcp_wrap(int argc, char **argv); /* cmd_mcp_wrap.c */
+int moat__cli_mcp_http(const char *listen, const char *token_file, char *const *serve_args); /* cmd_mcp_http.c */
 
 /* What the options of `moat run` ask for: --profile, --policy and
  * --net-log are the front's; every other option is a field of the policy

@@ -21,6 +21,8 @@ static const struct {
 	{"approvals", moat_cmd_approvals, "what waits for a person's approval, and the leases granted"},
 	{"approve", moat_cmd_approve, "let a held action through, once or with a lease"},
 	{"deny", moat_cmd_deny, "refuse a held action"},
+
+	{"mcp", moat_cmd_mcp, "the sandbox as MCP tools for agents"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,88 @@
+#!/bin/bash
+# moat mcp wrap (docs/mcp.md): real MCP servers from npm (server-filesystem,
+# server-everything, server-memory) run in a sandbox and driven through moat
+# with the official SDK client (mcp_wrap_client.mjs): allowed calls work,
+# denied tools are hidden and refused, approve-gated ones refused, the
+# filesystem server cannot read outside what the policy binds even when told
+# it may serve "/", and every call is in the audit log, which verifies; and
+# malformed messages from either side are refused and logged
+# (mcp_wrap_raw.py); a wrapped server reaching outside its allowlist is
+# refused by the gateway, and the host's loopback is out of its reach.
+. "$MOAT_SRC/lib.sh"
+cd "$MOAT_TDIR"
+
+# Malformed messages from both sides, with a server of our own (needs no npm).
+cat >bad.yaml <<YAML
+version: 1
+filesystem:
+  read_only: ["$MOAT_SRC/integration:/srv/bad"]
+network:
+  mode: none
+limits:
+  output: 64M
+  wall: 10m
+YAML
+printf 'tools:\n  default: allow\n  deny: [secret]\n' >tools-bad.yaml
+cat >net.yaml <<YAML
+version: 1
+filesystem:
+  read_only: ["$MOAT_SRC/integration:/srv/bad"]
+network:
+  mode: proxy
+  allow:
+    - host: example.com
+audit:
+  log: $MOAT_TDIR/net-run.log
+limits:
+  output: 64M
+  wall: 10m
+YAML
+timeout 300 python3 "$MOAT_SRC/integration/mcp_wrap_raw.py" "$MOAT" "$MOAT_TDIR" "[$MOAT_MODE] $T_PREFIX: raw" ||
+	t_fail "mcp_wrap_raw.py exited $?"
+
+NPM="$MOAT_STAGE/npm/node_modules"
+if [ ! -f "$NPM/@modelcontextprotocol/server-filesystem/package.json" ]; then
+	t_skip "wrapped MCP servers from npm" "$(cat "$MOAT_STAGE/npm/why" 2>/dev/null || echo "no npm packages staged")"
+	exit 0
+fi
+mkdir -p ws outside
+echo "hello from the workspace" >ws/a.txt
+echo "host-secret-$$-$RANDOM" >outside/secret.txt
+# As root the sandbox user is 65534, which must be able to write the workspace.
+is_root && chown -R 65534 ws
+for s in fs everything memory; do
+	cat >"$s.yaml" <<YAML
+version: 1
+filesystem:
+  read_only: ["$NPM:/srv/node_modules"]
+  read_write: ["$MOAT_TDIR/ws:/workspace"]
+network:
+  mode: none
+env:
+  MEMORY_FILE_PATH: /workspace/memory.jsonl
+limits:
+  wall: 10m
+  cpu_time: 5m
+  memory: 1G
+  pids: 256
+  output: 64M
+YAML
+done
+cat >tools-fs.yaml <<'YAML'
+tools:
+  default: allow
+  deny: [write_file, edit_file, create_directory]
+  approve: [move_file]
+YAML
+cat >tools-everything.yaml <<'YAML'
+tools:
+  default: deny
+  allow: [echo, get-sum]
+YAML
+cat >tools-memory.yaml <<'YAML'
+tools:
+  default: allow
+  deny: [delete_entities, delete_observations, delete_relations]
+YAML
+timeout 600 node "$MOAT_SRC/integration/mcp_wrap_client.mjs" "$NPM" "$MOAT" "$MOAT_TDIR" "[$MOAT_MODE] $T_PREFIX" 2>client.err ||
+	t_fail "the SDK client exited $?" "$(tail -20 client.err)"

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Malformed and oversized messages through `moat mcp wrap`, from the client
+and from a wrapped server (mcp_bad_server.py): each is refused and logged
+(and audited), never passed on, and the relay stays up.
+Usage: mcp_wrap_raw.py MOAT TDIR LABEL; prints TAP lines."""
+import json
+import subprocess
+import sys
+import threading
+
+moat, tdir, label = sys.argv[1:4]
+failed = 0
+
+
+def ok(cond, name, detail=None):
+    global failed
+    print(("ok" if cond else "not ok") + f" - {label}: {name}", flush=True)
+    if not cond:
+        failed += 1
+        if detail is not None:
+            print("#   " + repr(detail)[:1500], flush=True)
+
+
+p = subprocess.Popen([moat, "mcp", "wrap", "--policy", f"{tdir}/bad.yaml", "--tools", f"{tdir}/tools-bad.yaml",
+                      "--audit", f"{tdir}/audit-bad.log", "--name", "bad", "--",
+                      "python3", "/srv/bad/mcp_bad_server.py"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+err_lines = []
+threading.Thread(target=lambda: err_lines.extend(l.decode(errors="replace") for l in p.stderr), daemon=True).start()
+
+
+def send(raw):
+    p.stdin.write(raw)
+    p.stdin.flush()
+
+
+def recv():
+    line = p.stdout.readline()
+    return json.loads(line) if line else None
+
+
+def req(i, method, params=None):
+    m = {"jsonrpc": "2.0", "id": i, "method": method}
+    if params is not None:
+        m["params"] = params
+    send(json.dumps(m).encode() + b"\n")
+    return recv()
+
+
+r = req(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})
+ok(r and r["result"]["serverInfo"]["name"] == "bad", "initialize relayed", r)
+r = req(2, "tools/list")
+ok(r and [t["name"] for t in r["result"]["tools"]] == ["garble", "garble_only", "fetch"], "tools/list: the denied tool hidden", r)
+
+send(b'{"jsonrpc":"2.0","id":3,"method":"tools/ca\n')
+r = recv()
+ok(r and r["error"]["code"] == -32700, "client: truncated JSON refused (-32700)", r)
+send(b'{"jsonrpc":"2.0","id":4,"method":"p\xffing"}\n')
+r = recv()
+ok(r and r["error"]["code"] == -32700, "client: invalid UTF-8 refused", r)
+send(b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"' + b"a" * (100 << 20) + b'"}}\n')
+r = recv()
+ok(r and r["error"]["code"] == -32600 and r["id"] is None, "client: a 100 MB message refused, not passed on", r)
+send(json.dumps([{"jsonrpc": "2.0", "id": 100 + i, "method": "ping"} for i in range(10000)]).encode() + b"\n")
+r = recv()
+ok(r and r["error"]["code"] == -32600, "client: a batch of 10,000 refused", r)
+r = req(6, "ping")
+ok(r == {"jsonrpc": "2.0", "id": 6, "result": {}}, "the relay and the server are up after the client's bad input", r)
+
+r = req(7, "tools/call", {"name": "garble", "arguments": {}})
+ok(r and r.get("id") == 7 and r["result"]["content"][0]["text"] == "survived",
+   "server: an oversized line, invalid UTF-8 and a non-JSON line are dropped; its real answer comes through", r)
+r = req(8, "tools/call", {"name": "garble_only", "arguments": {}})
+ok(r and r["error"]["code"] == -32603 and r["id"] == 8, "server: a malformed answer is replaced by an error for its request", r)
+r = req(9, "tools/call", {"name": "secret", "arguments": {}})
+ok(r and r["result"]["isError"], "a denied tool of the server is refused", r)
+r = req(10, "ping")
+ok(r and r["id"] == 10, "still up", r)
+p.stdin.close()
+rc = p.wait(timeout=60)
+ok(rc == 0, "the client gone: the server ends and wrap exits with its status", rc)
+log = "".join(err_lines)
+ok(all(w in log for w in ("from the client: parse error", "from the client: invalid UTF-8", "from the client: larger than",
+                          "from the server: larger than", "from the server: invalid UTF-8", "from the server: parse error")),
+   "each refusal is a log line naming its side", log)
+ev = [json.loads(l) for l in open(f"{tdir}/audit-bad.log")]
+refused = [e for e in ev if e["type"] == "mcp.refused"]
+calls = [e for e in ev if e["type"] == "mcp.tool_call"]
+ok(len(refused) >= 7 and {e["from"] for e in refused} == {"client", "server"}, f"the refusals are audit events ({len(refused)})",
+   [e["type"] for e in ev])
+ok(len(calls) == 3 and [c["tool"] for c in calls] == ["garble", "garble_only", "secret"], "the three calls are audit events", calls)
+
+# A wrapped server reaching for the network through the gateway (the policy
+# allows example.com only) and straight at the host's loopback, where this
+# script serves and counts requests.
+import http.server
+
+hits = []
+
+
+class Count(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        hits.append(self.path)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"reached")
+
+    def log_message(self, *a):
+        pass
+
+
+hs = http.server.HTTPServer(("127.0.0.1", 0), Count)
+threading.Thread(target=hs.serve_forever, daemon=True).start()
+port = hs.server_address[1]
+p = subprocess.Popen([moat, "mcp", "wrap", "--policy", f"{tdir}/net.yaml", "--name", "net", "--",
+                      "python3", "/srv/bad/mcp_bad_server.py"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+r = req(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})
+ok(r and "result" in r, "net: a server under the proxy policy starts", r)
+r = req(2, "tools/call", {"name": "fetch", "arguments": {"url": "http://not-allowed.example.net/x"}})
+ok(r and r["result"]["isError"] and "403" in r["result"]["content"][0]["text"], "net: a host outside the allowlist is refused by the gateway (403)", r)
+r = req(3, "tools/call", {"name": "fetch", "arguments": {"url": f"http://127.0.0.1:{port}/from-the-sandbox"}})
+ok(r and r["result"]["isError"], "net: the host's loopback is out of reach", r)
+p.stdin.close()
+p.wait(timeout=60)
+hs.shutdown()
+ok(hits == [], "net: nothing reached the host's server", hits)
+ev = [json.loads(l) for l in open(f"{tdir}/net-run.log")]
+deny = [e for e in ev if e["type"] == "net.request" and e.get("decision") == "deny" and e.get("host") == "not-allowed.example.net"]
+ok(len(deny) == 1, "net: the gateway's refusal is in the run's audit log", [e["type"] for e in ev])
+sys.exit(1 if failed else 0)
