@@ -33,6 +33,8 @@ int moat_cmd_policy(int argc, char **argv);
 int moat_cmd_session(int argc, char **argv);
 /* The hidden entry of a sandbox's keeper (cmd_keeper.c). */
 int moat_cmd_keeper(int argc, char **argv);
+/* The OCI runtime, also called by the name moat-oci (cmd_oci.c). */
+int moat_cmd_oci(int argc, char **argv);
 
 /* What the options of `moat run` ask for: --profile, --policy and
  * --net-log are the front's; every other option is a field of the policy
