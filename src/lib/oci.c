@@ -15,7 +15,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -185,6 +188,16 @@ static int state_write(int dfd, json_t *state, moat_error *err)
 
 static void container_remove(int rootfd, const char *id, int dfd)
 {
+	/* The staging folder's entries (keeper_stage_sources); their mounts
+	 * ended with the keeper's mount namespace. */
+	_cleanup_close_ int m = openat(dfd, "m", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	for (unsigned i = 0; m >= 0 && i <= MOAT_MAX_BINDS; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "%u", i);
+		if (unlinkat(m, name, 0) < 0 && unlinkat(m, name, AT_REMOVEDIR) < 0 && errno == ENOENT)
+			break;
+	}
+	(void)unlinkat(dfd, "m", AT_REMOVEDIR);
 	static const char *const files[] = {STATE_FILE, STATE_FILE ".tmp", "ctl", "keeper.lock", "lock"};
 	for (size_t i = 0; i < ELEMENTSOF(files); i++)
 		(void)unlinkat(dfd, files[i], 0);
@@ -389,10 +402,12 @@ static int rootfs_mkpoint(int rootfd, const char *path, bool is_dir, const char 
 		if (fd < 0 && errno == ENOENT) {
 			if (!next && !is_dir) {
 				int f = openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-				if (f >= 0)
+				if (f >= 0) {
+					(void)fchmod(f, 0644); /* whatever the umask */
 					close(f);
-			} else {
-				(void)mkdirat(cur, comp, 0755);
+				}
+			} else if (mkdirat(cur, comp, 0755) == 0 && fchmodat(cur, comp, 0755, 0) < 0) {
+				return moat_error_set(err, errno, "%s: make %s in the container's root", field, path);
 			}
 			fd = moat__openat2(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, resolve);
 		}
@@ -517,7 +532,11 @@ static int build(const moat_oci_spec *s, const char *bundle, moat_policy **ret_p
 			return moat_error_set(err, errno, "%s.source: %s", field, src);
 		if ((r = rootfs_mkpoint(rootfd, m->destination, S_ISDIR(st.st_mode), field, err)) < 0)
 			return r;
-		r = moat_config_add_bind(c, src, m->destination, m->readonly ? 0 : MOAT_BIND_RW, err);
+		/* Files a caller binds (podman's /etc/hosts, /etc/resolv.conf,
+		 * /etc/hostname) are bound read-only: in the root mode, moat's
+		 * sandbox user could not write the caller's files anyway. */
+		bool rw = !m->readonly && S_ISDIR(st.st_mode);
+		r = moat_config_add_bind(c, src, m->destination, rw ? MOAT_BIND_RW : 0, err);
 		if (r < 0)
 			return moat_error_wrap(err, "%s", field);
 	}
@@ -823,7 +842,52 @@ static int keeper_console(keeper *k, const char *console_socket, moat_error *err
 	return console_send(console_socket, master, err);
 }
 
-static int keeper_setup(keeper *k, const char *bundle, const char *console_socket, moat_policy **ret_p,
+/* In the root mode moat's sandbox user is not root on the host, and the
+ * paths of a root-run caller's files cross folders only root may enter
+ * (/var/lib/containers/storage/overlay is 0700). The keeper, as root,
+ * binds the container's root and bind sources into its own folder (mode
+ * 0711: entered, not listed) inside a mount namespace of its own, which
+ * the sandbox's init is cloned into and which ends with the keeper: the
+ * host's mounts do not change. */
+static int keeper_stage_sources(keeper *k, const char *root, moat_config *c, moat_error *err)
+{
+	if (geteuid() != 0)
+		return 0;
+	if (unshare(CLONE_NEWNS) < 0)
+		return moat_error_set(err, errno, "keeper: mount namespace");
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return moat_error_set(err, errno, "keeper: make mounts private");
+	if (chmod(root, 0711) < 0 || fchmod(k->dfd, 0711) < 0)
+		return moat_error_set(err, errno, "keeper: open the state folder to the sandbox's user");
+	/* (umask 077 would take the x bits away: set the modes plainly.) */
+	if ((mkdirat(k->dfd, "m", 0711) < 0 && errno != EEXIST) || fchmodat(k->dfd, "m", 0711, 0) < 0)
+		return moat_error_set(err, errno, "keeper: make the staging folder");
+	for (size_t i = 0; i <= c->n_binds; i++) {
+		char **src = i < c->n_binds ? &c->binds[i].src : &c->rootfs;
+		struct stat st;
+		if (stat(*src, &st) < 0)
+			return moat_error_set(err, errno, "%s", *src);
+		char name[32], *path = NULL;
+		snprintf(name, sizeof(name), "m/%zu", i);
+		if (S_ISDIR(st.st_mode) ? mkdirat(k->dfd, name, 0711) < 0 && errno != EEXIST
+					: mknodat(k->dfd, name, S_IFREG | 0600, 0) < 0 && errno != EEXIST)
+			return moat_error_set(err, errno, "keeper: stage %s", *src);
+		if (S_ISDIR(st.st_mode) && fchmodat(k->dfd, name, 0711, 0) < 0)
+			return moat_error_set(err, errno, "keeper: stage %s", *src);
+		if (asprintf(&path, "%s/%s/%s", root, k->id, name) < 0)
+			return moat_error_set(err, ENOMEM, "keeper");
+		if (mount(*src, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
+			int e = errno;
+			free(path);
+			return moat_error_set(err, e, "keeper: stage %s", *src);
+		}
+		free(*src);
+		*src = path;
+	}
+	return 0;
+}
+
+static int keeper_setup(keeper *k, const char *root, const char *bundle, const char *console_socket, moat_policy **ret_p,
 			moat_config **ret_c, moat_egress *egress, moat_audit **ret_audit, moat_error *err)
 {
 	_cleanup_free_ char *text = NULL;
@@ -840,7 +904,7 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 			     ann && json_is_object(ann) ? ann : json_object());
 	if (!k->state)
 		return moat_error_set(err, ENOMEM, "state");
-	if ((r = build(k->spec, bundle, ret_p, ret_c, err)) < 0)
+	if ((r = build(k->spec, bundle, ret_p, ret_c, err)) < 0 || (r = keeper_stage_sources(k, root, *ret_c, err)) < 0)
 		return r;
 	if ((*ret_p)->audit_log) {
 		if ((r = moat_audit_open((*ret_p)->audit_log, k->id, ret_audit, err)) < 0)
@@ -853,6 +917,21 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 		return r;
 	if (k->spec->terminal && (r = keeper_console(k, console_socket, err)) < 0)
 		return r;
+	/* process.rlimits: the sandbox's init is cloned from this process
+	 * and passes its limits on, so they are set here, and only ever
+	 * lowered (a hard limit raised would be a privilege of the runtime's
+	 * user given to the container). moat's own limits apply over them. */
+	for (size_t i = 0; i < k->spec->n_rlimits; i++) {
+		const moat_oci_rlimit *rl = &k->spec->rlimits[i];
+		struct rlimit cur;
+		if (getrlimit(rl->resource, &cur) < 0)
+			return moat_error_set(err, errno, "process.rlimits[%zu]", i);
+		struct rlimit want = {.rlim_max = rl->hard < cur.rlim_max ? rl->hard : cur.rlim_max};
+		want.rlim_cur = rl->soft < want.rlim_max ? rl->soft : want.rlim_max;
+		if (setrlimit(rl->resource, &want) < 0)
+			return moat_error_set(err, errno, "process.rlimits[%zu]: %s", i,
+					      moat_oci_rlimit_to_string(rl->resource));
+	}
 	moat_sandbox_opts o;
 	moat_sandbox_opts_init(&o);
 	o.audit = *ret_audit;
@@ -895,7 +974,7 @@ int moat__oci_keeper_main(const char *root, const char *id, const char *bundle, 
 			moat_error_set(&err, errno, "container %s: keeper lock", id);
 	}
 	int r = err.code ? -err.code
-			 : keeper_setup(&k, bundle, console_socket && strcmp(console_socket, "-") != 0 ? console_socket : NULL,
+			 : keeper_setup(&k, root, bundle, console_socket && strcmp(console_socket, "-") != 0 ? console_socket : NULL,
 					&p, &c, &egress, &audit, &err);
 	char m[MOAT_ERROR_MAX + 64];
 	const char *msg = r < 0 ? moat_error_format(&err, m, sizeof(m)) : "ok";
