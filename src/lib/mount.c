@@ -153,7 +153,8 @@ int moat__rootfs_resolve_sources(const moat_config *c, moat_host_srcs *ret, moat
 {
 	ret->n = 0;
 	int r;
-	for (size_t i = 0; i < ELEMENTSOF(moat__base_system_dirs); i++)
+	/* A given root brings its own system folders. */
+	for (size_t i = 0; !c->rootfs && i < ELEMENTSOF(moat__base_system_dirs); i++)
 		if ((r = resolve_one(NULL, moat__base_system_dirs[i], ret, err)) < 0)
 			return r;
 	for (size_t i = 0; i < ELEMENTSOF(system_paths); i++)

@@ -6,6 +6,7 @@
 #include "oci-spec.h"
 #include "policy.h"
 #include "sandbox.h"
+#include "sandbox-internal.h"
 #include "syscalls.h"
 
 #include <dirent.h>
@@ -73,8 +74,11 @@ int moat_oci_default_root(char *ret, size_t len)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	int n;
-	if (geteuid() == 0 || !xdg || xdg[0] != '/')
-		n = snprintf(ret, len, "%s", geteuid() == 0 ? MOAT_OCI_DEFAULT_ROOT : "/tmp/moat-oci");
+	/* Root of a user namespace (rootless podman runs its runtime as
+	 * such) cannot write /run: its runtime folder is the user's. */
+	bool host_root = moat__userns_host_root();
+	if (host_root || !xdg || xdg[0] != '/')
+		n = snprintf(ret, len, "%s", host_root ? MOAT_OCI_DEFAULT_ROOT : "/tmp/moat-oci");
 	else
 		n = snprintf(ret, len, "%s/moat-oci", xdg);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
@@ -851,7 +855,7 @@ static int keeper_console(keeper *k, const char *console_socket, moat_error *err
  * host's mounts do not change. */
 static int keeper_stage_sources(keeper *k, const char *root, moat_config *c, moat_error *err)
 {
-	if (geteuid() != 0)
+	if (!moat__userns_host_root())
 		return 0;
 	if (unshare(CLONE_NEWNS) < 0)
 		return moat_error_set(err, errno, "keeper: mount namespace");
