@@ -480,13 +480,18 @@ static int build(const moat_oci_spec *s, const char *bundle, moat_policy **ret_p
 	if (r < 0)
 		return moat_error_wrap(err, "annotations.%s", MOAT_OCI_ANNOTATION_POLICY);
 	/* A container lives until it is stopped: the runner's wall, CPU time
-	 * and output defaults do not apply unless the policy set them. */
+	 * and output defaults do not apply unless the policy set them (the
+	 * memory, pids and /tmp defaults do, narrowed by the spec). */
 	if (!(p->limits_set & MOAT_LIMIT_WALL))
 		p->limits.wall_ms = MOAT_UNLIMITED;
 	if (!(p->limits_set & MOAT_LIMIT_CPU_TIME))
 		p->limits.cpu_ms = MOAT_UNLIMITED;
 	if (!(p->limits_set & MOAT_LIMIT_OUTPUT))
 		p->limits.output_bytes = MOAT_UNLIMITED;
+	/* Nor the runner's open-files default: process.rlimits (set in the
+	 * keeper, only lowered) says what a container may open. */
+	if (!(p->limits_set & MOAT_LIMIT_FILES))
+		p->limits.files = MOAT_UNLIMITED;
 	moat_oci_spec_narrow_limits(s, &p->limits);
 	if (s->audit_path) {
 		free(p->audit_log);
