@@ -110,3 +110,18 @@ bundle b6 '["true"]' ',"devices":[{"path":"/dev/kmsg","type":"c","major":1,"mino
 refused "a device node beyond moat's /dev is refused" b6 '^1 .*linux.devices\[0\].path'
 bundle b7 '["true"]' '' ',"hooks":{"prestart":[{"path":"/bin/sh"}]}'
 refused "hooks (host programs) are refused" b7 '^1 .*hooks.prestart'
+
+# --- annotations: the example pod's egress policy (examples/kubernetes)
+# puts the container behind moat's gateway, and the audit log goes where
+# dev.moat.audit says.
+POL="$MOAT_STAGE/examples/kubernetes/egress-policy.yaml"
+t_check "the example egress policy is valid" "$MOAT" policy check "$POL"
+bundle b8 '["sh","-c","echo proxy=$HTTPS_PROXY"]' '' ",\"annotations\":{\"dev.moat.policy\":\"$POL\",\"dev.moat.audit\":\"$MOAT_TDIR/audit.jsonl\"}"
+oci create --bundle b8 c8 >c8.out 2>&1 </dev/null
+oci start c8
+wait_stopped c8
+t_eq "dev.moat.policy: egress through the gateway" "proxy=http://127.0.0.1:3128" "$(cat c8.out)"
+t_match "dev.moat.audit: the container's audit log" '"type":"session.start"' "$(cat audit.jsonl 2>/dev/null)"
+t_check "the audit log verifies" "$MOAT" audit verify audit.jsonl
+oci delete c8
+true
