@@ -57,7 +57,7 @@ bench: deps all
 # $(FUZZDIR). Replay a crash with build/tests/test_fuzz_NAME FILE.
 FUZZDIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = http tls socks5 host chunked keeper httpresp jsonrpc
+FUZZ_TARGETS = http tls socks5 host chunked keeper httpresp jsonrpc oci
 FUZZ_SRCS = src/lib/netaddr.c src/lib/hostname.c src/lib/netrules.c src/lib/proxyproto.c src/lib/httpresp.c \
 	src/lib/hostglob.c src/lib/error.c src/lib/keeper-proto.c src/lib/util.c src/lib/jsonrpc.c src/lib/mcp.c
 fuzz:

@@ -41,6 +41,9 @@ int moat_cmd_mcp(int argc, char **argv);
 int moat__cli_mcp_wrap(int argc, char **argv); /* cmd_mcp_wrap.c */
 int moat__cli_mcp_http(const char *listen, const char *token_file, char *const *serve_args); /* cmd_mcp_http.c */
 
+/* The OCI runtime, also called by the name moat-oci (cmd_oci.c). */
+int moat_cmd_oci(int argc, char **argv);
+
 /* What the options of `moat run` ask for: --profile, --policy and
  * --net-log are the front's; every other option is a field of the policy
  * overlay (moat_policy_overlay_new), merged on top of the base policy. */

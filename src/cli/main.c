@@ -23,6 +23,8 @@ static const struct {
 	{"deny", moat_cmd_deny, "refuse a held action"},
 
 	{"mcp", moat_cmd_mcp, "the sandbox as MCP tools for agents"},
+
+	{"oci", moat_cmd_oci, "an OCI runtime for podman, containerd and Kubernetes"},
 };
 
 static void usage(FILE *f)
@@ -41,6 +43,10 @@ int main(int argc, char **argv)
 	/* Before anything is opened (see moat_stdio_ensure_open). */
 	if (moat_stdio_ensure_open() < 0)
 		return MOAT_EXIT_ERROR;
+	/* Called by the name moat-oci, as an OCI runtime is (cmd_oci.c). */
+	const char *base = strrchr(argv[0], '/');
+	if (strcmp(base ? base + 1 : argv[0], "moat-oci") == 0)
+		return moat_cmd_oci(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return MOAT_EXIT_ERROR;
@@ -56,6 +62,8 @@ int main(int argc, char **argv)
 	/* Not in the table: not a command for people (cmd_keeper.c). */
 	if (strcmp(argv[1], "__keeper") == 0)
 		return moat_cmd_keeper(argc - 1, argv + 1);
+	if (strcmp(argv[1], "__oci-keeper") == 0)
+		return moat_cmd_oci(argc, argv);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].fn(argc - 1, argv + 1);

@@ -65,6 +65,7 @@ void moat_config_free(moat_config *c)
 	free(c->profile);
 	free(c->policy_path);
 	free(c->hostname);
+	free(c->rootfs);
 	moat__strv_free(c->exec_allow);
 	free(c->policy_yaml);
 	free(c);
@@ -284,6 +285,8 @@ int moat_config_validate(const moat_config *c, moat_error *err)
 		return moat_error_set(err, MOAT_EINPUT, "no command given (the run's argv is empty)");
 	if (moat__strv_length(c->argv) > MOAT_MAX_ARGS)
 		return moat_error_set(err, MOAT_EINPUT, "too many arguments (at most %d)", MOAT_MAX_ARGS);
+	if (c->rootfs && (c->rootfs[0] != '/' || strlen(c->rootfs) >= MOAT_MAX_PATH))
+		return moat_error_set(err, MOAT_EINPUT, "root.path: %s: must be an absolute host path", c->rootfs);
 
 	for (size_t i = 0; i < c->n_binds; i++) {
 		const moat_bind *b = &c->binds[i];

@@ -98,6 +98,14 @@ typedef struct moat_config {
 	 * inside the sandbox, enforced by Landlock; NULL means the system
 	 * directories, read-only binds and /tmp. */
 	char **exec_allow;
+	/* A host folder that is the sandbox's root (an OCI bundle's root
+	 * filesystem, oci.c) instead of moat's base root (the host's /usr and
+	 * a generated /etc); NULL: the base root. moat's /proc, /dev, /tmp,
+	 * /out and binds are mounted over it all the same. Its content is the
+	 * image's, so anything in it may run, and with rootfs_writable the
+	 * root stays writable (the caller's copy, an overlay). */
+	char *rootfs;
+	bool rootfs_writable;
 	unsigned exec_deny_tmp : 1; /* no execution from /tmp even without an allowlist */
 	unsigned exec_workspace : 1; /* /out and --rw binds may hold programs (policy exec.workspace) */
 } moat_config;

@@ -90,7 +90,15 @@ int moat__landlock_plan(const moat_config *c, int abi, moat_ll_plan *ret, moat_e
 	 * is there. A file reached from outside that tree (an fd leaked in from
 	 * the host and reopened through /proc/self/fd) has no rule and is
 	 * refused. */
-	int r = plan_add(p, "/", LL_READ, false, err);
+	uint64_t root = LL_READ;
+	/* A root given by the caller (an OCI image) holds the programs the
+	 * container is for, wherever the image put them, and with a writable
+	 * root the container writes its own copy. */
+	if (c->rootfs && !p->exec_allowlist)
+		root |= MOAT_LL_FS_EXECUTE;
+	if (c->rootfs && c->rootfs_writable)
+		root |= LL_WRITE_TREE;
+	int r = plan_add(p, "/", root, false, err);
 	if (r < 0)
 		return r;
 

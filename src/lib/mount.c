@@ -153,12 +153,15 @@ int moat__rootfs_resolve_sources(const moat_config *c, moat_host_srcs *ret, moat
 {
 	ret->n = 0;
 	int r;
-	for (size_t i = 0; i < ELEMENTSOF(moat__base_system_dirs); i++)
+	/* A given root brings its own system folders. */
+	for (size_t i = 0; !c->rootfs && i < ELEMENTSOF(moat__base_system_dirs); i++)
 		if ((r = resolve_one(NULL, moat__base_system_dirs[i], ret, err)) < 0)
 			return r;
 	for (size_t i = 0; i < ELEMENTSOF(system_paths); i++)
 		if ((r = resolve_one(NULL, system_paths[i], ret, err)) < 0)
 			return r;
+	if (c->rootfs && (r = resolve_one("root.path:", c->rootfs, ret, err)) < 0)
+		return r;
 	if (c->out_dir && !moat__out_capped(c) && (r = resolve_one("filesystem.out:", c->out_dir, ret, err)) < 0)
 		return r;
 	for (size_t i = 0; i < c->n_binds; i++) {
@@ -778,6 +781,63 @@ static int setup_binds(int rootfd, const moat_config *c, moat_error *err)
 	return 0;
 }
 
+/* The base root: a small tmpfs with the host's /usr bound, then each
+ * top-level system folder as the host has it (a link into /usr, or a
+ * bind), and a generated /etc. */
+static int stage_base_root(const moat_init_args *a, int *ret_rootfd, moat_error *err)
+{
+	static const char *const root_opts[] = {"mode", "0755", "size", "4m", "nr_inodes", "4096", NULL};
+	_cleanup_close_ int rootm = new_fs("tmpfs", root_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
+	if (rootm < 0)
+		return moat_error_wrap(err, "root");
+	if (move_mount(rootm, "", AT_FDCWD, ROOTFS_STAGING, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return moat_error_set(err, errno, "attach new root");
+	_cleanup_close_ int rootfd = open(ROOTFS_STAGING, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rootfd < 0)
+		return moat_error_set(err, errno, "open new root");
+
+	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+	int r = bind_host(rootfd, "/usr", "usr", ro, false, err);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ELEMENTSOF(moat__base_system_dirs); i++) {
+		if (strcmp(moat__base_system_dirs[i], "/usr") == 0)
+			continue;
+		r = link_or_bind_toplevel(rootfd, moat__base_system_dirs[i] + 1, err);
+		if (r < 0)
+			return r;
+	}
+	r = setup_etc(rootfd, a, err);
+	if (r < 0)
+		return r;
+	*ret_rootfd = TAKE_FD(rootfd);
+	return 0;
+}
+
+/* A root given by the caller (an OCI bundle's): its folder, as the
+ * supervisor resolved it, bound recursively with nosuid and nodev. Its
+ * content is the image's and may hold planted links: every mount point
+ * below it is then opened with open_target, which refuses to follow any
+ * link (runc CVE-2021-30465). */
+static int stage_given_root(const char *path, int *ret_rootfd, moat_error *err)
+{
+	struct stat st;
+	_cleanup_close_ int tree = clone_host(path, &st);
+	if (tree < 0)
+		return moat_error_set(err, errno, "root.path: %s", path);
+	if (!S_ISDIR(st.st_mode))
+		return moat_error_set(err, MOAT_EINPUT, "root.path: %s is not a folder", path);
+	if (attr_set(tree, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true) < 0)
+		return moat_error_set(err, errno, "root.path: %s: set mount flags", path);
+	if (move_mount(tree, "", AT_FDCWD, ROOTFS_STAGING, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return moat_error_set(err, errno, "attach new root");
+	int rootfd = open(ROOTFS_STAGING, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rootfd < 0)
+		return moat_error_set(err, errno, "open new root");
+	*ret_rootfd = rootfd;
+	return 0;
+}
+
 int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error *err)
 {
 	const moat_config *c = a->config;
@@ -794,30 +854,11 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 			return r;
 	}
 
-	static const char *const root_opts[] = {"mode", "0755", "size", "4m", "nr_inodes", "4096", NULL};
-	_cleanup_close_ int rootm = new_fs("tmpfs", root_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err);
-	if (rootm < 0)
-		return moat_error_wrap(err, "root");
-	if (move_mount(rootm, "", AT_FDCWD, ROOTFS_STAGING, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		return moat_error_set(err, errno, "attach new root");
-	_cleanup_close_ int rootfd = open(ROOTFS_STAGING, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (rootfd < 0)
-		return moat_error_set(err, errno, "open new root");
-
-	const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-	/* The base root: /usr bound, then each top-level system folder as
-	 * the host has it (a link into /usr, or a bind). */
-	r = bind_host(rootfd, "/usr", "usr", ro, false, err);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < ELEMENTSOF(moat__base_system_dirs); i++) {
-		if (strcmp(moat__base_system_dirs[i], "/usr") == 0)
-			continue;
-		r = link_or_bind_toplevel(rootfd, moat__base_system_dirs[i] + 1, err);
-		if (r < 0)
-			return r;
-	}
-	r = setup_etc(rootfd, a, err);
+	_cleanup_close_ int rootfd = -1;
+	if (c->rootfs)
+		r = stage_given_root(c->rootfs, &rootfd, err);
+	else
+		r = stage_base_root(a, &rootfd, err);
 	if (r < 0)
 		return r;
 	r = setup_proc(rootfd, iso, err);
@@ -826,9 +867,25 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 	r = setup_dev(rootfd, err);
 	if (r < 0)
 		return r;
+	/* A given root's /sys is the image's folder: moat shows a tmpfs of
+	 * its own there instead (the run's cgroup below it), read-only once
+	 * that is bound. */
+	if (c->rootfs) {
+		r = mount_tmpfs(rootfd, "sys", "64k", "64", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+				err);
+		if (r < 0)
+			return r;
+	}
 	r = moat__rootfs_cgroup(rootfd, a->cgroup_mounts, a->n_cgroup_mounts, err);
 	if (r < 0)
 		return r;
+	if (c->rootfs) {
+		_cleanup_close_ int sys = open_target(rootfd, "sys", true, err);
+		if (sys < 0)
+			return sys;
+		if (attr_set(sys, MOUNT_ATTR_RDONLY, false) < 0)
+			return moat_error_set(err, errno, "make /sys read-only");
+	}
 
 	char size[32], inodes[32];
 	const char *sizep = NULL, *inodesp = NULL;
@@ -876,6 +933,8 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 		return moat_error_set(err, errno, "chdir /");
 	/* The root itself becomes read-only; /tmp, /out and --rw binds are
 	 * separate mounts and stay writable. */
+	if (c->rootfs && c->rootfs_writable)
+		return 0;
 	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
 	if (mount_setattr(AT_FDCWD, "/", 0, &attr, sizeof(attr)) < 0)
 		return moat_error_set(err, errno, "make the root read-only");

@@ -201,6 +201,11 @@ _noreturn_ void moat__init_main(const moat_init_args *a);
 
 /* userns.c: writes uid_map, setgroups and gid_map of pid, from the host. */
 int moat__userns_write_maps(pid_t pid, bool rootless, uid_t host_uid, gid_t host_gid, moat_error *err);
+/* Whether this process is root of the host: uid 0 in the initial user
+ * namespace. Root of another user namespace (rootless podman runs its
+ * runtime as such) cannot map MOAT_ROOT_HOST_UID and runs sandboxes as a
+ * rootless caller does. */
+bool moat__userns_host_root(void);
 /* Inside, after the maps exist: become the sandbox user, keeping the
  * capabilities the rest of setup needs. */
 int moat__userns_become_sandbox_user(bool rootless, moat_error *err);

@@ -334,7 +334,7 @@ int moat__sandbox_prepare(const moat_config *c, const struct moat_gateway_config
 	if (moat_net_uses_gateway(c->net) && !gateway)
 		return moat_error_set(err, EINVAL, "network proxy mode without a gateway configuration");
 
-	bool rootless = geteuid() != 0;
+	bool rootless = !moat__userns_host_root();
 	iso->rootless = rootless;
 	iso->host_uid = rootless ? geteuid() : MOAT_ROOT_HOST_UID;
 	iso->host_gid = rootless ? getegid() : MOAT_ROOT_HOST_GID;

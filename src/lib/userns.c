@@ -21,6 +21,18 @@ static int write_proc(pid_t pid, const char *file, const char *content, moat_err
 	return 0;
 }
 
+bool moat__userns_host_root(void)
+{
+	if (geteuid() != 0)
+		return false;
+	_cleanup_free_ char *map = NULL;
+	if (moat__read_file_at(AT_FDCWD, "/proc/self/uid_map", 4096, &map) < 0)
+		return true; /* no /proc: the initial namespace is the safe guess for root */
+	unsigned inside, outside, count;
+	return sscanf(map, "%u %u %u", &inside, &outside, &count) == 3 && inside == 0 && outside == 0 &&
+	       count == 4294967295u;
+}
+
 int moat__userns_write_maps(pid_t pid, bool rootless, uid_t host_uid, gid_t host_gid, moat_error *err)
 {
 	char map[64];

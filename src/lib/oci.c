@@ -1,0 +1,1364 @@
+/* The OCI runtime: container state, the keeper of one container, and the
+ * commands that drive it (oci.h). */
+#include "oci.h"
+#include "audit.h"
+#include "egress.h"
+#include "oci-spec.h"
+#include "policy.h"
+#include "sandbox.h"
+#include "sandbox-internal.h"
+#include "syscalls.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+
+#define STATE_FILE "state.json"
+#define MSG_MAX 65536
+#define MAX_EXECS 32
+
+static void jsonp(json_t **j)
+{
+	json_decref(*j);
+}
+#define _cleanup_json_ _cleanup_(jsonp)
+
+bool moat_oci_id_valid(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+	if (n == 0 || n > MOAT_OCI_ID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = id[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || (c != '_' && c != '-' && c != '.' && c != '+')))
+			return false;
+	}
+	return true;
+}
+
+int moat_oci_signal_from_string(const char *s)
+{
+	if (!s || !*s)
+		return -1;
+	if (s[0] >= '0' && s[0] <= '9') {
+		char *end = NULL;
+		long v = strtol(s, &end, 10);
+		return *end || v <= 0 || v >= NSIG ? -1 : (int)v;
+	}
+	if (strncmp(s, "SIG", 3) == 0)
+		s += 3;
+	for (int i = 1; i < NSIG; i++) {
+		const char *abbrev = sigabbrev_np(i);
+		if (abbrev && strcmp(abbrev, s) == 0)
+			return i;
+	}
+	return -1;
+}
+
+int moat_oci_default_root(char *ret, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int n;
+	/* Root of a user namespace (rootless podman runs its runtime as
+	 * such) cannot write /run: its runtime folder is the user's. */
+	bool host_root = moat__userns_host_root();
+	if (host_root || !xdg || xdg[0] != '/')
+		n = snprintf(ret, len, "%s", host_root ? MOAT_OCI_DEFAULT_ROOT : "/tmp/moat-oci");
+	else
+		n = snprintf(ret, len, "%s/moat-oci", xdg);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* ---- the state folder ---- */
+
+/* Opens root, making it (and missing parents) with mode 0700. */
+static int root_open(const char *root, bool create, moat_error *err)
+{
+	if (!root || root[0] != '/' || strlen(root) >= PATH_MAX)
+		return moat_error_set(err, MOAT_EINPUT, "--root: %s: expected an absolute path", root ? root : "");
+	if (create) {
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s", root);
+		for (char *s = p + 1;; s++) {
+			if (*s == '/' || *s == '\0') {
+				char c = *s;
+				*s = '\0';
+				if (mkdir(p, 0700) < 0 && errno != EEXIST)
+					return moat_error_set(err, errno, "--root: make %s", p);
+				*s = c;
+				if (!c)
+					break;
+			}
+		}
+	}
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return moat_error_set(err, errno, "--root: open %s", root);
+	return fd;
+}
+
+/* Opens ROOT/ID and takes its lock (released when *ret_lock closes). */
+static int container_open(const char *root, const char *id, int *ret_lock, moat_error *err)
+{
+	if (!moat_oci_id_valid(id))
+		return moat_error_set(err, MOAT_EINPUT, "container id \"%.64s\" is not valid (letters, digits, '_', '-', "
+							"'.', '+', at most %d)",
+				      id ? id : "", MOAT_OCI_ID_MAX);
+	_cleanup_close_ int rootfd = root_open(root, false, err);
+	if (rootfd < 0)
+		return rootfd == -ENOENT ? moat_error_set(err, ENOENT, "container %s does not exist", id) : rootfd;
+	_cleanup_close_ int dfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return errno == ENOENT ? moat_error_set(err, MOAT_EINPUT | 0, "container %s does not exist", id)
+				       : moat_error_set(err, errno, "container %s", id);
+	_cleanup_close_ int lock = openat(dfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (lock < 0)
+		return moat_error_set(err, errno, "container %s: lock", id);
+	while (flock(lock, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return moat_error_set(err, errno, "container %s: lock", id);
+	*ret_lock = TAKE_FD(lock);
+	return TAKE_FD(dfd);
+}
+
+/* Whether the container's keeper lives: it holds keeper.lock for its
+ * whole life. */
+static bool keeper_alive(int dfd)
+{
+	_cleanup_close_ int fd = openat(dfd, "keeper.lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK;
+	return false;
+}
+
+/* Waits until the keeper has gone (its lock is free). */
+static void keeper_wait_gone(int dfd)
+{
+	_cleanup_close_ int fd = openat(dfd, "keeper.lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	while (flock(fd, LOCK_SH) < 0 && errno == EINTR)
+		;
+}
+
+static int state_read(int dfd, json_t **ret, moat_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = moat__read_file_at(dfd, STATE_FILE, MSG_MAX, &text);
+	if (r < 0)
+		return moat_error_set(err, r, "read the container's state");
+	json_t *j = json_loads(text, 0, NULL);
+	if (!j || !json_is_object(j)) {
+		json_decref(j);
+		return moat_error_set(err, EIO, "the container's state is damaged");
+	}
+	/* A keeper that died (killed, or its container ended) leaves its
+	 * last word; whatever it said, the container is stopped now. */
+	if (!keeper_alive(dfd))
+		json_object_set_new(j, "status", json_string("stopped"));
+	*ret = j;
+	return 0;
+}
+
+static int state_write(int dfd, json_t *state, moat_error *err)
+{
+	_cleanup_free_ char *text = json_dumps(state, JSON_COMPACT);
+	if (!text)
+		return moat_error_set(err, ENOMEM, "state");
+	int r = moat__write_file_at(dfd, STATE_FILE ".tmp", text, 0600);
+	if (r < 0)
+		return moat_error_set(err, r, "write the container's state");
+	if (renameat(dfd, STATE_FILE ".tmp", dfd, STATE_FILE) < 0)
+		return moat_error_set(err, errno, "write the container's state");
+	return 0;
+}
+
+static void container_remove(int rootfd, const char *id, int dfd)
+{
+	/* The staging folder's entries (keeper_stage_sources); their mounts
+	 * ended with the keeper's mount namespace. */
+	_cleanup_close_ int m = openat(dfd, "m", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	for (unsigned i = 0; m >= 0 && i <= MOAT_MAX_BINDS; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "%u", i);
+		if (unlinkat(m, name, 0) < 0 && unlinkat(m, name, AT_REMOVEDIR) < 0 && errno == ENOENT)
+			break;
+	}
+	(void)unlinkat(dfd, "m", AT_REMOVEDIR);
+	static const char *const files[] = {STATE_FILE, STATE_FILE ".tmp", "ctl", "keeper.lock", "lock"};
+	for (size_t i = 0; i < ELEMENTSOF(files); i++)
+		(void)unlinkat(dfd, files[i], 0);
+	(void)unlinkat(rootfd, id, AT_REMOVEDIR);
+}
+
+/* ---- the keeper's socket ---- */
+
+/* sun_path holds 108 bytes and a runtime root can be deeper than that:
+ * every socket is reached through its folder's descriptor. */
+static int sock_addr(int dfd, const char *name, struct sockaddr_un *sa, moat_error *err)
+{
+	*sa = (struct sockaddr_un){.sun_family = AF_UNIX};
+	int n = snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/%s", dfd, name);
+	if (n < 0 || (size_t)n >= sizeof(sa->sun_path))
+		return moat_error_set(err, ENAMETOOLONG, "socket %s", name);
+	return 0;
+}
+
+static int send_msg(int fd, const char *text, const int *fds, size_t n_fds)
+{
+	struct iovec iov = {.iov_base = (void *)text, .iov_len = strlen(text)};
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (n_fds) {
+		memset(&u, 0, sizeof(u));
+		msg.msg_control = u.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
+	}
+	ssize_t r;
+	do
+		r = sendmsg(fd, &msg, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? moat__neg_errno() : 0;
+}
+
+/* Receives one message (NUL-terminated into buf) and up to 4 fds (the
+ * rest -1). Returns its length, 0 at the end of the connection. */
+static ssize_t recv_msg(int fd, char *buf, size_t len, int fds[4])
+{
+	for (int i = 0; i < 4; i++)
+		fds[i] = -1;
+	struct iovec iov = {.iov_base = buf, .iov_len = len - 1};
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 4)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof(u.b)};
+	ssize_t r;
+	do
+		r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return moat__neg_errno();
+	buf[r] = '\0';
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int got[4];
+		memcpy(got, CMSG_DATA(c), sizeof(int) * (n < 4 ? n : 4));
+		for (size_t i = 0; i < n && i < 4; i++)
+			fds[i] = got[i];
+	}
+	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+		for (int i = 0; i < 4; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		return -EMSGSIZE;
+	}
+	return r;
+}
+
+static int keeper_connect(int dfd, const char *id, moat_error *err)
+{
+	struct sockaddr_un sa;
+	int r = sock_addr(dfd, "ctl", &sa, err);
+	if (r < 0)
+		return r;
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return moat_error_set(err, errno, "container %s: socket", id);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return moat_error_set(err, errno, "container %s: reach its keeper", id);
+	return TAKE_FD(fd);
+}
+
+/* Sends one request and reads the reply: "ok[ REST]" -> 0 with REST in
+ * ret (may be NULL), "err MESSAGE" -> the message as the error. */
+static int keeper_call(int fd, const char *id, const char *req, const int *fds, size_t n_fds, char *ret, size_t len,
+		       int *ret_fd, moat_error *err)
+{
+	int r = send_msg(fd, req, fds, n_fds);
+	if (r < 0)
+		return moat_error_set(err, r, "container %s: talk to its keeper", id);
+	char buf[1024];
+	int got[4];
+	ssize_t n = recv_msg(fd, buf, sizeof(buf), got);
+	if (n <= 0)
+		return moat_error_set(err, n < 0 ? (int)n : EPIPE, "container %s: its keeper did not answer", id);
+	for (int i = ret_fd ? 1 : 0; i < 4; i++)
+		if (got[i] >= 0)
+			close(got[i]);
+	if (strncmp(buf, "err ", 4) == 0) {
+		if (ret_fd && got[0] >= 0)
+			close(got[0]);
+		return moat_error_set(err, MOAT_EINPUT, "%s", buf + 4);
+	}
+	if (strncmp(buf, "ok", 2) != 0) {
+		if (ret_fd && got[0] >= 0)
+			close(got[0]);
+		return moat_error_set(err, EPROTO, "container %s: its keeper said \"%.64s\"", id, buf);
+	}
+	if (ret)
+		snprintf(ret, len, "%s", buf[2] == ' ' ? buf + 3 : "");
+	if (ret_fd)
+		*ret_fd = got[0];
+	return 0;
+}
+
+/* Sends a pty master to a console socket, as runc does: the message is
+ * the terminal's name, the descriptor rides along. */
+static int console_send(const char *path, int master, moat_error *err)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	if (!dir)
+		return moat_error_set(err, ENOMEM, "--console-socket");
+	char *slash = strrchr(dir, '/');
+	const char *name = path;
+	_cleanup_close_ int dfd = -1;
+	if (slash) {
+		*slash = '\0';
+		name = slash + 1;
+		dfd = open(slash == dir ? "/" : dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			return moat_error_set(err, errno, "--console-socket %s", path);
+	}
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int n = dfd >= 0 ? snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dfd, name)
+			 : snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", name);
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+		return moat_error_set(err, ENAMETOOLONG, "--console-socket %s", path);
+	_cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return moat_error_set(err, errno, "--console-socket %s: connect", path);
+	int r = send_msg(fd, "/dev/pts/0", &master, 1);
+	return r < 0 ? moat_error_set(err, r, "--console-socket %s: send the terminal", path) : 0;
+}
+
+/* ---- building the sandbox from the bundle ---- */
+
+static int read_config(const char *bundle, char **ret, size_t *ret_len, moat_error *err)
+{
+	_cleanup_close_ int bfd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (bfd < 0)
+		return moat_error_set(err, errno, "bundle %s", bundle);
+	char *text = NULL;
+	int r = moat__read_file_at(bfd, "config.json", MOAT_OCI_MAX_CONFIG_BYTES, &text);
+	if (r < 0)
+		return moat_error_set(err, r, "bundle %s: read config.json", bundle);
+	*ret_len = strlen(text);
+	*ret = text;
+	return 0;
+}
+
+/* Mounts moat makes itself whatever the spec says: proc, the /dev tree,
+ * sysfs (moat shows none), cgroup and mqueue. */
+static bool mount_is_moats(const moat_oci_mount *m)
+{
+	return moat_path_is_reserved_target(m->destination) ||
+	       (m->type && (strcmp(m->type, "proc") == 0 || strcmp(m->type, "sysfs") == 0 ||
+			    strcmp(m->type, "cgroup") == 0 || strcmp(m->type, "cgroup2") == 0 ||
+			    strcmp(m->type, "mqueue") == 0 || strcmp(m->type, "devpts") == 0));
+}
+
+/* Makes mount point path (absolute inside) in the bundle's root, as the
+ * runtime's user, before the sandbox exists: the sandbox's init may not
+ * write a root-owned image. Each component is opened beneath the root
+ * without following any link: an image may plant links to send a mount
+ * point, and what is made there, onto the host (runc CVE-2021-30465). */
+static int rootfs_mkpoint(int rootfd, const char *path, bool is_dir, const char *field, moat_error *err)
+{
+	_cleanup_free_ char *copy = strdup(path);
+	if (!copy)
+		return moat_error_set(err, ENOMEM, "%s", field);
+	_cleanup_close_ int cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+	if (cur < 0)
+		return moat_error_set(err, errno, "%s", field);
+	char *save = NULL;
+	for (char *comp = strtok_r(copy, "/", &save); comp;) {
+		char *next = strtok_r(NULL, "/", &save);
+		const uint64_t resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+		int fd = moat__openat2(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, resolve);
+		if (fd < 0 && errno == ENOENT) {
+			if (!next && !is_dir) {
+				int f = openat(cur, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+				if (f >= 0) {
+					(void)fchmod(f, 0644); /* whatever the umask */
+					close(f);
+				}
+			} else if (mkdirat(cur, comp, 0755) == 0 && fchmodat(cur, comp, 0755, 0) < 0) {
+				return moat_error_set(err, errno, "%s: make %s in the container's root", field, path);
+			}
+			fd = moat__openat2(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, resolve);
+		}
+		if (fd < 0 && errno == ELOOP)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "%s: %s in the container's root goes through a symbolic link; refused", field,
+					      path);
+		if (fd < 0)
+			return moat_error_set(err, errno, "%s: make %s in the container's root", field, path);
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+			close(fd);
+			return moat_error_set(err, MOAT_EINPUT,
+					      "%s: %s in the container's root goes through a symbolic link; refused", field,
+					      path);
+		}
+		if (fstat(fd, &st) < 0 || (next && !S_ISDIR(st.st_mode))) {
+			close(fd);
+			return moat_error_set(err, MOAT_EINPUT, "%s: %s in the container's root is not a folder path",
+					      field, path);
+		}
+		close(cur);
+		cur = fd;
+		comp = next;
+	}
+	return 0;
+}
+
+/* A bind's source relative to the bundle stays beneath it: a link in the
+ * bundle (or in the image, for a source in its root) that leads out is
+ * refused rather than followed to the host. Returns the source's real
+ * path. */
+static int bundle_source(const char *bundle, const char *src, const char *field, char **ret, moat_error *err)
+{
+	_cleanup_close_ int bfd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (bfd < 0)
+		return moat_error_set(err, errno, "bundle %s", bundle);
+	_cleanup_close_ int fd =
+		moat__openat2(bfd, src, O_PATH | O_CLOEXEC, 0, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
+	if (fd < 0 && errno == EXDEV)
+		return moat_error_set(err, MOAT_EINPUT, "%s.source: %s leads out of the bundle; refused", field, src);
+	if (fd < 0)
+		return moat_error_set(err, errno, "%s.source: %s", field, src);
+	char proc[64], real[PATH_MAX];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(proc, real, sizeof(real) - 1);
+	if (n <= 0)
+		return moat_error_set(err, errno, "%s.source: %s", field, src);
+	real[n] = '\0';
+	*ret = strdup(real);
+	return *ret ? 0 : moat_error_set(err, ENOMEM, "%s", field);
+}
+
+/* The effective policy (the annotation's, else the code profile) narrowed
+ * by the spec, and the run specification compiled from it. */
+static int build(const moat_oci_spec *s, const char *bundle, moat_policy **ret_p, moat_config **ret_c,
+		 moat_error *err)
+{
+	const char *profile = NULL, *path = NULL;
+	if (s->policy && s->policy[0] == '/')
+		path = s->policy;
+	else
+		profile = s->policy ? s->policy : "code";
+	_cleanup_policy_ moat_policy *p = NULL;
+	int r = moat_policy_load_base(profile, path, &p, err);
+	if (r < 0)
+		return moat_error_wrap(err, "annotations.%s", MOAT_OCI_ANNOTATION_POLICY);
+	/* A container lives until it is stopped: the runner's wall, CPU time
+	 * and output defaults do not apply unless the policy set them (the
+	 * memory, pids and /tmp defaults do, narrowed by the spec). */
+	if (!(p->limits_set & MOAT_LIMIT_WALL))
+		p->limits.wall_ms = MOAT_UNLIMITED;
+	if (!(p->limits_set & MOAT_LIMIT_CPU_TIME))
+		p->limits.cpu_ms = MOAT_UNLIMITED;
+	if (!(p->limits_set & MOAT_LIMIT_OUTPUT))
+		p->limits.output_bytes = MOAT_UNLIMITED;
+	/* Nor the runner's open-files default: process.rlimits (set in the
+	 * keeper, only lowered) says what a container may open. */
+	if (!(p->limits_set & MOAT_LIMIT_FILES))
+		p->limits.files = MOAT_UNLIMITED;
+	moat_oci_spec_narrow_limits(s, &p->limits);
+	if (s->audit_path) {
+		free(p->audit_log);
+		if (!(p->audit_log = strdup(s->audit_path)))
+			return moat_error_set(err, ENOMEM, "audit");
+	}
+	if (s->hostname) {
+		free(p->hostname);
+		if (!(p->hostname = strdup(s->hostname)))
+			return moat_error_set(err, ENOMEM, "hostname");
+	}
+	_cleanup_config_ moat_config *c = NULL;
+	if ((r = moat_policy_compile(p, NULL, &c, err)) < 0)
+		return r;
+	if (!(c->rootfs = strdup(s->root_path)))
+		return moat_error_set(err, ENOMEM, "root.path");
+	c->rootfs_writable = !s->root_readonly;
+	_cleanup_close_ int rootfd = open(s->root_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return moat_error_set(err, errno, "root.path: %s", s->root_path);
+	/* moat's own mounts over the image. */
+	static const char *const points[] = {"/proc", "/dev", "/sys", "/tmp"};
+	for (size_t i = 0; i < ELEMENTSOF(points); i++)
+		if ((r = rootfs_mkpoint(rootfd, points[i], true, "root.path", err)) < 0)
+			return r;
+	for (size_t i = 0; i < s->n_mounts; i++) {
+		const moat_oci_mount *m = &s->mounts[i];
+		if (mount_is_moats(m))
+			continue;
+		char field[64];
+		snprintf(field, sizeof(field), "mounts[%zu]", i);
+		if (!m->bind) {
+			/* A tmpfs elsewhere would be harmless, but moat offers
+			 * only its own /tmp for now: refused, not dropped. */
+			return moat_error_set(err, MOAT_EINPUT, "%s: a %s mount at %s is not supported (only binds)",
+					      field, m->type, m->destination);
+		}
+		_cleanup_free_ char *src = NULL;
+		if (m->source[0] == '/')
+			src = strdup(m->source);
+		else if ((r = bundle_source(bundle, m->source, field, &src, err)) < 0)
+			return r;
+		if (!src)
+			return moat_error_set(err, ENOMEM, "%s", field);
+		struct stat st;
+		if (stat(src, &st) < 0)
+			return moat_error_set(err, errno, "%s.source: %s", field, src);
+		if ((r = rootfs_mkpoint(rootfd, m->destination, S_ISDIR(st.st_mode), field, err)) < 0)
+			return r;
+		/* Files a caller binds (podman's /etc/hosts, /etc/resolv.conf,
+		 * /etc/hostname) are bound read-only: in the root mode, moat's
+		 * sandbox user could not write the caller's files anyway. */
+		bool rw = !m->readonly && S_ISDIR(st.st_mode);
+		r = moat_config_add_bind(c, src, m->destination, rw ? MOAT_BIND_RW : 0, err);
+		if (r < 0)
+			return moat_error_wrap(err, "%s", field);
+	}
+	*ret_p = TAKE_PTR(p);
+	*ret_c = TAKE_PTR(c);
+	return 0;
+}
+
+/* ---- the keeper ---- */
+
+typedef struct exec_wait {
+	int conn;
+	uint32_t cmd;
+} exec_wait;
+
+typedef struct keeper {
+	int dfd;
+	const char *id;
+	json_t *state;
+	moat_sandbox *sb;
+	moat_oci_spec *spec;
+	int listen_fd;
+	bool started, ended;
+	uint32_t main_cmd;
+	int exit_status;
+	/* With a terminal: the host side we hold (its master went to the
+	 * console socket) and the sandbox's own pty master, relayed. */
+	int host_pty, sb_pty;
+	exec_wait execs[MAX_EXECS];
+	size_t n_execs;
+} keeper;
+
+static void keeper_set_status(keeper *k, const char *status)
+{
+	moat_error err = {0};
+	json_object_set_new(k->state, "status", json_string(status));
+	(void)state_write(k->dfd, k->state, &err);
+}
+
+static int reply(int conn, const char *fmt, ...) _printf_(2, 3);
+static int reply(int conn, const char *fmt, ...)
+{
+	char buf[1100];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return send_msg(conn, buf, NULL, 0);
+}
+
+static int reply_err(int conn, const moat_error *err)
+{
+	char m[MOAT_ERROR_MAX + 64];
+	return reply(conn, "err %s", moat_error_format(err, m, sizeof(m)));
+}
+
+static void keeper_start(keeper *k, int conn)
+{
+	if (k->started || k->ended) {
+		reply(conn, "err container %s is %s, not created", k->id, k->ended ? "stopped" : "running");
+		return;
+	}
+	moat_spawn_spec sp;
+	moat_spawn_spec_init(&sp);
+	sp.argv = k->spec->args;
+	sp.env = k->spec->env;
+	sp.cwd = k->spec->cwd;
+	if (k->host_pty >= 0)
+		sp.tty = true;
+	else
+		sp.stdin_fd = 0, sp.stdout_fd = 1, sp.stderr_fd = 2;
+	moat_command cmd;
+	moat_error err = {0};
+	if (moat_sandbox_spawn(k->sb, &sp, &cmd, &err) < 0) {
+		reply_err(conn, &err);
+		return;
+	}
+	k->main_cmd = cmd.id;
+	k->sb_pty = cmd.pty_fd;
+	k->started = true;
+	/* The streams are the process's now. */
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0), dup2(null, 1), dup2(null, 2);
+		close(null);
+	}
+	keeper_set_status(k, "running");
+	reply(conn, "ok");
+}
+
+static void keeper_kill(keeper *k, int conn, const char *args)
+{
+	int sig = 0, all = 0;
+	if (sscanf(args, "%d %d", &sig, &all) != 2 || sig <= 0 || sig >= NSIG) {
+		reply(conn, "err bad kill request");
+		return;
+	}
+	moat_error err = {0};
+	if (!k->started || ((all || sig == SIGKILL) && !k->ended)) {
+		/* Not started: the container ends, as runc's does; with --all
+		 * or SIGKILL, every process of it. */
+		if (!k->started)
+			k->exit_status = 128 + sig;
+		if (moat_sandbox_stop(k->sb, &err) < 0) {
+			reply_err(conn, &err);
+			return;
+		}
+		reply(conn, "ok");
+		return;
+	}
+	if (k->ended) {
+		reply(conn, "err container %s is not running", k->id);
+		return;
+	}
+	int r = moat_sandbox_signal(k->sb, k->main_cmd, sig, &err);
+	for (size_t i = 0; all && i < k->n_execs; i++)
+		(void)moat_sandbox_signal(k->sb, k->execs[i].cmd, sig, &err);
+	if (r < 0 && r != -ESRCH) {
+		reply_err(conn, &err);
+		return;
+	}
+	reply(conn, "ok");
+}
+
+static void keeper_exec(keeper *k, int conn, const char *json, int fds[4])
+{
+	_cleanup_close_ int in = fds[0], out = fds[1], errfd = fds[2];
+	if (!k->started || k->ended) {
+		reply(conn, "err container %s is not running", k->id);
+		return;
+	}
+	if (k->n_execs >= MAX_EXECS) {
+		reply(conn, "err container %s: %d processes are being executed already", k->id, MAX_EXECS);
+		return;
+	}
+	_cleanup_oci_spec_ moat_oci_spec *p = NULL;
+	moat_error err = {0};
+	if (moat_oci_process_parse(json, strlen(json), &p, &err) < 0) {
+		reply_err(conn, &err);
+		return;
+	}
+	moat_spawn_spec sp;
+	moat_spawn_spec_init(&sp);
+	sp.argv = p->args;
+	sp.env = p->env;
+	sp.cwd = p->cwd;
+	sp.tty = p->terminal;
+	if (!sp.tty)
+		sp.stdin_fd = in, sp.stdout_fd = out, sp.stderr_fd = errfd;
+	moat_command cmd;
+	if (moat_sandbox_spawn(k->sb, &sp, &cmd, &err) < 0) {
+		reply_err(conn, &err);
+		return;
+	}
+	int pty = cmd.pty_fd;
+	if (send_msg(conn, "ok", pty >= 0 ? &pty : NULL, pty >= 0 ? 1 : 0) < 0) {
+		if (pty >= 0)
+			close(pty);
+		(void)moat_sandbox_signal(k->sb, cmd.id, SIGKILL, &err);
+		return;
+	}
+	if (pty >= 0)
+		close(pty);
+	int keep = fcntl(conn, F_DUPFD_CLOEXEC, 3);
+	if (keep < 0)
+		return;
+	k->execs[k->n_execs++] = (exec_wait){.conn = keep, .cmd = cmd.id};
+}
+
+static void keeper_serve(keeper *k, int conn)
+{
+	/* Only the keeper's own user or root (SO_PEERCRED): the folder's
+	 * mode says the same, this holds if it is ever loosened. */
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || (cred.uid != 0 && cred.uid != geteuid()))
+		return;
+	_cleanup_free_ char *buf = malloc(MSG_MAX);
+	if (!buf)
+		return;
+	int fds[4];
+	ssize_t n = recv_msg(conn, buf, MSG_MAX, fds);
+	if (n <= 0)
+		return;
+	if (strcmp(buf, "start") == 0)
+		keeper_start(k, conn);
+	else if (strncmp(buf, "kill ", 5) == 0)
+		keeper_kill(k, conn, buf + 5);
+	else if (strncmp(buf, "exec ", 5) == 0) {
+		keeper_exec(k, conn, buf + 5, fds);
+		fds[0] = fds[1] = fds[2] = -1;
+	} else
+		reply(conn, "err unknown request");
+	for (int i = 0; i < 4; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+static void relay(int from, int to, bool *open_)
+{
+	char buf[4096];
+	ssize_t n = read(from, buf, sizeof(buf));
+	if (n <= 0) {
+		if (n == 0 || (errno != EINTR && errno != EAGAIN))
+			*open_ = false;
+		return;
+	}
+	for (ssize_t off = 0; off < n;) {
+		ssize_t w = write(to, buf + off, (size_t)(n - off));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		off += w;
+	}
+}
+
+static void keeper_events(keeper *k)
+{
+	moat_sandbox_event ev;
+	moat_error err = {0};
+	while (moat_sandbox_dispatch(k->sb, &ev, &err) == 1) {
+		if (ev.type == MOAT_SANDBOX_EVENT_EXITED) {
+			if (k->started && ev.command.id == k->main_cmd) {
+				k->exit_status = ev.command.exit_status;
+				/* Every other process of the container ends
+				 * with its first one, as in a pid namespace. */
+				(void)moat_sandbox_stop(k->sb, &err);
+				continue;
+			}
+			for (size_t i = 0; i < k->n_execs; i++) {
+				if (k->execs[i].cmd != ev.command.id)
+					continue;
+				reply(k->execs[i].conn, "exit %d", ev.command.exit_status);
+				close(k->execs[i].conn);
+				k->execs[i] = k->execs[--k->n_execs];
+				break;
+			}
+		} else if (ev.type == MOAT_SANDBOX_EVENT_ENDED) {
+			k->ended = true;
+			if (!k->started && !k->exit_status)
+				k->exit_status = 137;
+		}
+	}
+}
+
+static int keeper_loop(keeper *k)
+{
+	bool host_open = true, sb_open = true;
+	while (!k->ended) {
+		struct pollfd p[4] = {
+			{.fd = k->listen_fd, .events = POLLIN},
+			{.fd = moat_sandbox_fd(k->sb), .events = POLLIN},
+			{.fd = host_open && k->sb_pty >= 0 ? k->host_pty : -1, .events = POLLIN},
+			{.fd = sb_open && k->sb_pty >= 0 ? k->sb_pty : -1, .events = POLLIN},
+		};
+		if (poll(p, 4, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (p[0].revents & POLLIN) {
+			int conn = accept4(k->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			if (conn >= 0) {
+				keeper_serve(k, conn);
+				close(conn);
+			}
+		}
+		if (p[2].revents & (POLLIN | POLLHUP))
+			relay(k->host_pty, k->sb_pty, &host_open);
+		if (p[3].revents & (POLLIN | POLLHUP))
+			relay(k->sb_pty, k->host_pty, &sb_open);
+		if (p[1].revents)
+			keeper_events(k);
+	}
+	return 0;
+}
+
+/* With process.terminal: a pty pair of the host, its master to the
+ * console socket; the keeper relays its other side to the sandbox's own
+ * terminal once the process starts. The sandbox's side is never the
+ * host's: the container gets a pty of its own devpts (sandbox.h). */
+static int keeper_console(keeper *k, const char *console_socket, moat_error *err)
+{
+	if (!console_socket)
+		return moat_error_set(err, MOAT_EINPUT, "process.terminal is true but no --console-socket was given");
+	_cleanup_close_ int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0)
+		return moat_error_set(err, errno, "make a terminal");
+	char name[64];
+	if (ptsname_r(master, name, sizeof(name)) != 0)
+		return moat_error_set(err, errno, "make a terminal");
+	k->host_pty = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (k->host_pty < 0)
+		return moat_error_set(err, errno, "open %s", name);
+	/* Bytes pass through untouched: the sandbox's terminal has the line
+	 * discipline. */
+	struct termios t;
+	if (tcgetattr(k->host_pty, &t) == 0) {
+		cfmakeraw(&t);
+		(void)tcsetattr(k->host_pty, TCSANOW, &t);
+	}
+	return console_send(console_socket, master, err);
+}
+
+/* In the root mode moat's sandbox user is not root on the host, and the
+ * paths of a root-run caller's files cross folders only root may enter
+ * (/var/lib/containers/storage/overlay is 0700). The keeper, as root,
+ * binds the container's root and bind sources into its own folder (mode
+ * 0711: entered, not listed) inside a mount namespace of its own, which
+ * the sandbox's init is cloned into and which ends with the keeper: the
+ * host's mounts do not change. */
+static int keeper_stage_sources(keeper *k, const char *root, moat_config *c, moat_error *err)
+{
+	if (!moat__userns_host_root())
+		return 0;
+	if (unshare(CLONE_NEWNS) < 0)
+		return moat_error_set(err, errno, "keeper: mount namespace");
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+		return moat_error_set(err, errno, "keeper: make mounts private");
+	if (chmod(root, 0711) < 0 || fchmod(k->dfd, 0711) < 0)
+		return moat_error_set(err, errno, "keeper: open the state folder to the sandbox's user");
+	/* (umask 077 would take the x bits away: set the modes plainly.) */
+	if ((mkdirat(k->dfd, "m", 0711) < 0 && errno != EEXIST) || fchmodat(k->dfd, "m", 0711, 0) < 0)
+		return moat_error_set(err, errno, "keeper: make the staging folder");
+	for (size_t i = 0; i <= c->n_binds; i++) {
+		char **src = i < c->n_binds ? &c->binds[i].src : &c->rootfs;
+		struct stat st;
+		if (stat(*src, &st) < 0)
+			return moat_error_set(err, errno, "%s", *src);
+		char name[32], *path = NULL;
+		snprintf(name, sizeof(name), "m/%zu", i);
+		if (S_ISDIR(st.st_mode) ? mkdirat(k->dfd, name, 0711) < 0 && errno != EEXIST
+					: mknodat(k->dfd, name, S_IFREG | 0600, 0) < 0 && errno != EEXIST)
+			return moat_error_set(err, errno, "keeper: stage %s", *src);
+		if (S_ISDIR(st.st_mode) && fchmodat(k->dfd, name, 0711, 0) < 0)
+			return moat_error_set(err, errno, "keeper: stage %s", *src);
+		if (asprintf(&path, "%s/%s/%s", root, k->id, name) < 0)
+			return moat_error_set(err, ENOMEM, "keeper");
+		if (mount(*src, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
+			int e = errno;
+			free(path);
+			return moat_error_set(err, e, "keeper: stage %s", *src);
+		}
+		free(*src);
+		*src = path;
+	}
+	return 0;
+}
+
+static int keeper_setup(keeper *k, const char *root, const char *bundle, const char *console_socket, moat_policy **ret_p,
+			moat_config **ret_c, moat_egress *egress, moat_audit **ret_audit, moat_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	int r = read_config(bundle, &text, &len, err);
+	if (r < 0)
+		return r;
+	if ((r = moat_oci_spec_parse(text, len, bundle, &k->spec, err)) < 0)
+		return moat_error_wrap(err, "%s/config.json", bundle);
+	_cleanup_json_ json_t *raw = json_loads(text, 0, NULL);
+	json_t *ann = raw ? json_object_get(raw, "annotations") : NULL;
+	k->state = json_pack("{s:s, s:s, s:s, s:i, s:s, s:O}", "ociVersion", MOAT_OCI_VERSION, "id", k->id, "status",
+			     "creating", "pid", (int)getpid(), "bundle", bundle, "annotations",
+			     ann && json_is_object(ann) ? ann : json_object());
+	if (!k->state)
+		return moat_error_set(err, ENOMEM, "state");
+	if ((r = build(k->spec, bundle, ret_p, ret_c, err)) < 0 || (r = keeper_stage_sources(k, root, *ret_c, err)) < 0)
+		return r;
+	if ((*ret_p)->audit_log) {
+		if ((r = moat_audit_open((*ret_p)->audit_log, k->id, ret_audit, err)) < 0)
+			return moat_error_wrap(err, "annotations.%s", MOAT_OCI_ANNOTATION_AUDIT);
+		uint64_t max = (*ret_p)->audit_max_size ? (*ret_p)->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE;
+		if ((r = moat_audit_set_max_size(*ret_audit, max, err)) < 0)
+			return r;
+	}
+	if ((r = moat_egress_from_policy(*ret_p, NULL, *ret_audit, egress, err)) < 0)
+		return r;
+	if (k->spec->terminal && (r = keeper_console(k, console_socket, err)) < 0)
+		return r;
+	/* process.rlimits: the sandbox's init is cloned from this process
+	 * and passes its limits on, so they are set here, and only ever
+	 * lowered (a hard limit raised would be a privilege of the runtime's
+	 * user given to the container). moat's own limits apply over them. */
+	for (size_t i = 0; i < k->spec->n_rlimits; i++) {
+		const moat_oci_rlimit *rl = &k->spec->rlimits[i];
+		struct rlimit cur;
+		if (getrlimit(rl->resource, &cur) < 0)
+			return moat_error_set(err, errno, "process.rlimits[%zu]", i);
+		struct rlimit want = {.rlim_max = rl->hard < cur.rlim_max ? rl->hard : cur.rlim_max};
+		want.rlim_cur = rl->soft < want.rlim_max ? rl->soft : want.rlim_max;
+		if (setrlimit(rl->resource, &want) < 0)
+			return moat_error_set(err, errno, "process.rlimits[%zu]: %s", i,
+					      moat_oci_rlimit_to_string(rl->resource));
+	}
+	moat_sandbox_opts o;
+	moat_sandbox_opts_init(&o);
+	o.audit = *ret_audit;
+	o.gateway = moat_egress_gateway(egress);
+	if ((r = moat_sandbox_create(*ret_c, &o, &k->sb, err)) < 0)
+		return r;
+	/* Made after the sandbox, so that its init, cloned from us, never
+	 * held the listening socket. */
+	struct sockaddr_un sa;
+	if ((r = sock_addr(k->dfd, "ctl", &sa, err)) < 0)
+		return r;
+	(void)unlinkat(k->dfd, "ctl", 0);
+	k->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (k->listen_fd < 0 || bind(k->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(k->listen_fd, 16) < 0)
+		return moat_error_set(err, errno, "control socket");
+	json_object_set_new(k->state, "status", json_string("created"));
+	return state_write(k->dfd, k->state, err);
+}
+
+int moat__oci_keeper_main(const char *root, const char *id, const char *bundle, const char *console_socket,
+			  int setup_fd)
+{
+	keeper k = {.id = id, .listen_fd = -1, .host_pty = -1, .sb_pty = -1, .dfd = -1};
+	moat_error err = {0};
+	_cleanup_policy_ moat_policy *p = NULL;
+	_cleanup_config_ moat_config *c = NULL;
+	moat_egress egress = {0};
+	moat_audit *audit = NULL;
+	int status = 125;
+	(void)setsid();
+	umask(077);
+	_cleanup_close_ int rootfd = root_open(root, false, &err);
+	_cleanup_close_ int klock = -1;
+	if (rootfd >= 0 && (k.dfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		moat_error_set(&err, errno, "container %s", id);
+	if (k.dfd >= 0) {
+		klock = openat(k.dfd, "keeper.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (klock < 0 || flock(klock, LOCK_EX | LOCK_NB) < 0)
+			moat_error_set(&err, errno, "container %s: keeper lock", id);
+	}
+	int r = err.code ? -err.code
+			 : keeper_setup(&k, root, bundle, console_socket && strcmp(console_socket, "-") != 0 ? console_socket : NULL,
+					&p, &c, &egress, &audit, &err);
+	char m[MOAT_ERROR_MAX + 64];
+	const char *msg = r < 0 ? moat_error_format(&err, m, sizeof(m)) : "ok";
+	ssize_t w = write(setup_fd, msg, strlen(msg));
+	close(setup_fd);
+	if (r >= 0 && w > 0) {
+		keeper_loop(&k);
+		status = k.exit_status;
+	}
+	if (k.sb) {
+		moat_sandbox_destroy(k.sb, NULL, NULL);
+		if (k.state) {
+			json_object_set_new(k.state, "status", json_string("stopped"));
+			(void)state_write(k.dfd, k.state, &err);
+		}
+	}
+	for (size_t i = 0; i < k.n_execs; i++)
+		close(k.execs[i].conn);
+	if (k.listen_fd >= 0)
+		close(k.listen_fd);
+	if (k.host_pty >= 0)
+		close(k.host_pty);
+	if (k.sb_pty >= 0)
+		close(k.sb_pty);
+	moat_egress_done(&egress);
+	moat_audit_close(audit);
+	moat_oci_spec_free(k.spec);
+	json_decref(k.state);
+	if (k.dfd >= 0)
+		close(k.dfd);
+	return status;
+}
+
+/* ---- the commands ---- */
+
+static int write_pid_file(const char *path, pid_t pid, moat_error *err)
+{
+	char tmp[PATH_MAX], text[32];
+	int n = snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return moat_error_set(err, ENAMETOOLONG, "--pid-file %s", path);
+	snprintf(text, sizeof(text), "%d", (int)pid);
+	int r = moat__write_file_at(AT_FDCWD, tmp, text, 0644);
+	if (r < 0)
+		return moat_error_set(err, r, "--pid-file %s", path);
+	if (rename(tmp, path) < 0) {
+		int e = errno;
+		unlink(tmp);
+		return moat_error_set(err, e, "--pid-file %s", path);
+	}
+	return 0;
+}
+
+int moat_oci_create(const char *root, const char *id, const moat_oci_create_opts *o, pid_t *ret_pid,
+		    moat_error *err)
+{
+	if (!moat_oci_id_valid(id))
+		return moat_error_set(err, MOAT_EINPUT, "container id \"%.64s\" is not valid", id ? id : "");
+	char bundle[PATH_MAX];
+	if (!realpath(o->bundle ? o->bundle : ".", bundle))
+		return moat_error_set(err, errno, "--bundle %s", o->bundle ? o->bundle : ".");
+	_cleanup_close_ int rootfd = root_open(root, true, err);
+	if (rootfd < 0)
+		return rootfd;
+	if (mkdirat(rootfd, id, 0700) < 0)
+		return errno == EEXIST ? moat_error_set(err, MOAT_EINPUT, "container %s exists already", id)
+				       : moat_error_set(err, errno, "container %s: make its folder", id);
+	int lock = -1;
+	_cleanup_close_ int dfd = container_open(root, id, &lock, err);
+	_cleanup_close_ int lockfd = lock;
+	if (dfd < 0) {
+		(void)unlinkat(rootfd, id, AT_REMOVEDIR);
+		return dfd;
+	}
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		container_remove(rootfd, id, dfd);
+		return moat_error_set(err, errno, "pipe");
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(pipefd[0]), close(pipefd[1]);
+		container_remove(rootfd, id, dfd);
+		return moat_error_set(err, errno, "fork");
+	}
+	if (pid == 0) {
+		/* The keeper starts from moat's binary, not from this heap. */
+		if (dup2(pipefd[1], 3) < 0)
+			_exit(125);
+		const char *exe = o->exe ? o->exe : "/proc/self/exe";
+		char *const argv[] = {"moat", "__oci-keeper", (char *)root, (char *)id, bundle,
+				      (char *)(o->console_socket ? o->console_socket : "-"), NULL};
+		char *const envp[] = {NULL};
+		execve(exe, argv, envp);
+		_exit(125);
+	}
+	close(pipefd[1]);
+	char msg[MOAT_ERROR_MAX + 64];
+	ssize_t n;
+	do
+		n = read(pipefd[0], msg, sizeof(msg) - 1);
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	msg[n > 0 ? n : 0] = '\0';
+	if (n <= 0 || strcmp(msg, "ok") != 0) {
+		(void)waitpid(pid, NULL, 0);
+		container_remove(rootfd, id, dfd);
+		if (n <= 0)
+			return moat_error_set(err, EIO, "container %s: its keeper did not start", id);
+		return moat_error_set_said(err, MOAT_EINPUT, "%s", msg);
+	}
+	if (o->pid_file) {
+		int r = write_pid_file(o->pid_file, pid, err);
+		if (r < 0) {
+			kill(pid, SIGKILL);
+			(void)waitpid(pid, NULL, 0);
+			container_remove(rootfd, id, dfd);
+			return r;
+		}
+	}
+	*ret_pid = pid;
+	return 0;
+}
+
+/* Opens the container and its keeper's connection, with the lock held. */
+static int live_open(const char *root, const char *id, int *ret_lock, int *ret_conn, json_t **ret_state,
+		     moat_error *err)
+{
+	_cleanup_close_ int lock = -1;
+	_cleanup_close_ int dfd = container_open(root, id, &lock, err);
+	if (dfd < 0)
+		return dfd;
+	_cleanup_json_ json_t *st = NULL;
+	int r = state_read(dfd, &st, err);
+	if (r < 0)
+		return r;
+	const char *status = json_string_value(json_object_get(st, "status"));
+	if (!status || strcmp(status, "stopped") == 0)
+		return moat_error_set(err, MOAT_EINPUT, "container %s is not running", id);
+	int conn = keeper_connect(dfd, id, err);
+	if (conn < 0)
+		return conn;
+	*ret_conn = conn;
+	*ret_lock = TAKE_FD(lock);
+	if (ret_state)
+		*ret_state = TAKE_PTR(st);
+	return TAKE_FD(dfd);
+}
+
+int moat_oci_start(const char *root, const char *id, moat_error *err)
+{
+	int lock = -1, conn = -1;
+	_cleanup_json_ json_t *st = NULL;
+	_cleanup_close_ int dfd = live_open(root, id, &lock, &conn, &st, err);
+	_cleanup_close_ int lockfd = lock, connfd = conn;
+	if (dfd < 0)
+		return dfd;
+	const char *status = json_string_value(json_object_get(st, "status"));
+	if (strcmp(status, "created") != 0)
+		return moat_error_set(err, MOAT_EINPUT, "container %s is %s, not created", id, status);
+	return keeper_call(connfd, id, "start", NULL, 0, NULL, 0, NULL, err);
+}
+
+int moat_oci_state(const char *root, const char *id, char **ret_json, moat_error *err)
+{
+	_cleanup_close_ int lock = -1;
+	_cleanup_close_ int dfd = container_open(root, id, &lock, err);
+	if (dfd < 0)
+		return dfd;
+	_cleanup_json_ json_t *st = NULL;
+	int r = state_read(dfd, &st, err);
+	if (r < 0)
+		return r;
+	*ret_json = json_dumps(st, JSON_INDENT(2));
+	return *ret_json ? 0 : moat_error_set(err, ENOMEM, "state");
+}
+
+int moat_oci_kill(const char *root, const char *id, int sig, bool all, moat_error *err)
+{
+	if (sig <= 0 || sig >= NSIG)
+		return moat_error_set(err, MOAT_EINPUT, "signal %d is not one", sig);
+	int lock = -1, conn = -1;
+	_cleanup_close_ int dfd = live_open(root, id, &lock, &conn, NULL, err);
+	_cleanup_close_ int lockfd = lock, connfd = conn;
+	if (dfd < 0)
+		return dfd;
+	char req[64];
+	snprintf(req, sizeof(req), "kill %d %d", sig, all ? 1 : 0);
+	return keeper_call(connfd, id, req, NULL, 0, NULL, 0, NULL, err);
+}
+
+int moat_oci_delete(const char *root, const char *id, bool force, moat_error *err)
+{
+	_cleanup_close_ int lock = -1;
+	_cleanup_close_ int dfd = container_open(root, id, &lock, err);
+	if (dfd < 0)
+		return dfd;
+	_cleanup_close_ int rootfd = root_open(root, false, err);
+	if (rootfd < 0)
+		return rootfd;
+	_cleanup_json_ json_t *st = NULL;
+	if (state_read(dfd, &st, err) < 0)
+		moat_error_clear(err); /* a folder without state: a create that died */
+	const char *status = st ? json_string_value(json_object_get(st, "status")) : NULL;
+	if (keeper_alive(dfd)) {
+		if (status && strcmp(status, "running") == 0 && !force)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "container %s is running: stop it first, or delete it with --force", id);
+		_cleanup_close_ int conn = keeper_connect(dfd, id, err);
+		if (conn >= 0) {
+			int r = keeper_call(conn, id, "kill 9 1", NULL, 0, NULL, 0, NULL, err);
+			if (r < 0)
+				return r;
+		} else {
+			moat_error_clear(err);
+		}
+		keeper_wait_gone(dfd);
+	}
+	container_remove(rootfd, id, dfd);
+	return 0;
+}
+
+int moat_oci_list(const char *root, char **ret_json, moat_error *err)
+{
+	_cleanup_json_ json_t *list = json_array();
+	if (!list)
+		return moat_error_set(err, ENOMEM, "list");
+	int rootfd = root_open(root, false, err);
+	if (rootfd == -ENOENT) {
+		moat_error_clear(err);
+		*ret_json = json_dumps(list, 0);
+		return 0;
+	}
+	if (rootfd < 0)
+		return rootfd;
+	DIR *d = fdopendir(rootfd);
+	if (!d) {
+		close(rootfd);
+		return moat_error_set(err, errno, "--root %s", root);
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!moat_oci_id_valid(e->d_name))
+			continue;
+		_cleanup_close_ int dfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		json_t *st = NULL;
+		moat_error sub = {0};
+		if (dfd >= 0 && state_read(dfd, &st, &sub) == 0)
+			json_array_append_new(list, st);
+	}
+	closedir(d);
+	*ret_json = json_dumps(list, JSON_INDENT(2));
+	return *ret_json ? 0 : moat_error_set(err, ENOMEM, "list");
+}
+
+/* The process JSON for an exec from argv (and the container's cwd). */
+static int exec_process_json(const moat_oci_exec_opts *o, char **ret, moat_error *err)
+{
+	if (o->process_file) {
+		_cleanup_free_ char *text = NULL;
+		int r = moat__read_file_at(AT_FDCWD, o->process_file, MSG_MAX - 16, &text);
+		if (r < 0)
+			return moat_error_set(err, r, "--process %s", o->process_file);
+		/* Parsed here too, so that a bad file is named before the
+		 * keeper is asked. */
+		_cleanup_oci_spec_ moat_oci_spec *p = NULL;
+		if ((r = moat_oci_process_parse(text, strlen(text), &p, err)) < 0)
+			return moat_error_wrap(err, "--process %s", o->process_file);
+		if (o->tty && !p->terminal) {
+			_cleanup_json_ json_t *j = json_loads(text, 0, NULL);
+			json_object_set_new(j, "terminal", json_true());
+			*ret = json_dumps(j, JSON_COMPACT);
+		} else {
+			*ret = TAKE_PTR(text);
+		}
+		return *ret ? 0 : moat_error_set(err, ENOMEM, "exec");
+	}
+	if (!o->argv || !o->argv[0])
+		return moat_error_set(err, MOAT_EINPUT, "exec: no command given (--process FILE or COMMAND [ARG...])");
+	_cleanup_json_ json_t *args = json_array(), *env = json_array();
+	for (char *const *a = o->argv; *a; a++)
+		json_array_append_new(args, json_string(*a));
+	json_array_append_new(env, json_string("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"));
+	for (char *const *e = o->env; e && *e; e++)
+		json_array_append_new(env, json_string(*e));
+	_cleanup_json_ json_t *p = json_pack("{s:O, s:O, s:s, s:b}", "args", args, "env", env, "cwd",
+					     o->cwd ? o->cwd : "/", "terminal", o->tty);
+	*ret = p ? json_dumps(p, JSON_COMPACT) : NULL;
+	return *ret ? 0 : moat_error_set(err, ENOMEM, "exec");
+}
+
+static int exec_wait_status(int conn)
+{
+	char buf[128];
+	int fds[4];
+	ssize_t n = recv_msg(conn, buf, sizeof(buf), fds);
+	for (int i = 0; i < 4; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	int status = 0;
+	if (n > 0 && sscanf(buf, "exit %d", &status) == 1)
+		return status;
+	return 137; /* the container ended under it */
+}
+
+int moat_oci_exec(const char *root, const char *id, const moat_oci_exec_opts *o, int *ret_status, moat_error *err)
+{
+	_cleanup_free_ char *process = NULL;
+	int r = exec_process_json(o, &process, err);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *req = NULL;
+	if (asprintf(&req, "exec %s", process) < 0)
+		return moat_error_set(err, ENOMEM, "exec");
+	if (strlen(req) >= MSG_MAX)
+		return moat_error_set(err, MOAT_EINPUT, "exec: the process is larger than %d bytes", MSG_MAX);
+	int conn = -1;
+	{
+		int lock = -1;
+		_cleanup_close_ int dfd = live_open(root, id, &lock, &conn, NULL, err);
+		_cleanup_close_ int lockfd = lock;
+		if (dfd < 0)
+			return dfd;
+	}
+	_cleanup_close_ int connfd = conn;
+	int fds[3] = {0, 1, 2};
+	bool tty = strstr(process, "\"terminal\":true") || strstr(process, "\"terminal\": true");
+	int pty = -1;
+	r = keeper_call(connfd, id, req, tty ? NULL : fds, tty ? 0 : 3, NULL, 0, &pty, err);
+	if (r < 0)
+		return r;
+	_cleanup_close_ int ptyfd = pty;
+	if (ptyfd >= 0) {
+		if (!o->console_socket)
+			return moat_error_set(err, MOAT_EINPUT, "exec --tty needs --console-socket");
+		if ((r = console_send(o->console_socket, ptyfd, err)) < 0)
+			return r;
+	}
+	if (!o->detach) {
+		*ret_status = exec_wait_status(connfd);
+		return 0;
+	}
+	pid_t pid = fork();
+	if (pid < 0)
+		return moat_error_set(err, errno, "fork");
+	if (pid == 0)
+		_exit(exec_wait_status(connfd));
+	if (o->pid_file && (r = write_pid_file(o->pid_file, pid, err)) < 0) {
+		kill(pid, SIGKILL);
+		return r;
+	}
+	*ret_status = 0;
+	return 0;
+}
+
+char *moat_oci_features_json(void)
+{
+	_cleanup_json_ json_t *ns = json_array(), *caps = json_array(), *acts = json_array(), *ops = json_array();
+	for (int i = 0; i < _MOAT_OCI_NS_MAX; i++)
+		if (i != MOAT_OCI_NS_TIME)
+			json_array_append_new(ns, json_string(moat_oci_ns_to_string((moat_oci_ns)i)));
+	/* Only what moat may grant: nothing. */
+	for (unsigned c = 0; moat_oci_cap_to_string(c); c++)
+		if (MOAT_OCI_CAPS_ALLOWED & (UINT64_C(1) << c))
+			json_array_append_new(caps, json_string(moat_oci_cap_to_string(c)));
+	for (int i = 0; i < _MOAT_OCI_SCMP_MAX; i++)
+		json_array_append_new(acts, json_string(moat_oci_seccomp_action_to_string((moat_oci_seccomp_action)i)));
+	for (int i = 0; i < _MOAT_OCI_SCMP_CMP_MAX; i++)
+		json_array_append_new(ops, json_string(moat_oci_seccomp_op_to_string((moat_oci_seccomp_op)i)));
+	/* No hooks are run (oci-spec.h): the list is empty. */
+	_cleanup_json_ json_t *f = json_pack(
+		"{s:s, s:s, s:[], s:[s,s,s,s], s:{s:O, s:O, s:{s:b, s:b}, s:{s:b, s:O, s:O}, s:{s:b}}, s:{s:s}}",
+		"ociVersionMin", "1.0.0", "ociVersionMax", MOAT_OCI_VERSION, "hooks", "mountOptions", "bind", "rbind",
+		"ro", "rw", "linux", "namespaces", ns, "capabilities", caps, "cgroup", "v1", true, "v2", true, "seccomp",
+		"enabled", true, "actions", acts, "operators", ops, "apparmor", "enabled", false, "annotations",
+		"dev.moat.runtime", "moat");
+	return f ? json_dumps(f, JSON_INDENT(2)) : NULL;
+}

@@ -1,0 +1,127 @@
+#!/bin/bash
+# moat as an OCI runtime (oci.h, cmd_oci.c): a bundle made here from a
+# static busybox, driven through the runc command line as podman and
+# containerd drive it: create, start, state, exec, kill, delete, list; and
+# the boundary a config.json may not widen: host namespaces, capabilities,
+# a bind source or a mount point that a planted link would send to the host.
+. "$MOAT_SRC/lib.sh"
+cd "$MOAT_TDIR"
+
+BB=$(command -v busybox || true)
+if [ -z "$BB" ] || ! ldd "$BB" 2>&1 | grep -q 'not a dynamic'; then
+	t_skip "oci runtime" "needs a static busybox (Debian: busybox-static) for the bundle's root"
+	exit 0
+fi
+
+R="$MOAT_TDIR/state"
+oci() { "$MOAT" oci --root "$R" "$@"; }
+
+# bundle DIR ARGS_JSON [LINUX_EXTRA] [TOP_EXTRA]: a bundle whose process
+# runs ARGS_JSON.
+bundle() {
+	local d="$1"
+	mkdir -p "$d/rootfs/bin" "$d/rootfs/etc"
+	cp "$BB" "$d/rootfs/bin/busybox"
+	for c in sh echo cat sleep id hostname ls grep; do ln -sf busybox "$d/rootfs/bin/$c"; done
+	cat >"$d/config.json" <<JSON
+{"ociVersion":"1.0.2","root":{"path":"rootfs"},"hostname":"oci-test",
+ "process":{"args":$2,"env":["PATH=/bin"],"cwd":"/",
+  "capabilities":{"bounding":["CAP_SYS_ADMIN","CAP_NET_ADMIN","CAP_KILL"],"effective":["CAP_SYS_ADMIN","CAP_KILL"],
+   "permitted":["CAP_SYS_ADMIN","CAP_KILL"],"ambient":["CAP_SYS_ADMIN"]}},
+ "mounts":[{"destination":"/proc","type":"proc","source":"proc"}],
+ "linux":{"namespaces":[{"type":"pid"},{"type":"network"},{"type":"ipc"},{"type":"uts"},{"type":"mount"}]$3}$4}
+JSON
+}
+
+# status ID: the container's status from `state`.
+status() { oci state "$1" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null; }
+# wait_stopped ID: up to 30 s.
+wait_stopped() {
+	for _ in $(seq 300); do [ "$(status "$1")" = stopped ] && return 0; sleep 0.1; done
+	return 1
+}
+
+# --- the lifecycle
+bundle b1 '["sh","-c","echo out:$(hostname); grep -E \"^Cap(Eff|Prm|Bnd|Amb)\" /proc/self/status; exit 7"]'
+oci create --bundle b1 --pid-file b1.pid c1 >c1.out 2>c1.err </dev/null
+t_eq "create succeeds" "0" "$?"
+t_eq "the state after create is created" "created" "$(status c1)"
+pid=$(cat b1.pid 2>/dev/null)
+t_match "the pid file holds the keeper's pid" '^[0-9]+$' "$pid"
+t_eq "state reports the pid of the pid file" "$pid" "$(oci state c1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')"
+oci create --bundle b1 c1 >/dev/null 2>dup.err </dev/null
+t_match "a second create with the same id is refused" 'exists already' "$(cat dup.err)"
+t_check "start succeeds" oci start c1
+wait_stopped c1
+t_eq "the container stops when its process ends" "stopped" "$(status c1)"
+t_match "the process's output reaches create's stdout" '^out:oci-test' "$(cat c1.out)"
+t_eq "no capability is granted whatever the spec asks" \
+	"CapPrm:	0000000000000000 CapEff:	0000000000000000 CapBnd:	0000000000000000 CapAmb:	0000000000000000" \
+	"$(grep -E '^Cap(Prm|Eff|Bnd|Amb)' c1.out | tr '\n' ' ' | sed 's/ $//')"
+oci start c1 2>start2.err
+t_match "a stopped container cannot start again" 'not running|not created' "$(cat start2.err)"
+t_check "delete removes a stopped container" oci delete c1
+t_eq "its state folder is gone" "no" "$([ -e "$R/c1" ] && echo yes || echo no)"
+
+# --- exec, kill, delete --force
+bundle b2 '["sleep","1000"]'
+oci create --bundle b2 c2 </dev/null >/dev/null 2>&1
+oci start c2
+t_eq "running after start" "running" "$(status c2)"
+out=$(oci exec c2 sh -c 'echo in-exec; exit 3')
+t_eq "exec runs in the container with its exit status" "in-exec 3" "$out $?"
+cat >proc.json <<'JSON'
+{"args":["sh","-c","echo from-process-file; exit 4"],"env":["PATH=/bin"],"cwd":"/"}
+JSON
+out=$(oci exec --process proc.json c2)
+t_eq "exec --process FILE" "from-process-file 4" "$out $?"
+oci exec --detach --pid-file ex.pid c2 sleep 1000 </dev/null >/dev/null 2>&1
+t_match "exec --detach writes the waiter's pid" '^[0-9]+$' "$(cat ex.pid 2>/dev/null)"
+t_match "list shows the container" 'c2 .*running' "$(oci list)"
+oci delete c2 2>del.err
+t_match "delete refuses a running container" 'running' "$(cat del.err)"
+t_check "kill sends a signal" oci kill c2 KILL
+wait_stopped c2
+t_eq "killed: stopped" "stopped" "$(status c2)"
+t_check "delete after kill" oci delete c2
+
+oci create --bundle b2 c3 </dev/null >/dev/null 2>&1
+oci start c3
+t_check "delete --force ends a running container" oci delete --force c3
+t_eq "nothing is left of it" "no" "$([ -e "$R/c3" ] && echo yes || echo no)"
+
+# --- refusals (each names the field; nothing is left behind)
+refused() { # NAME DIR REGEX
+	oci create --bundle "$2" "x$$" </dev/null >/dev/null 2>ref.err
+	local rc=$?
+	t_match "$1" "$3" "$rc $(cat ref.err)"
+	[ -e "$R/x$$" ] && t_fail "$1: nothing left" "state folder left" || true
+	oci delete --force "x$$" >/dev/null 2>&1 || true
+}
+bundle b3 '["true"]' ',"uidMappings":[]' ''
+sed -i 's/{"type":"network"}/{"type":"network","path":"\/proc\/1\/ns\/net"}/' b3/config.json
+refused "the host's network namespace is refused" b3 '^1 .*linux.namespaces\[1\].path'
+bundle b4 '["true"]'
+sed -i 's/{"type":"pid"},//' b4/config.json
+refused "a left-out pid namespace (the host's) is refused" b4 '^1 .*no "pid" entry'
+bundle b5 '["true"]' ',"sysctl":{"kernel.core_pattern":"|/tmp/x"}'
+refused "a host sysctl is refused" b5 '^1 .*linux.sysctl.kernel.core_pattern'
+bundle b6 '["true"]' ',"devices":[{"path":"/dev/kmsg","type":"c","major":1,"minor":11}]'
+refused "a device node beyond moat's /dev is refused" b6 '^1 .*linux.devices\[0\].path'
+bundle b7 '["true"]' '' ',"hooks":{"prestart":[{"path":"/bin/sh"}]}'
+refused "hooks (host programs) are refused" b7 '^1 .*hooks.prestart'
+
+# --- annotations: the example pod's egress policy (examples/kubernetes)
+# puts the container behind moat's gateway, and the audit log goes where
+# dev.moat.audit says.
+POL="$MOAT_STAGE/examples/kubernetes/egress-policy.yaml"
+t_check "the example egress policy is valid" "$MOAT" policy check "$POL"
+bundle b8 '["sh","-c","echo proxy=$HTTPS_PROXY"]' '' ",\"annotations\":{\"dev.moat.policy\":\"$POL\",\"dev.moat.audit\":\"$MOAT_TDIR/audit.jsonl\"}"
+oci create --bundle b8 c8 >c8.out 2>&1 </dev/null
+oci start c8
+wait_stopped c8
+t_eq "dev.moat.policy: egress through the gateway" "proxy=http://127.0.0.1:3128" "$(cat c8.out)"
+t_match "dev.moat.audit: the container's audit log" '"type":"session.start"' "$(cat audit.jsonl 2>/dev/null)"
+t_check "the audit log verifies" "$MOAT" audit verify audit.jsonl
+oci delete c8
+true

@@ -1,0 +1,88 @@
+#!/bin/bash
+# Attacks on the OCI runtime's boundary (oci.c, oci-spec.c): a bundle is
+# the caller's, but its root filesystem is an image's, and an image can
+# hold links planted to send what the runtime makes or mounts onto the
+# host (runc CVE-2021-30465 and its family). Each attack must be refused
+# and leave the host's folder untouched.
+. "$MOAT_SRC/lib.sh"
+cd "$MOAT_TDIR"
+
+BB=$(command -v busybox || true)
+if [ -z "$BB" ] || ! ldd "$BB" 2>&1 | grep -q 'not a dynamic'; then
+	t_skip "oci attacks" "needs a static busybox (Debian: busybox-static) for the bundle's root"
+	exit 0
+fi
+R="$MOAT_TDIR/state"
+oci() { "$MOAT" oci --root "$R" "$@"; }
+
+# A host folder that stands for anything outside the bundle.
+HOST="$MOAT_TDIR/host"
+mkdir -p "$HOST"
+echo original >"$HOST/file"
+host_sum() { (cd "$HOST" && find . -printf '%p %y %s\n' | sort | md5sum); }
+before=$(host_sum)
+
+bundle() { # DIR MOUNTS_JSON
+	local d="$1"
+	mkdir -p "$d/rootfs/bin"
+	cp "$BB" "$d/rootfs/bin/busybox"
+	ln -sf busybox "$d/rootfs/bin/sh"
+	cat >"$d/config.json" <<JSON
+{"ociVersion":"1.0.2","root":{"path":"rootfs"},
+ "process":{"args":["sh","-c","echo pwned > /tmp/x; echo pwned > /data/x"],"env":["PATH=/bin"],"cwd":"/"},
+ "mounts":[{"destination":"/proc","type":"proc","source":"proc"}$2],
+ "linux":{"namespaces":[{"type":"pid"},{"type":"network"},{"type":"ipc"},{"type":"uts"},{"type":"mount"}]}}
+JSON
+}
+
+attempt() { # NAME DIR REGEX
+	oci create --bundle "$2" "a$$" </dev/null >/dev/null 2>att.err
+	local rc=$?
+	oci start "a$$" >/dev/null 2>&1
+	sleep 0.2
+	oci delete --force "a$$" >/dev/null 2>&1
+	t_match "$1: refused" "$3" "$rc $(cat att.err)"
+	t_eq "$1: the host folder is unchanged" "$before" "$(host_sum)"
+}
+
+# moat's /tmp mount point planted as a link to the host.
+bundle p1 ''
+ln -s "$HOST" p1/rootfs/tmp
+attempt "a planted /tmp link" p1 '^1 .*tmp.*symbolic link'
+
+# /proc planted as a relative link climbing out of the root.
+bundle p2 ''
+ln -s ../../../../../../../../.. p2/rootfs/proc
+attempt "a planted /proc link that climbs out" p2 '^1 .*proc.*symbolic link'
+
+# A bind's mount point under a planted link.
+bundle p3 ',{"destination":"/data/sub","type":"bind","source":"src","options":["rbind"]}'
+mkdir -p p3/src
+ln -s "$HOST" p3/rootfs/data
+attempt "a bind's mount point through a planted link" p3 '^1 .*mounts\[1\].*symbolic link'
+
+# A bind's source, relative to the bundle, that a link in the image sends
+# to the host.
+bundle p4 ',{"destination":"/data","type":"bind","source":"rootfs/leak","options":["rbind"]}'
+ln -s "$HOST" p4/rootfs/leak
+attempt "a bind source leading out of the bundle" p4 '^1 .*mounts\[1\].source.*leads out of the bundle'
+
+# Capabilities beyond moat's set are not granted: the process tries a
+# privileged act (setting the host name needs CAP_SYS_ADMIN in its uts
+# namespace) and fails.
+mkdir -p c1/rootfs/bin
+cp "$BB" c1/rootfs/bin/busybox
+ln -sf busybox c1/rootfs/bin/sh
+ln -sf busybox c1/rootfs/bin/hostname
+cat >c1/config.json <<'JSON'
+{"ociVersion":"1.0.2","root":{"path":"rootfs"},"hostname":"before",
+ "process":{"args":["sh","-c","hostname after; echo rc=$?; hostname"],"env":["PATH=/bin"],"cwd":"/",
+  "capabilities":{"bounding":["CAP_SYS_ADMIN"],"effective":["CAP_SYS_ADMIN"],"permitted":["CAP_SYS_ADMIN"],
+   "inheritable":["CAP_SYS_ADMIN"],"ambient":["CAP_SYS_ADMIN"]}},
+ "linux":{"namespaces":[{"type":"pid"},{"type":"network"},{"type":"ipc"},{"type":"uts"},{"type":"mount"}]}}
+JSON
+oci create --bundle c1 "c$$" </dev/null >cap.out 2>&1
+oci start "c$$"
+for _ in $(seq 300); do grep -q '^before' cap.out 2>/dev/null && break; sleep 0.1; done
+oci delete --force "c$$" >/dev/null 2>&1
+t_match "CAP_SYS_ADMIN asked for in every set is not granted" 'rc=1.*before' "$(tr '\n' ' ' <cap.out)"

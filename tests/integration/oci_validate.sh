@@ -1,0 +1,30 @@
+#!/bin/bash
+# The OCI runtime validation suite (opencontainers/runtime-tools v0.9.0,
+# kept beside the checkout at ../shared/oci/validate) against moat-oci: the
+# tests moat passes in full (docs/oci.md lists the counts of the whole
+# suite and why the rest fail or are refused). The suite runs as root.
+. "$MOAT_SRC/lib.sh"
+cd "$MOAT_TDIR"
+
+V="${MOAT_OCI_VALIDATE:-${MOAT_REPO:-}/../shared/oci/validate}"
+if ! is_root; then
+	t_na "oci validation suite" "the suite runs runtimes as root"
+	exit 0
+fi
+if [ ! -x "$V" ]; then
+	t_skip "oci validation suite" "not found at ../shared/oci/validate (set MOAT_OCI_VALIDATE)"
+	exit 0
+fi
+if ! command -v go >/dev/null; then
+	t_skip "oci validation suite" "needs Go (Debian: golang-go) to build"
+	exit 0
+fi
+mkdir -p bin
+ln -sf "$MOAT" bin/moat-oci
+tests=(create state kill kill_no_effect delete_only_create_resources config_updates_without_affect)
+out=$(timeout 1200 "$V" "$MOAT_TDIR/bin/moat-oci" "${tests[@]}" 2>&1)
+for t in "${tests[@]}"; do
+	line=$(grep -E "^$t: " <<<"$out")
+	t_match "validation: $t passes in full" '^[^:]+: [1-9][0-9]* passed, 0 failed' "$line"
+done
+t_match "validation: no test errored" 'errored 0\)' "$(tail -1 <<<"$out")"
