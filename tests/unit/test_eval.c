@@ -166,20 +166,21 @@ static void test_program_and_request(void **state)
 	_cleanup_eval_problems_ moat_eval_problems *p = problems_ok(P1);
 	moat_eval_sample s = {.problem = 0, .code = (char *)"    return x + 1"};
 	size_t n;
-	char *prog = moat_eval_program(&p->v[0], &s, &n);
-	assert_string_equal(prog, "def f(x):\n    return x + 1\n\ndef check(c):\n    assert c(1) == 2\n");
-	assert_int_equal(n, strlen(prog));
+	char *code = moat_eval_code(&p->v[0], &s, &n);
+	assert_string_equal(code, "def f(x):\n    return x + 1\n");
+	assert_int_equal(n, strlen(code));
 	size_t rn;
-	char *req = moat_eval_request("0123456789abcdef0123456789abcdef", &p->v[0], prog, n, &rn);
-	assert_int_equal(rn, 33 + 2 + n);
-	assert_memory_equal(req, "0123456789abcdef0123456789abcdef\nf\ndef f(x):", 44);
+	char *req = moat_eval_request("0123456789abcdef0123456789abcdef", &p->v[0], code, n, &rn);
+	assert_string_equal(req, "0123456789abcdef0123456789abcdef\nf\n27\ndef f(x):\n    return x + 1\n"
+				 "def check(c):\n    assert c(1) == 2\n");
+	assert_int_equal(rn, strlen(req));
 	free(req);
-	free(prog);
+	free(code);
 
 	moat_eval_sample sol = {.problem = 0, .code = (char *)"def f(x):\n    return 2\n", .is_solution = true};
-	prog = moat_eval_program(&p->v[0], &sol, &n);
-	assert_string_equal(prog, "def f(x):\n    return 2\n\ndef check(c):\n    assert c(1) == 2\n");
-	free(prog);
+	code = moat_eval_code(&p->v[0], &sol, &n);
+	assert_string_equal(code, "def f(x):\n    return 2\n");
+	free(code);
 }
 
 #define NONCE "0123456789abcdef0123456789abcdef"
