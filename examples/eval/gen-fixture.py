@@ -34,6 +34,15 @@ P.append({"name": "fixture_js_max", "language": "js",
           "prompt": "//Return the largest element of the array.\nfunction max_element(l){\n",
           "tests": "const assert = require('node:assert');\n\n\nfunction test() {\n  let candidate = max_element;\n"
                    "  assert.deepEqual(candidate([1, 2, 3]),3);\n  assert.deepEqual(candidate([-5, -2, -9]),-2);\n}\n\ntest();\n"})
+# MultiPL-E's C++ layout (the test closes the function and holds main), and
+# the same shape in C.
+P.append({"name": "fixture_cpp_sum", "language": "cpp",
+          "prompt": "#include<assert.h>\n#include<bits/stdc++.h>\n// Return the sum of the vector.\nlong sum_vector(std::vector<long> v) {\n",
+          "tests": "}\nint main() {\n    auto candidate = sum_vector;\n    assert(candidate((std::vector<long>({1, 2, 3}))) == (6));\n"
+                   "    assert(candidate((std::vector<long>())) == (0));\n}\n"})
+P.append({"name": "fixture_c_twice", "language": "c",
+          "prompt": "#include <assert.h>\n/* Return twice x. */\nint twice(int x) {\n",
+          "tests": "}\nint main() {\n    assert(twice(2) == 4);\n    assert(twice(-3) == -6);\n}\n"})
 
 # A sample that hunts for the harness's nonce every way Python offers and,
 # when it finds it, prints the harness's pass report and exits 0 with a
@@ -160,6 +169,16 @@ s(J, "fail", "  return l[0];\n}\n", note="wrong")
 s(J, "error", "  return l[0];\n}\nprocess.exit(0);\n", note="process.exit(0) before the tests")
 s(J, "fail", "  return l[0];\n}\nglobalThis.test = () => {};\n", note="replaces the test function")
 s(J, "error", "  return l[0];\n}\n/*\n", note="opens a comment to swallow the test")
+C = "fixture_cpp_sum"
+s(C, "pass", "    long s = 0;\n    for (long x : v) s += x;\n    return s;\n", note="correct")
+s(C, "fail", "    return v.size();\n", note="wrong")
+s(C, "compile_error", "    return undefined_name;\n", note="does not compile")
+s(C, "error", "    exit(0);\n", note="exit(0) before the tests")
+s(C, "fail", "    static int once = atexit([] { _exit(0); });\n    return 0;\n", note="an atexit handler that exits 0")
+K = "fixture_c_twice"
+s(K, "pass", "    return 2 * x;\n", note="correct")
+s(K, "fail", "    return x + 2;\n", note="wrong")
+s(K, "error", "    int *p = 0;\n    return *p;\n", note="crashes")
 
 with open(os.path.join(HERE, "problems.jsonl"), "w") as f:
     for p in P:

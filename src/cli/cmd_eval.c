@@ -28,7 +28,8 @@ static void eval_usage(FILE *f)
 		   "  --parallel N         samples at once (default: online CPUs; at most %d)\n"
 		   "  --out FILE           one result line per sample, in sample order (default: stdout,\n"
 		   "                       then the summary)\n"
-		   "  --language L         python (default), javascript: for problems that do not say\n"
+		   "  --language L         python (default), javascript, c, cpp: for problems that do\n"
+		   "                       not say (C and C++ are compiled inside each sandbox)\n"
 		   "  and the options of 'moat run' that shape each sandbox: --time, --cpu, --mem,\n"
 		   "  --pids, --output, --tmp-size, --files, --fsize, --ro, --env, --profile, --policy.\n"
 		   "\n"
@@ -190,8 +191,8 @@ int moat_cmd_eval(int argc, char **argv)
 	moat_eval_options eo = {.lang = MOAT_EVAL_LANG_PYTHON};
 	if (o.language) {
 		eo.lang = moat_eval_lang_from_string(o.language);
-		if (eo.lang != MOAT_EVAL_LANG_PYTHON && eo.lang != MOAT_EVAL_LANG_JAVASCRIPT)
-			return moat_cli_fail("eval: --language %s: python or javascript", o.language);
+		if (eo.lang == _MOAT_EVAL_LANG_INVALID)
+			return moat_cli_fail("eval: --language %s: python, javascript, c or cpp", o.language);
 	}
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	eo.parallel = cpus > 0 ? (unsigned)(cpus < MOAT_EVAL_MAX_PARALLEL ? cpus : MOAT_EVAL_MAX_PARALLEL) : 1;

@@ -23,6 +23,7 @@
 /* The harnesses, embedded at build time by harness/embed.py. */
 extern const char moat__harness_eval_python[];
 extern const char moat__harness_eval_javascript[];
+extern const char moat__harness_eval_c[];
 
 /* Kept of a sample's stdout: its tail, where the harness's report is (the
  * harness writes it last and exits). What the sample printed before does
@@ -72,8 +73,17 @@ static int sample_argv(moat_eval_lang lang, char ***ret, moat_error *err)
 		r |= moat__strv_push(&argv, "-e");
 		r |= moat__strv_push(&argv, moat__harness_eval_javascript);
 		break;
+	case MOAT_EVAL_LANG_C:
+	case MOAT_EVAL_LANG_CPP:
+		/* Compiled and run inside the sandbox by a Python driver. */
+		r |= moat__strv_push(&argv, "/usr/bin/python3");
+		r |= moat__strv_push(&argv, "-I");
+		r |= moat__strv_push(&argv, "-c");
+		r |= moat__strv_push(&argv, moat__harness_eval_c);
+		r |= moat__strv_push(&argv, lang == MOAT_EVAL_LANG_C ? "c" : "cpp");
+		break;
 	default:
-		return moat_error_set(err, MOAT_EINPUT, "language %s: not supported by moat eval yet",
+		return moat_error_set(err, MOAT_EINPUT, "language %s: not supported by moat eval",
 				      moat_eval_lang_to_string(lang));
 	}
 	if (r < 0)

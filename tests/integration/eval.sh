@@ -14,34 +14,47 @@ ev() { # OUTFILE ARGS...: runs moat eval, keeping stdout in OUTFILE.
 	ERR=$(cat "$MOAT_TDIR/.err")
 }
 
-# The JavaScript samples need node; without it they are left out.
-python3 - "$EX" <<'PY'
+# split LANGS OUT: the fixture's samples of problems in those languages
+# (python is every problem that does not say).
+split() {
+	python3 - "$EX" "$1" >"$2" <<'PY'
 import json, os, sys
-ex = sys.argv[1]
-js = os.access("/usr/bin/node", os.X_OK)
+ex, langs = sys.argv[1], sys.argv[2].split(",")
 probs = [json.loads(l) for l in open(os.path.join(ex, "problems.jsonl"))]
-keep = {p.get("task_id") or p["name"] for p in probs if js or p.get("language") != "js"}
-with open("samples.jsonl", "w") as f:
-    for l in open(os.path.join(ex, "samples.jsonl")):
-        if json.loads(l)["task_id"] in keep:
-            f.write(l)
+keep = {p.get("task_id") or p["name"] for p in probs if p.get("language", "python") in langs}
+for l in open(os.path.join(ex, "samples.jsonl")):
+    if json.loads(l)["task_id"] in keep:
+        sys.stdout.write(l)
 PY
-[ -x /usr/bin/node ] || t_skip "JavaScript samples" "no /usr/bin/node (apt-get install nodejs)"
+}
+# check_verdicts SAMPLES RESULTS: one check per sample, its verdict against
+# the one it must get.
+check_verdicts() {
+	python3 - "$1" "$2" >verdicts.txt <<'PY'
+import json, sys
+S = [json.loads(l) for l in open(sys.argv[1])]
+R = [json.loads(l) for l in open(sys.argv[2])]
+for s, r in zip(S, R):
+    print("%s\t%s\t%s\t%s\t%s" % (s["task_id"], s["note"], s["expect"], r["verdict"], r["result"]))
+PY
+	while IFS=$'\t' read -r task note expect got result; do
+		t_eq "$task: $note: $expect ($result)" "$expect" "$got"
+	done <verdicts.txt
+}
+
+# The JavaScript samples need node; without it they are left out.
+if [ -x /usr/bin/node ]; then
+	split python,js samples.jsonl
+else
+	split python samples.jsonl
+	t_skip "JavaScript samples" "no /usr/bin/node (apt-get install nodejs)"
+fi
 
 ev sum.out --problems "$EX/problems.jsonl" --samples samples.jsonl --time 5s --parallel 4 --k 1,2,1000 --out results.jsonl
 t_eq "fixture: exit 0" 0 "$RC"
 t_eq "fixture: nothing on stderr when it is not a terminal" "" "$ERR"
 t_eq "fixture: one result line per sample" "$(wc -l <samples.jsonl)" "$(wc -l <results.jsonl)"
-python3 - samples.jsonl results.jsonl >verdicts.txt <<'PY'
-import json, sys
-S = [json.loads(l) for l in open(sys.argv[1])]
-R = [json.loads(l) for l in open(sys.argv[2])]
-for i, (s, r) in enumerate(zip(S, R)):
-    print("%s\t%s\t%s\t%s\t%s" % (s["task_id"], s["note"], s["expect"], r["verdict"], r["result"]))
-PY
-while IFS=$'\t' read -r task note expect got result; do
-	t_eq "$task: $note: $expect ($result)" "$expect" "$got"
-done <verdicts.txt
+check_verdicts samples.jsonl results.jsonl
 t_eq "results in sample order under --parallel" True "$(python3 -c '
 import json,sys
 R=[json.loads(l) for l in open("results.jsonl")]
@@ -89,6 +102,18 @@ else
 	t_fail "the nonce hunter against a weakened harness" "no harness/eval.py staged"
 fi
 
+# C and C++ (MultiPL-E), compiled inside each sandbox: the compiler needs
+# more time and memory than a Python sample.
+if [ -x /usr/bin/gcc ] && [ -x /usr/bin/g++ ]; then
+	split c,cpp csamples.jsonl
+	ev csum.out --problems "$EX/problems.jsonl" --samples csamples.jsonl --time 120s --cpu 120s --mem 768M \
+		--parallel 2 --out cresults.jsonl
+	t_eq "C and C++: exit 0" 0 "$RC"
+	check_verdicts csamples.jsonl cresults.jsonl
+else
+	t_skip "C and C++ samples" "no /usr/bin/gcc and /usr/bin/g++ (apt-get install gcc g++)"
+fi
+
 # Results on stdout, then the summary, without --out; gzip'd input.
 gzip -c "$EX/problems.jsonl" >problems.jsonl.gz
 grep '"fixture/add"' samples.jsonl | head -2 | gzip -c >two.jsonl.gz
@@ -109,7 +134,7 @@ t_eq "bad JSON: exit 125" 125 "$RC"
 t_match "bad JSON: the file and line" '^moat: eval: badjson.jsonl:1: bad JSON' "$ERR"
 cat "$EX/problems.jsonl" "$EX/problems.jsonl" >dup.jsonl
 ev bad.out --problems dup.jsonl --samples samples.jsonl
-t_eq "duplicate task_id: the lines" 'moat: eval: dup.jsonl:5: task_id "fixture/add" is already on line 1' "$ERR"
+t_eq "duplicate task_id: the lines" "moat: eval: dup.jsonl:$(($(wc -l <"$EX/problems.jsonl") + 1)): task_id \"fixture/add\" is already on line 1" "$ERR"
 ev bad.out --problems "$EX/problems.jsonl" --samples samples.jsonl --net proxy --allow-host example.com
 t_eq "network refused: exit 125" 125 "$RC"
 t_match "network refused: says why" 'without network' "$ERR"
