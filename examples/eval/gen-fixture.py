@@ -36,11 +36,13 @@ P.append({"name": "fixture_js_max", "language": "js",
                    "  assert.deepEqual(candidate([1, 2, 3]),3);\n  assert.deepEqual(candidate([-5, -2, -9]),-2);\n}\n\ntest();\n"})
 # MultiPL-E's C++ layout (the test closes the function and holds main), and
 # the same shape in C.
-P.append({"name": "fixture_cpp_sum", "language": "cpp",
+# The compiler needs more than a Python sample: these problems say so.
+CLIMITS = {"time": "120s", "cpu": "120s", "mem": "768M"}
+P.append({"name": "fixture_cpp_sum", "language": "cpp", "limits": CLIMITS,
           "prompt": "#include<assert.h>\n#include<bits/stdc++.h>\n// Return the sum of the vector.\nlong sum_vector(std::vector<long> v) {\n",
           "tests": "}\nint main() {\n    auto candidate = sum_vector;\n    assert(candidate((std::vector<long>({1, 2, 3}))) == (6));\n"
                    "    assert(candidate((std::vector<long>())) == (0));\n}\n"})
-P.append({"name": "fixture_c_twice", "language": "c",
+P.append({"name": "fixture_c_twice", "language": "c", "limits": CLIMITS,
           "prompt": "#include <assert.h>\n/* Return twice x. */\nint twice(int x) {\n",
           "tests": "}\nint main() {\n    assert(twice(2) == 4);\n    assert(twice(-3) == -6);\n}\n"})
 

@@ -2,6 +2,7 @@
  * sample becomes, the harness's report, verdicts, pass@k, result lines. */
 #include "eval.h"
 #include "hostpath.h"
+#include "judge.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -304,6 +305,9 @@ static int problem_line(void *userdata, const char *name, unsigned line, json_t 
 	}
 	if ((r = get_string(o, "canonical_solution", name, line, max, &p->canonical_solution, err)) < 0)
 		return r;
+	json_t *lim = json_object_get(o, "limits");
+	if (lim && moat__judge_parse_limits(lim, &p->limits, &p->limits_set, err) < 0)
+		return moat_error_wrap(err, "%s:%u", name, line);
 	_cleanup_free_ char *lang = NULL;
 	if ((r = get_string(o, "language", name, line, 32, &lang, err)) < 0)
 		return r;

@@ -76,6 +76,10 @@ typedef struct moat_eval_problem {
 	char *entry_point;        /* NULL in MultiPL-E's layout, whose tests call the function */
 	char *canonical_solution; /* NULL when absent */
 	moat_eval_lang lang;      /* NONE unless the line says */
+	/* "limits": {"time": "10s", "mem": "512M", ...} (moat judge's keys)
+	 * over the command line's, for this problem's samples. */
+	moat_limits limits;
+	unsigned limits_set;      /* MOAT_JUDGE_LIMIT_* bits (judge.h) */
 	unsigned line;
 } moat_eval_problem;
 

@@ -3,7 +3,7 @@
  * of worker processes that keeps the result lines in sample order. The
  * decisions are pure and live in eval.c. */
 #include "eval.h"
-#include <jansson.h>
+#include "judge.h"
 
 #include "sandbox.h"
 #include "util.h"
@@ -120,6 +120,12 @@ int moat_eval_run_sample(const moat_config *base, const struct moat_gateway_conf
 	cfg.argv = argv;
 	cfg.stdin_path = NULL;
 	cfg.tty = false;
+	/* The problem's own limits, over the command line's. */
+	moat_judge_case lc;
+	memset(&lc, 0, sizeof(lc));
+	lc.limits = p->limits;
+	lc.limits_set = p->limits_set;
+	moat_judge_case_limits(&lc, &base->limits, &cfg.limits);
 
 	moat_run_io io;
 	moat_run_io_init(&io);

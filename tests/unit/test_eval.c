@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "eval.h"
+#include "judge.h"
 
 #define P1 "{\"task_id\":\"T/0\",\"prompt\":\"def f(x):\\n\",\"test\":\"def check(c):\\n    assert c(1) == 2\\n\",\"entry_point\":\"f\"}\n"
 #define P2 "{\"task_id\":\"T/1\",\"prompt\":\"def g():\\n\",\"test\":\"def check(c):\\n    pass\\n\",\"entry_point\":\"g\",\"canonical_solution\":\"    return 1\\n\",\"extra\":[1,2]}\n"
@@ -77,6 +78,14 @@ static void test_problems_layouts(void **state)
 	assert_string_equal(m->v[0].task_id, "HumanEval_0_x");
 	assert_int_equal(m->v[0].lang, MOAT_EVAL_LANG_JAVASCRIPT);
 	assert_null(m->v[0].entry_point);
+	assert_int_equal(m->v[0].limits_set, 0);
+
+	/* Per-problem limits, with moat judge's keys. */
+	_cleanup_eval_problems_ moat_eval_problems *l = problems_ok(
+		"{\"task_id\":\"a\",\"prompt\":\"p\",\"test\":\"t\",\"limits\":{\"time\":\"90s\",\"mem\":\"512M\"}}\n");
+	assert_int_equal(l->v[0].limits_set, MOAT_JUDGE_LIMIT_TIME | MOAT_JUDGE_LIMIT_MEM);
+	assert_int_equal(l->v[0].limits.wall_ms, 90000);
+	assert_int_equal(l->v[0].limits.memory_bytes, 512u << 20);
 	assert_non_null(strstr(m->v[0].test, "assert.equal"));
 }
 
@@ -97,6 +106,10 @@ static void test_problems_errors(void **state)
 	problems_bad("{\"task_id\":\"\",\"prompt\":\"p\",\"test\":\"t\"}\n", "\"task_id\" is empty");
 	problems_bad("{\"task_id\":\"a\",\"prompt\":\"p\\u0000\",\"test\":\"t\"}\n", "NUL");
 	problems_bad(P1 P2 P1, "problems.jsonl:3: task_id \"T/0\" is already on line 1");
+	problems_bad(P1 "{\"task_id\":\"a\",\"prompt\":\"p\",\"test\":\"t\",\"limits\":{\"time\":\"soon\"}}\n",
+		     "problems.jsonl:2: limit \"time\"");
+	problems_bad("{\"task_id\":\"a\",\"prompt\":\"p\",\"test\":\"t\",\"limits\":{\"disk\":1}}\n",
+		     "problems.jsonl:1: unknown limit \"disk\"");
 	problems_bad("\n\n", "problems.jsonl: no problems");
 }
 
