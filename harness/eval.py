@@ -1,6 +1,6 @@
 # moat eval harness for Python.
 #
-# Runs inside the sandbox, started as `python3 -I -c <this file>`, and reads
+# Runs inside the sandbox, started as `python3 -I -S -c <this file>`, and reads
 # its request on stdin:
 #   NONCE '\n' ENTRY_POINT '\n' LEN '\n' CODE(LEN bytes) TEST
 # CODE is the prompt and the sample's completion, TEST the problem's test.
@@ -37,6 +37,14 @@
 def _moat_eval():
     import os
     import sys
+
+    # Started with -S: the site folders go on sys.path, as they would, but
+    # no .pth file of the host runs in every sample (on some hosts they
+    # cost more than the rest of the start-up together).
+    import site
+
+    sys.path.extend(p for p in site.getsitepackages() if p not in sys.path and os.path.isdir(p))
+    del site
 
     write, exit_, dup, close = os.write, os._exit, os.dup, os.close
     realpath, isinstance_, str_, type_ = os.path.realpath, isinstance, str, type

@@ -62,9 +62,11 @@ static int sample_argv(moat_eval_lang lang, char ***ret, moat_error *err)
 	case MOAT_EVAL_LANG_NONE:
 	case MOAT_EVAL_LANG_PYTHON:
 		/* -I: no user site, no PYTHON* variables, nothing of the
-		 * current folder on sys.path. */
+		 * current folder on sys.path. -S: the harness puts the site
+		 * folders on sys.path itself, without running .pth files. */
 		r |= moat__strv_push(&argv, "/usr/bin/python3");
 		r |= moat__strv_push(&argv, "-I");
+		r |= moat__strv_push(&argv, "-S");
 		r |= moat__strv_push(&argv, "-c");
 		r |= moat__strv_push(&argv, moat__harness_eval_python);
 		break;
