@@ -260,10 +260,14 @@ static int problem_line(void *userdata, const char *name, unsigned line, json_t 
 	if (ps->n >= MOAT_EVAL_MAX_PROBLEMS)
 		return moat_error_set(err, MOAT_EINPUT, "%s:%u: more than %d problems", name, line,
 				      MOAT_EVAL_MAX_PROBLEMS);
-	moat_eval_problem *grown = realloc(ps->v, (ps->n + 1) * sizeof(*ps->v));
-	if (!grown)
-		return moat_error_set(err, ENOMEM, "%s", name);
-	ps->v = grown;
+	if (ps->n == ps->alloc) {
+		size_t want = ps->alloc ? ps->alloc * 2 : 64;
+		moat_eval_problem *grown = realloc(ps->v, want * sizeof(*ps->v));
+		if (!grown)
+			return moat_error_set(err, ENOMEM, "%s", name);
+		ps->v = grown;
+		ps->alloc = want;
+	}
 	moat_eval_problem *p = &ps->v[ps->n++];
 	memset(p, 0, sizeof(*p));
 	p->line = line;
@@ -321,11 +325,10 @@ static int problem_line(void *userdata, const char *name, unsigned line, json_t 
 	return 0;
 }
 
-static const moat_eval_problems *sort_ctx;
-
-static int cmp_by_id(const void *a, const void *b)
+static int cmp_by_id(const void *a, const void *b, void *arg)
 {
-	return strcmp(sort_ctx->v[*(const size_t *)a].task_id, sort_ctx->v[*(const size_t *)b].task_id);
+	const moat_eval_problems *ps = arg;
+	return strcmp(ps->v[*(const size_t *)a].task_id, ps->v[*(const size_t *)b].task_id);
 }
 
 int moat_eval_problems_parse(const char *name, const char *buf, size_t len, moat_eval_problems **ret,
@@ -345,11 +348,7 @@ int moat_eval_problems_parse(const char *name, const char *buf, size_t len, moat
 	}
 	for (size_t i = 0; i < ps->n; i++)
 		ps->by_id[i] = i;
-	/* qsort has no context argument; this module is not used from two
-	 * threads at once (the pool forks). */
-	sort_ctx = ps;
-	qsort(ps->by_id, ps->n, sizeof(*ps->by_id), cmp_by_id);
-	sort_ctx = NULL;
+	qsort_r(ps->by_id, ps->n, sizeof(*ps->by_id), cmp_by_id, ps);
 	for (size_t i = 1; i < ps->n; i++) {
 		const moat_eval_problem *a = &ps->v[ps->by_id[i - 1]], *b = &ps->v[ps->by_id[i]];
 		if (strcmp(a->task_id, b->task_id) == 0) {
@@ -416,10 +415,14 @@ static int sample_line(void *userdata, const char *name, unsigned line, json_t *
 	if (r == 0)
 		return moat_error_set(err, MOAT_EINPUT, "%s:%u: \"%s\" is null", name, line,
 				      has_c ? "completion" : "solution");
-	moat_eval_sample *grown = realloc(ss->v, (ss->n + 1) * sizeof(*ss->v));
-	if (!grown)
-		return moat_error_set(err, ENOMEM, "%s", name);
-	ss->v = grown;
+	if (ss->n == ss->alloc) {
+		size_t want = ss->alloc ? ss->alloc * 2 : 256;
+		moat_eval_sample *grown = realloc(ss->v, want * sizeof(*ss->v));
+		if (!grown)
+			return moat_error_set(err, ENOMEM, "%s", name);
+		ss->v = grown;
+		ss->alloc = want;
+	}
 	ss->v[ss->n++] = (moat_eval_sample){
 		.problem = (size_t)idx, .code = TAKE_PTR(code), .is_solution = has_s, .line = line};
 	return 0;

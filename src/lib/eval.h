@@ -85,7 +85,7 @@ typedef struct moat_eval_problem {
 
 typedef struct moat_eval_problems {
 	moat_eval_problem *v;
-	size_t n;
+	size_t n, alloc;
 	size_t *by_id; /* indexes of v sorted by task_id, for lookups */
 } moat_eval_problems;
 
@@ -98,7 +98,7 @@ typedef struct moat_eval_sample {
 
 typedef struct moat_eval_samples {
 	moat_eval_sample *v;
-	size_t n;
+	size_t n, alloc;
 } moat_eval_samples;
 
 /* Parse a whole file's bytes (already decompressed); name is what errors
