@@ -29,6 +29,7 @@ int moat_cli_audit_walk(const char *path, const moat_cli_walk *w);
 /* Sleeps s seconds (fractions allowed), resuming after signals. */
 void moat_cli_sleep(double s);
 int moat_cmd_judge(int argc, char **argv);
+int moat_cmd_eval(int argc, char **argv);
 int moat_cmd_policy(int argc, char **argv);
 int moat_cmd_session(int argc, char **argv);
 /* cmd_approvals.c: moat approvals, moat approve, moat deny. */

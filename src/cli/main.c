@@ -16,6 +16,7 @@ static const struct {
 	{"audit", moat_cmd_audit, "verify or read an audit log"},
 	{"replay", moat_cmd_replay, "play back a terminal recording or an audit timeline"},
 	{"judge", moat_cmd_judge, "grade a program against test cases"},
+	{"eval", moat_cmd_eval, "run a code benchmark's samples (HumanEval, MBPP) and report pass@k"},
 	{"policy", moat_cmd_policy, "check, explain or show a policy file"},
 	{"session", moat_cmd_session, "long-lived sandboxes to run commands in"},
 	{"approvals", moat_cmd_approvals, "what waits for a person's approval, and the leases granted"},

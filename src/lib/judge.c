@@ -193,6 +193,18 @@ static int parse_limits(const json_t *o, moat_judge_case *c, moat_error *err)
 	return 0;
 }
 
+int moat__judge_parse_limits(const json_t *o, moat_limits *ret, unsigned *ret_set, moat_error *err)
+{
+	moat_judge_case c;
+	memset(&c, 0, sizeof(c));
+	int r = parse_limits(o, &c, err);
+	if (r < 0)
+		return r;
+	*ret = c.limits;
+	*ret_set = c.limits_set;
+	return 0;
+}
+
 static bool is_identifier(const char *s)
 {
 	if (!s || !(isalpha((unsigned char)s[0]) || s[0] == '_' || s[0] == '$'))

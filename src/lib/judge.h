@@ -121,6 +121,11 @@ void moat_judge_suite_free(moat_judge_suite *s);
 static inline void moat_judge_suite_freep(moat_judge_suite **s) { moat_judge_suite_free(*s); }
 #define _cleanup_judge_suite_ _cleanup_(moat_judge_suite_freep)
 
+/* A "limits" object ({"time": "2s", "mem": "64M", ...}, the keys of a
+ * case's limits) into *ret and the MOAT_JUDGE_LIMIT_* bits it sets; moat
+ * eval's problems use it too. */
+int moat__judge_parse_limits(const json_t *o, moat_limits *ret, unsigned *ret_set, moat_error *err);
+
 /* Applies the limits a case sets over base. */
 void moat_judge_case_limits(const moat_judge_case *c, const moat_limits *base, moat_limits *ret);
 
