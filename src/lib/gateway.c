@@ -2157,13 +2157,16 @@ static void upstream_free(struct bufferevent *bev, bool clean)
 static void session_store(moat_gateway *gw, const char *host, uint16_t port, struct bufferevent *bev)
 {
 	SSL *ssl = bufferevent_openssl_get_ssl(bev);
-	SSL_SESSION *sess = ssl ? SSL_get1_session(ssl) : NULL;
+	SSL_SESSION *cur = ssl ? SSL_get_session(ssl) : NULL;
+	if (!cur || !SSL_SESSION_is_resumable(cur))
+		return;
+	/* A copy: OpenSSL marks the connection's own session unusable when
+	 * the connection later ends in a fatal alert (a server that closes
+	 * an idle connection without close_notify), and that must not take
+	 * the kept one with it. */
+	SSL_SESSION *sess = SSL_SESSION_dup(cur);
 	if (!sess)
 		return;
-	if (!SSL_SESSION_is_resumable(sess)) {
-		SSL_SESSION_free(sess);
-		return;
-	}
 	gw_session *slot = NULL;
 	for (size_t i = 0; i < GW_MAX_SESSIONS && !slot; i++)
 		if (gw->sessions[i].sess && gw->sessions[i].port == port && strcmp(gw->sessions[i].host, host) == 0)

@@ -69,7 +69,7 @@ mrun() {
 	ERR=$(cat "$MOAT_TDIR/.err")
 }
 # up FIELD PATH: a field of the last request the upstream got for PATH
-# ("-" when none arrived): auth (the Authorization header) or conn.
+# ("-" when none arrived): auth (the Authorization header), conn or resumed.
 up() {
 	python3 - "$1" "$2" <<'EOF'
 import json, sys
@@ -78,7 +78,7 @@ last = "-"
 for line in open("up.log"):
     r = json.loads(line)
     if r["path"] == want:
-        last = str(r["conn"]) if field == "conn" else next((v for k, v in r["headers"] if k.lower() == "authorization"), "")
+        last = str(r[field]) if field in ("conn", "resumed") else next((v for k, v in r["headers"] if k.lower() == "authorization"), "")
 print(last)
 EOF
 }
@@ -179,6 +179,8 @@ t_eq "idle upstream: both requests answered on one client connection" \
 	"200 tls-upstream-ok GET /repos/myorg/idle-1|200 tls-upstream-ok GET /repos/myorg/idle-2" "$(printf '%s\n' "$OUT" | paste -sd'|')"
 t_eq "idle upstream: the second went on a new upstream connection, with the value" "different Bearer $GH_VALUE" \
 	"$([ "$(up conn /repos/myorg/idle-1)" != "$(up conn /repos/myorg/idle-2)" ] && echo different || echo same) $(up auth /repos/myorg/idle-2)"
+t_eq "idle upstream: the new connection resumed the first one's TLS session" "False True" \
+	"$(up resumed /repos/myorg/idle-1) $(up resumed /repos/myorg/idle-2)"
 
 # Pipelined: two requests written together, both bound: both answered in
 # order, both with the value. Then a response the upstream echoes: the value

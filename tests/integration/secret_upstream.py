@@ -8,8 +8,8 @@ Serves every method on every path with "tls-upstream-ok <METHOD> <PATH>",
 and a path holding "echo" with the request head it received and the
 Authorization token in base64, base64url and percent-encoding (an API that
 reflects its request headers). Every request is appended to --log as one JSON line:
-method, path, headers, body, and the number of the TLS connection it came on
-(conn). Once listening, {"port": N} goes to --ports. With --keep-alive the
+method, path, headers, body, the number of the TLS connection it came on
+(conn), and whether that connection resumed a TLS session (resumed). Once listening, {"port": N} goes to --ports. With --keep-alive the
 answers leave the connection open for the next request, and --idle SECONDS
 closes one that waits longer than that for it (as Node and Apache do after
 5 s); without, each says "Connection: close"."""
@@ -55,6 +55,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with LOCK, open(self.server.log, "a") as f:
             f.write(json.dumps({"method": self.command, "path": self.path, "version": self.request_version,
                                 "conn": self.conn_no,
+                                "resumed": bool(getattr(self.request, "session_reused", False)),
                                 "headers": [[k, v] for k, v in self.headers.items()],
                                 "body": body.decode(errors="replace")}) + "\n")
         if "echo" in self.path:
