@@ -319,7 +319,8 @@ int moat__approval_decide(moat_approval_queue *q, const char *id, const moat_dec
 		return r;
 	if (d->kind == MOAT_LEASE_ONCE) {
 		if (d->scope != MOAT_SCOPE_EXACT)
-			return moat_error_set(err, EINVAL, "scope: a once approval is for that one action; a scope needs --for or --session");
+			return moat_error_set(err, EINVAL,
+					      "scope: a once approval is for that one action; a scope needs --for or --session");
 		e->state = MOAT_APPROVAL_ALLOWED;
 		e->by = d->by;
 		snprintf(e->reason, sizeof(e->reason), "%s", d->note ? d->note : "");

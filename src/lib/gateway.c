@@ -698,7 +698,10 @@ static bool conn_decide(gw_conn *c)
 		}
 		if (gw->approvals)
 			return conn_hold(c, false);
-		set_reason(c, "moat: %s needs a person's approval, and this sandbox has no approval queue (only a session's can hold it: moat session create)", c->host.name);
+		set_reason(c,
+			   "moat: %s needs a person's approval, and this sandbox has no approval queue "
+			   "(only a session's can hold it: moat session create)",
+			   c->host.name);
 		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
 		return false;
 	default:
@@ -2056,7 +2059,9 @@ static void tls_head(gw_conn *c)
 	}
 	if (dec.action != MOAT_NET_ALLOW) {
 		if (dec.action == MOAT_NET_APPROVE)
-			set_reason(c, "moat: %s %s on %s needs a person's approval, and this sandbox has no approval queue (only a session's can hold it: moat session create)",
+			set_reason(c,
+				   "moat: %s %s on %s needs a person's approval, and this sandbox has no approval queue "
+				   "(only a session's can hold it: moat session create)",
 				   c->method, c->path, c->host.name);
 		else
 			set_reason(c, "moat: %s", dec.reason);
