@@ -425,3 +425,22 @@ uint64_t moat__approval_next_deadline(const moat_approval_queue *q)
 			t = q->leases[i].until_ms;
 	return t;
 }
+
+bool moat__rate_take(moat_rate *r, uint64_t now_ms)
+{
+	uint64_t cap = r->burst * 1000;
+	if (!r->started) {
+		r->started = true;
+		r->tokens_milli = cap;
+		r->last_ms = now_ms;
+	}
+	if (now_ms > r->last_ms && r->every_ms) {
+		uint64_t add = (now_ms - r->last_ms) * 1000 / r->every_ms;
+		r->tokens_milli = add > cap - r->tokens_milli ? cap : r->tokens_milli + add;
+		r->last_ms = now_ms;
+	}
+	if (r->tokens_milli < 1000)
+		return false;
+	r->tokens_milli -= 1000;
+	return true;
+}

@@ -18,6 +18,11 @@
 /* The notify command's input is one JSON object; more than a pipe's
  * buffer would need a writer that waits, so it is capped below that. */
 #define NOTIFY_MAX_INPUT 16384
+/* The notify command runs on the host for something the sandbox causes:
+ * at most a burst of this many at once, then one a second; the ones over
+ * it are counted into the next one's JSON ("suppressed"). */
+#define NOTIFY_BURST 10
+#define NOTIFY_EVERY_MS 1000
 /* A lease's duration, and a note, have caps too: a lease for longer than a
  * year is a mistake, not a decision. */
 #define LEASE_MAX_MS (366ull * 24 * 3600 * 1000)
@@ -33,6 +38,8 @@ struct moat_approvals {
 	void *wake_ud;
 	bool ended;
 	char end_reason[128];
+	moat_rate notify_rate;
+	uint64_t notify_suppressed;
 };
 
 static uint64_t mono_ms(void)
@@ -67,6 +74,7 @@ int moat_approvals_new(const moat_approvals_opts *o, moat_approvals **ret, moat_
 	snprintf(ap->session, sizeof(ap->session), "%s", o->session ? o->session : "");
 	ap->timeout_ms = o->timeout_ms ? o->timeout_ms : MOAT_APPROVAL_DEFAULT_TIMEOUT_MS;
 	ap->audit = o->audit;
+	ap->notify_rate = (moat_rate){.burst = NOTIFY_BURST, .every_ms = NOTIFY_EVERY_MS};
 	if (o->notify && !(ap->notify = strdup(o->notify))) {
 		moat_approvals_free(ap);
 		return moat_error_set(err, ENOMEM, "out of memory");
@@ -336,14 +344,23 @@ int moat_approvals_ask(moat_approvals *ap, const moat_ask *a, uint64_t ticket, m
 		json_object_set_new(f, "timeout_ms", json_integer((json_int_t)ap->timeout_ms));
 		audit(ap, "approval.request", f);
 	}
-	_cleanup_free_ char *cmd = ap->notify ? strdup(ap->notify) : NULL;
+	_cleanup_free_ char *cmd = NULL;
+	if (ap->notify && moat__rate_take(&ap->notify_rate, now)) {
+		cmd = strdup(ap->notify);
+		if (o && ap->notify_suppressed)
+			json_object_set_new(o, "suppressed", json_integer((json_int_t)ap->notify_suppressed));
+		ap->notify_suppressed = 0;
+	} else if (ap->notify)
+		ap->notify_suppressed++;
 	char session[64];
 	snprintf(session, sizeof(session), "%s", ap->session);
 	pthread_mutex_unlock(&ap->lock);
 	if (cmd && o) {
+		/* One line: a command may append it to a file as it is. */
 		_cleanup_free_ char *s = json_dumps(o, JSON_COMPACT);
-		if (s)
-			notify_run(cmd, s, id, session);
+		_cleanup_free_ char *line = NULL;
+		if (s && asprintf(&line, "%s\n", s) > 0)
+			notify_run(cmd, line, id, session);
 	}
 	json_decref(o);
 	return 0;
