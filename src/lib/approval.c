@@ -319,7 +319,8 @@ int moat__approval_decide(moat_approval_queue *q, const char *id, const moat_dec
 		return r;
 	if (d->kind == MOAT_LEASE_ONCE) {
 		if (d->scope != MOAT_SCOPE_EXACT)
-			return moat_error_set(err, EINVAL, "scope: a once approval is for that one action; a scope needs --for or --session");
+			return moat_error_set(err, EINVAL,
+					      "scope: a once approval is for that one action; a scope needs --for or --session");
 		e->state = MOAT_APPROVAL_ALLOWED;
 		e->by = d->by;
 		snprintf(e->reason, sizeof(e->reason), "%s", d->note ? d->note : "");
@@ -423,4 +424,23 @@ uint64_t moat__approval_next_deadline(const moat_approval_queue *q)
 		if (q->leases[i].kind == MOAT_LEASE_FOR && q->leases[i].until_ms < t)
 			t = q->leases[i].until_ms;
 	return t;
+}
+
+bool moat__rate_take(moat_rate *r, uint64_t now_ms)
+{
+	uint64_t cap = r->burst * 1000;
+	if (!r->started) {
+		r->started = true;
+		r->tokens_milli = cap;
+		r->last_ms = now_ms;
+	}
+	if (now_ms > r->last_ms && r->every_ms) {
+		uint64_t add = (now_ms - r->last_ms) * 1000 / r->every_ms;
+		r->tokens_milli = add > cap - r->tokens_milli ? cap : r->tokens_milli + add;
+		r->last_ms = now_ms;
+	}
+	if (r->tokens_milli < 1000)
+		return false;
+	r->tokens_milli -= 1000;
+	return true;
 }

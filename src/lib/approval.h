@@ -198,3 +198,16 @@ uint64_t moat__approval_next_deadline(const moat_approval_queue *q);
 
 /* Whether s is an approval id ('a') or a lease id ('l'). */
 bool moat__approval_id_valid(const char *s, char prefix);
+
+/* A token bucket that bounds how often something the sandbox can cause is
+ * done on the host (the notify command): burst at once, then one every
+ * every_ms. */
+typedef struct moat_rate {
+	uint64_t burst, every_ms;
+	uint64_t tokens_milli; /* thousandths of a token */
+	uint64_t last_ms;
+	bool started;
+} moat_rate;
+
+/* Pure: takes a token at now_ms (true), or says there is none (false). */
+bool moat__rate_take(moat_rate *r, uint64_t now_ms);

@@ -18,6 +18,16 @@
 /* The notify command's input is one JSON object; more than a pipe's
  * buffer would need a writer that waits, so it is capped below that. */
 #define NOTIFY_MAX_INPUT 16384
+/* The notify command runs on the host for something the sandbox causes:
+ * at most a burst of this many at once, then one a second; the ones over
+ * it are counted into the next one's JSON ("suppressed"). */
+/* New holds a sandbox may cause: a burst of this many, then so many a
+ * second; one more is refused at once (429), so that a loop of requests
+ * that open and give up cannot flood the queue, the log and the host. */
+#define ASK_BURST 64
+#define ASK_EVERY_MS 100
+#define NOTIFY_BURST 10
+#define NOTIFY_EVERY_MS 1000
 /* A lease's duration, and a note, have caps too: a lease for longer than a
  * year is a mistake, not a decision. */
 #define LEASE_MAX_MS (366ull * 24 * 3600 * 1000)
@@ -33,6 +43,9 @@ struct moat_approvals {
 	void *wake_ud;
 	bool ended;
 	char end_reason[128];
+	moat_rate notify_rate;
+	uint64_t notify_suppressed;
+	moat_rate ask_rate;
 };
 
 static uint64_t mono_ms(void)
@@ -67,6 +80,8 @@ int moat_approvals_new(const moat_approvals_opts *o, moat_approvals **ret, moat_
 	snprintf(ap->session, sizeof(ap->session), "%s", o->session ? o->session : "");
 	ap->timeout_ms = o->timeout_ms ? o->timeout_ms : MOAT_APPROVAL_DEFAULT_TIMEOUT_MS;
 	ap->audit = o->audit;
+	ap->notify_rate = (moat_rate){.burst = NOTIFY_BURST, .every_ms = NOTIFY_EVERY_MS};
+	ap->ask_rate = (moat_rate){.burst = ASK_BURST, .every_ms = ASK_EVERY_MS};
 	if (o->notify && !(ap->notify = strdup(o->notify))) {
 		moat_approvals_free(ap);
 		return moat_error_set(err, ENOMEM, "out of memory");
@@ -172,16 +187,25 @@ static json_t *lease_json(const moat_lease *l, uint64_t now_mono, uint64_t now_w
 	return o;
 }
 
-static void audit(moat_approvals *ap, const char *type, json_t *f)
+/* Writes one event. Every one is fsync'd, as the gateway's decisions are:
+ * the log must say who let what through even if the host dies right
+ * after. What a person did (an allow, a deny, a lease granted or revoked)
+ * goes past the log's size cap (MOAT_AUDIT_ALWAYS): a person's pace bounds
+ * it, and a sandbox that filled the log with requests must not keep the
+ * decisions out of it. */
+static void audit_flags(moat_approvals *ap, const char *type, json_t *f, unsigned flags)
 {
 	if (!ap->audit) {
 		json_decref(f);
 		return;
 	}
 	moat_error err = {0};
-	/* Decisions are fsync'd as the gateway's are: the log must say who
-	 * let what through even if the host dies right after. */
-	(void)moat_audit_event(ap->audit, type, f, MOAT_AUDIT_SYNC, &err);
+	(void)moat_audit_event(ap->audit, type, f, MOAT_AUDIT_SYNC | flags, &err);
+}
+
+static void audit(moat_approvals *ap, const char *type, json_t *f)
+{
+	audit_flags(ap, type, f, 0);
 }
 
 static void audit_decision(moat_approvals *ap, const moat_approval *e, const char *decision, const moat_lease *l,
@@ -208,7 +232,7 @@ static void audit_decision(moat_approvals *ap, const moat_approval *e, const cha
 				    l->kind == MOAT_LEASE_FOR ? when_json(l->until_ms, nm, nw) : json_null());
 	}
 	json_object_set_new(f, strcmp(decision, "allow") == 0 ? "note" : "reason", moat_audit_bytes_json(e->reason));
-	audit(ap, "approval.decision", f);
+	audit_flags(ap, "approval.decision", f, by_person ? MOAT_AUDIT_ALWAYS : 0);
 }
 
 static void on_timeout(void *ud, const moat_approval *e)
@@ -307,6 +331,11 @@ int moat_approvals_ask(moat_approvals *ap, const moat_ask *a, uint64_t ticket, m
 		pthread_mutex_unlock(&ap->lock);
 		return 0;
 	}
+	if (!moat__rate_take(&ap->ask_rate, now)) {
+		pthread_mutex_unlock(&ap->lock);
+		return moat_error_set(err, E2BIG, "more than %d requests asked for approval at once, and over %d a second",
+				      ASK_BURST, (int)(1000 / ASK_EVERY_MS));
+	}
 	char hex[9], id[MOAT_APPROVAL_ID_LEN];
 	moat_approval *e = NULL;
 	int r = -EEXIST;
@@ -336,14 +365,23 @@ int moat_approvals_ask(moat_approvals *ap, const moat_ask *a, uint64_t ticket, m
 		json_object_set_new(f, "timeout_ms", json_integer((json_int_t)ap->timeout_ms));
 		audit(ap, "approval.request", f);
 	}
-	_cleanup_free_ char *cmd = ap->notify ? strdup(ap->notify) : NULL;
+	_cleanup_free_ char *cmd = NULL;
+	if (ap->notify && moat__rate_take(&ap->notify_rate, now)) {
+		cmd = strdup(ap->notify);
+		if (o && ap->notify_suppressed)
+			json_object_set_new(o, "suppressed", json_integer((json_int_t)ap->notify_suppressed));
+		ap->notify_suppressed = 0;
+	} else if (ap->notify)
+		ap->notify_suppressed++;
 	char session[64];
 	snprintf(session, sizeof(session), "%s", ap->session);
 	pthread_mutex_unlock(&ap->lock);
 	if (cmd && o) {
+		/* One line: a command may append it to a file as it is. */
 		_cleanup_free_ char *s = json_dumps(o, JSON_COMPACT);
-		if (s)
-			notify_run(cmd, s, id, session);
+		_cleanup_free_ char *line = NULL;
+		if (s && asprintf(&line, "%s\n", s) > 0)
+			notify_run(cmd, line, id, session);
 	}
 	json_decref(o);
 	return 0;
@@ -507,7 +545,7 @@ static int do_approve(moat_approvals *ap, uid_t uid, json_t *req, json_t **ret, 
 			json_object_set_new(g, "approval", json_string(id));
 			json_object_del(g, "used");
 			json_object_del(g, "granted_at");
-			audit(ap, "lease.grant", g);
+			audit_flags(ap, "lease.grant", g, MOAT_AUDIT_ALWAYS);
 		}
 		/* Every approval the lease let through has its decision. */
 		for (size_t i = 0; i < ap->q.n; i++)
@@ -561,7 +599,7 @@ static int do_revoke(moat_approvals *ap, uid_t uid, json_t *req, json_t **ret, m
 	if (r == 0) {
 		json_t *f = json_pack("{s:s, s:i, s:I}", "lease", got.id, "by_uid", (int)uid, "used", (json_int_t)got.used);
 		if (f)
-			audit(ap, "lease.revoke", f);
+			audit_flags(ap, "lease.revoke", f, MOAT_AUDIT_ALWAYS);
 	}
 	pthread_mutex_unlock(&ap->lock);
 	if (r < 0)

@@ -744,9 +744,21 @@ static bool conn_decide(gw_conn *c)
 	case MOAT_NET_APPROVE:
 		/* Approvals belong to a session's keeper; a gateway without one
 		 * cannot hold a request for a person, so it refuses, saying so. */
+		if (c->method_override) {
+			/* A person would approve one method while the server
+			 * acted on another. */
+			set_reason(c, "moat: %s %s on %s needs a person's approval, which a request with a method override "
+				      "(%.32s) cannot have: send it as the method it means",
+				   c->method, c->path ? c->path : "", c->host.name, c->method_override);
+			conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
+			return false;
+		}
 		if (gw->approvals)
 			return conn_hold(c, false);
-		set_reason(c, "moat: %s needs a person's approval, and this sandbox has no approval queue (only a session's can hold it: moat session create)", c->host.name);
+		set_reason(c,
+			   "moat: %s needs a person's approval, and this sandbox has no approval queue "
+			   "(only a session's can hold it: moat session create)",
+			   c->host.name);
 		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
 		return false;
 	default:
@@ -2528,13 +2540,22 @@ static void tls_head(gw_conn *c)
 		}
 	}
 	c->rule = dec.rule;
+	if (dec.action == MOAT_NET_APPROVE && override) {
+		set_reason(c, "moat: %s %s on %s needs a person's approval, which a request with a method override "
+			      "(%.32s) cannot have: send it as the method it means",
+			   c->method, c->path, c->host.name, override);
+		conn_refuse(c, 403, 0);
+		return;
+	}
 	if (dec.action == MOAT_NET_APPROVE && gw->approvals) {
 		(void)conn_hold(c, true);
 		return;
 	}
 	if (dec.action != MOAT_NET_ALLOW) {
 		if (dec.action == MOAT_NET_APPROVE)
-			set_reason(c, "moat: %s %s on %s needs a person's approval, and this sandbox has no approval queue (only a session's can hold it: moat session create)",
+			set_reason(c,
+				   "moat: %s %s on %s needs a person's approval, and this sandbox has no approval queue "
+				   "(only a session's can hold it: moat session create)",
 				   c->method, c->path, c->host.name);
 		else
 			set_reason(c, "moat: %s", dec.reason);

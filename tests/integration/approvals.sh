@@ -176,6 +176,8 @@ t_eq "its request no longer waits" 0 "$(wait_pending 0)"
 t_has "audit: the request was withdrawn" "\"approval.decision\".*\"decision\":\"withdrawn\"" a.yaml.audit
 
 # --- fifty held at once in one session, let through by one lease
+n0=$(wc -l <notify.jsonl)
+t0=$(date +%s)
 # In tens, each ten held before the next starts: each exec client holds
 # one of the keeper's 64 connections, and opens a second for a moment.
 for i in $(seq 50); do
@@ -183,6 +185,13 @@ for i in $(seq 50); do
 	[ $((i % 10)) = 0 ] && wait_pending "$i" >/dev/null
 done
 t_eq "fifty requests held at once" 50 "$(wait_pending 50)"
+# The notify command is the host's, run for what the sandbox does: a burst
+# of 10, then one a second; the rest are counted into the next one.
+sleep 0.5
+dn=$(($(wc -l <notify.jsonl) - n0))
+el=$(($(date +%s) - t0))
+t_check "notify: rate-limited on the host (a burst of 10, then one a second: $dn in ${el}s)" \
+	test "$dn" -ge 10 -a "$dn" -le $((10 + el + 1))
 "$MOAT" approve "$(newest)" --session --scope host >/dev/null
 waitposts
 okn=0

@@ -295,6 +295,26 @@ static void test_queue_revoke_and_caps(void **state)
 	moat__approval_queue_done(&q);
 }
 
+static void test_rate(void **state)
+{
+	(void)state;
+	moat_rate r = {.burst = 3, .every_ms = 1000};
+	assert_true(moat__rate_take(&r, 100));
+	assert_true(moat__rate_take(&r, 100));
+	assert_true(moat__rate_take(&r, 100));
+	assert_false(moat__rate_take(&r, 100));
+	assert_false(moat__rate_take(&r, 1099));
+	assert_true(moat__rate_take(&r, 1100));
+	assert_false(moat__rate_take(&r, 1100));
+	/* Refills up to the burst, never beyond. */
+	assert_true(moat__rate_take(&r, 100000));
+	assert_true(moat__rate_take(&r, 100000));
+	assert_true(moat__rate_take(&r, 100000));
+	assert_false(moat__rate_take(&r, 100000));
+	/* A clock that goes back adds nothing. */
+	assert_false(moat__rate_take(&r, 50));
+}
+
 static void test_ids(void **state)
 {
 	(void)state;
@@ -314,7 +334,7 @@ int main(void)
 		cmocka_unit_test(test_match_net_scopes),     cmocka_unit_test(test_match_expiry_and_cut),
 		cmocka_unit_test(test_match_exec),           cmocka_unit_test(test_queue_once),
 		cmocka_unit_test(test_queue_lease_and_expiry), cmocka_unit_test(test_queue_revoke_and_caps),
-		cmocka_unit_test(test_ids),
+		cmocka_unit_test(test_ids),              cmocka_unit_test(test_rate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

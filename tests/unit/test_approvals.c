@@ -177,6 +177,29 @@ static void test_timeout_withdraw_end(void **state)
 	moat_approvals_free(ap);
 }
 
+/* A loop of requests that open and give up cannot flood the queue: a
+ * burst, then ten a second. */
+static void test_ask_rate(void **state)
+{
+	(void)state;
+	moat_approvals *ap = make(60000);
+	moat_ask a = post("/send");
+	moat_approvals_outcome o;
+	moat_error err = {0};
+	uint64_t t = 1;
+	for (; t <= 64; t++) {
+		assert_int_equal(moat_approvals_ask(ap, &a, t, &o, &err), 0);
+		moat_approvals_withdraw(ap, t, "gone");
+	}
+	assert_int_equal(moat_approvals_ask(ap, &a, t++, &o, &err), -E2BIG);
+	assert_non_null(strstr(err.msg, "requests asked for approval at once"));
+	struct timespec ts = {0, 150 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	assert_int_equal(moat_approvals_ask(ap, &a, t++, &o, &err), 0);
+	assert_int_equal(moat_approvals_ask(ap, &a, t++, &o, &err), -E2BIG);
+	moat_approvals_free(ap);
+}
+
 static void test_bad_requests(void **state)
 {
 	(void)state;
@@ -245,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_lease_revoke_deny),
 		cmocka_unit_test(test_timeout_withdraw_end),
 		cmocka_unit_test(test_bad_requests),
+		cmocka_unit_test(test_ask_rate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

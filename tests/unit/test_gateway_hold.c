@@ -104,8 +104,9 @@ static void gateway_stop(void)
 	ap = NULL;
 }
 
-/* Sends a POST through the gateway; returns the client's socket. */
-static int post(void)
+/* Sends a POST through the gateway, with extra header lines; returns the
+ * client's socket. */
+static int post_with(const char *extra)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct timeval tv = {.tv_sec = 20};
@@ -115,10 +116,15 @@ static int post(void)
 	assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	char req[256];
 	snprintf(req, sizeof(req),
-		 "POST http://up.test:%u/send HTTP/1.1\r\nHost: up.test:%u\r\nContent-Length: 2\r\n\r\nhi", up_port,
-		 up_port);
+		 "POST http://up.test:%u/send HTTP/1.1\r\nHost: up.test:%u\r\n%sContent-Length: 2\r\n\r\nhi", up_port,
+		 up_port, extra);
 	assert_int_equal(moat__write_all(fd, req, strlen(req)), 0);
 	return fd;
+}
+
+static int post(void)
+{
+	return post_with("");
 }
 
 static void read_all(int fd, char *buf, size_t cap)
@@ -222,6 +228,27 @@ static void test_answered_at_the_end(void **state)
 	}
 }
 
+/* An override would have a person approve one method and the server act
+ * on another: refused, never held. */
+static void test_override_refused(void **state)
+{
+	(void)state;
+	gateway_start(true);
+	int fd = post_with("X-HTTP-Method-Override: DELETE\r\n");
+	char resp[4096];
+	read_all(fd, resp, sizeof(resp));
+	close(fd);
+	assert_non_null(strstr(resp, "HTTP/1.1 403 Forbidden"));
+	assert_non_null(strstr(resp, "which a request with a method override (DELETE) cannot have"));
+	json_t *r = json_pack("{s:s}", "op", "ls"), *a = NULL;
+	moat_error err = {0};
+	assert_int_equal(moat_approvals_request(ap, 0, r, &a, &err), 0);
+	assert_int_equal(json_array_size(json_object_get(a, "approvals")), 0);
+	json_decref(r);
+	json_decref(a);
+	gateway_stop();
+}
+
 static void test_no_queue(void **state)
 {
 	(void)state;
@@ -243,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_approved),
 		cmocka_unit_test(test_denied),
 		cmocka_unit_test(test_answered_at_the_end),
+		cmocka_unit_test(test_override_refused),
 		cmocka_unit_test(test_no_queue),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
