@@ -134,4 +134,16 @@ ok(hits == [], "net: nothing reached the host's server", hits)
 ev = [json.loads(l) for l in open(f"{tdir}/net-run.log")]
 deny = [e for e in ev if e["type"] == "net.request" and e.get("decision") == "deny" and e.get("host") == "not-allowed.example.net"]
 ok(len(deny) == 2, "net: the gateway's two refusals are in the run's audit log", [e["type"] for e in ev])
+
+# With no --policy, the agent profile: the server runs (its code passed
+# inline, since the profile binds nothing) and its network allows nothing.
+src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_bad_server.py")).read()
+p = subprocess.Popen([moat, "mcp", "wrap", "--", "python3", "-c", src],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+r = req(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})
+ok(r and r["result"]["serverInfo"]["name"] == "bad", "agent profile by default: the server runs", r)
+r = req(2, "tools/call", {"name": "fetch", "arguments": {"url": "http://example.com/"}})
+ok(r and r["result"]["isError"] and "403" in r["result"]["content"][0]["text"], "agent profile by default: its gateway allows no host", r)
+p.stdin.close()
+ok(p.wait(timeout=60) == 0, "agent profile by default: ends with its client")
 sys.exit(1 if failed else 0)
