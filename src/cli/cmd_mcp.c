@@ -425,11 +425,14 @@ static mcp_call *call_new(mcp_server *s, call_kind kind, json_t *id, json_t *par
 	return NULL;
 }
 
-/* The call's own folder, for its policy, code and stdin. */
+/* The call's own folder, for its policy, code and stdin. A root sandbox
+ * resolves its binds as its own user, so the folders on the way to /src
+ * must let others pass (0711), but not list: the random name keeps other
+ * users of the host from finding a call's code and input. */
 static int call_dir(mcp_server *s, mcp_call *c)
 {
-	snprintf(c->dir, sizeof(c->dir), "%s/call%u", s->state, ++s->seq);
-	if (mkdir(c->dir, 0755) < 0 || chmod(c->dir, 0755) < 0) {
+	snprintf(c->dir, sizeof(c->dir), "%s/call%u-XXXXXX", s->state, ++s->seq);
+	if (!mkdtemp(c->dir) || chmod(c->dir, 0711) < 0) {
 		int r = -errno;
 		c->dir[0] = '\0';
 		return r;
@@ -1127,8 +1130,7 @@ static int cmd_serve(int argc, char **argv)
 	snprintf(s->state, sizeof(s->state), "%s/moat-mcp-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
 	if (!mkdtemp(s->state))
 		return moat_cli_fail("mcp serve: cannot make a state folder: %s", strerror(errno));
-	/* The calls' folders are bound into sandboxes, which may run as
-	 * another user (root mode): they must be able to pass through. */
+	/* Passable, not listable (see call_dir). */
 	chmod(s->state, 0711);
 	/* The answers go to the fd 1 moat was given; what else would write
 	 * there (a stray printf) goes to stderr instead. */

