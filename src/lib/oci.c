@@ -121,10 +121,10 @@ static int container_open(const char *root, const char *id, int *ret_lock, moat_
 				      id ? id : "", MOAT_OCI_ID_MAX);
 	_cleanup_close_ int rootfd = root_open(root, false, err);
 	if (rootfd < 0)
-		return rootfd == -ENOENT ? moat_error_set(err, ENOENT, "container %s does not exist", id) : rootfd;
+		return rootfd == -ENOENT ? moat_error_set(err, MOAT_EINPUT, "container %s does not exist", id) : rootfd;
 	_cleanup_close_ int dfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
-		return errno == ENOENT ? moat_error_set(err, MOAT_EINPUT | 0, "container %s does not exist", id)
+		return errno == ENOENT ? moat_error_set(err, MOAT_EINPUT, "container %s does not exist", id)
 				       : moat_error_set(err, errno, "container %s", id);
 	_cleanup_close_ int lock = openat(dfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock < 0)
