@@ -908,9 +908,10 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 		return moat_error_wrap(err, "%s/config.json", bundle);
 	_cleanup_json_ json_t *raw = json_loads(text, 0, NULL);
 	json_t *ann = raw ? json_object_get(raw, "annotations") : NULL;
-	k->state = json_pack("{s:s, s:s, s:s, s:i, s:s, s:O}", "ociVersion", MOAT_OCI_VERSION, "id", k->id, "status",
-			     "creating", "pid", (int)getpid(), "bundle", bundle, "annotations",
-			     ann && json_is_object(ann) ? ann : json_object());
+	/* "o" takes the reference this holds. */
+	json_t *annotations = ann && json_is_object(ann) ? json_incref(ann) : json_object();
+	k->state = json_pack("{s:s, s:s, s:s, s:i, s:s, s:o}", "ociVersion", MOAT_OCI_VERSION, "id", k->id, "status",
+			     "creating", "pid", (int)getpid(), "bundle", bundle, "annotations", annotations);
 	if (!k->state)
 		return moat_error_set(err, ENOMEM, "state");
 	if ((r = build(k->spec, bundle, ret_p, ret_c, err)) < 0 || (r = keeper_stage_sources(*ret_c, err)) < 0)
