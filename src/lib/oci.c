@@ -121,10 +121,10 @@ static int container_open(const char *root, const char *id, int *ret_lock, moat_
 				      id ? id : "", MOAT_OCI_ID_MAX);
 	_cleanup_close_ int rootfd = root_open(root, false, err);
 	if (rootfd < 0)
-		return rootfd == -ENOENT ? moat_error_set(err, ENOENT, "container %s does not exist", id) : rootfd;
+		return rootfd == -ENOENT ? moat_error_set(err, MOAT_EINPUT, "container %s does not exist", id) : rootfd;
 	_cleanup_close_ int dfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
-		return errno == ENOENT ? moat_error_set(err, MOAT_EINPUT | 0, "container %s does not exist", id)
+		return errno == ENOENT ? moat_error_set(err, MOAT_EINPUT, "container %s does not exist", id)
 				       : moat_error_set(err, errno, "container %s", id);
 	_cleanup_close_ int lock = openat(dfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock < 0)
@@ -192,16 +192,6 @@ static int state_write(int dfd, json_t *state, moat_error *err)
 
 static void container_remove(int rootfd, const char *id, int dfd)
 {
-	/* The staging folder's entries (keeper_stage_sources); their mounts
-	 * ended with the keeper's mount namespace. */
-	_cleanup_close_ int m = openat(dfd, "m", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	for (unsigned i = 0; m >= 0 && i <= MOAT_MAX_BINDS; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "%u", i);
-		if (unlinkat(m, name, 0) < 0 && unlinkat(m, name, AT_REMOVEDIR) < 0 && errno == ENOENT)
-			break;
-	}
-	(void)unlinkat(dfd, "m", AT_REMOVEDIR);
 	static const char *const files[] = {STATE_FILE, STATE_FILE ".tmp", "ctl", "keeper.lock", "lock"};
 	for (size_t i = 0; i < ELEMENTSOF(files); i++)
 		(void)unlinkat(dfd, files[i], 0);
@@ -523,9 +513,13 @@ static int build(const moat_oci_spec *s, const char *bundle, moat_policy **ret_p
 			continue;
 		char field[64];
 		snprintf(field, sizeof(field), "mounts[%zu]", i);
+		/* A tmpfs elsewhere (containerd's /run) is not mounted yet:
+		 * the image's own folder stands there, so the container sees
+		 * no more than it asked for. */
+		if (!m->bind && m->type && strcmp(m->type, "tmpfs") == 0)
+			continue;
 		if (!m->bind) {
-			/* A tmpfs elsewhere would be harmless, but moat offers
-			 * only its own /tmp for now: refused, not dropped. */
+			/* Other file systems: refused, not dropped. */
 			return moat_error_set(err, MOAT_EINPUT, "%s: a %s mount at %s is not supported (only binds)",
 					      field, m->type, m->destination);
 		}
@@ -851,14 +845,19 @@ static int keeper_console(keeper *k, const char *console_socket, moat_error *err
 	return console_send(console_socket, master, err);
 }
 
+/* Where a root keeper stages the sources (keeper_stage_sources): a folder
+ * of the host's that stays empty there, with a tmpfs over it in each
+ * keeper's own mount namespace. */
+#define STAGE_DIR "/run/moat-oci-stage"
+
 /* In the root mode moat's sandbox user is not root on the host, and the
  * paths of a root-run caller's files cross folders only root may enter
- * (/var/lib/containers/storage/overlay is 0700). The keeper, as root,
- * binds the container's root and bind sources into its own folder (mode
- * 0711: entered, not listed) inside a mount namespace of its own, which
- * the sandbox's init is cloned into and which ends with the keeper: the
- * host's mounts do not change. */
-static int keeper_stage_sources(keeper *k, const char *root, moat_config *c, moat_error *err)
+ * (/var/lib/containers/storage/overlay, /run/containerd/runc are 0700).
+ * The keeper, as root, binds the container's root and bind sources below
+ * STAGE_DIR (mode 0711: entered, not listed) inside a mount namespace of
+ * its own, which the sandbox's init is cloned into and which ends with
+ * the keeper: the host's mounts do not change. */
+static int keeper_stage_sources(moat_config *c, moat_error *err)
 {
 	if (!moat__userns_host_root())
 		return 0;
@@ -866,24 +865,25 @@ static int keeper_stage_sources(keeper *k, const char *root, moat_config *c, moa
 		return moat_error_set(err, errno, "keeper: mount namespace");
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
 		return moat_error_set(err, errno, "keeper: make mounts private");
-	if (chmod(root, 0711) < 0 || fchmod(k->dfd, 0711) < 0)
-		return moat_error_set(err, errno, "keeper: open the state folder to the sandbox's user");
-	/* (umask 077 would take the x bits away: set the modes plainly.) */
-	if ((mkdirat(k->dfd, "m", 0711) < 0 && errno != EEXIST) || fchmodat(k->dfd, "m", 0711, 0) < 0)
-		return moat_error_set(err, errno, "keeper: make the staging folder");
+	if (mkdir(STAGE_DIR, 0711) < 0 && errno != EEXIST)
+		return moat_error_set(err, errno, "keeper: make %s", STAGE_DIR);
+	if (mount("moat-oci-stage", STAGE_DIR, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0711,size=64k") < 0)
+		return moat_error_set(err, errno, "keeper: mount a tmpfs on %s", STAGE_DIR);
+	_cleanup_close_ int dfd = open(STAGE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return moat_error_set(err, errno, "keeper: open %s", STAGE_DIR);
 	for (size_t i = 0; i <= c->n_binds; i++) {
 		char **src = i < c->n_binds ? &c->binds[i].src : &c->rootfs;
 		struct stat st;
 		if (stat(*src, &st) < 0)
 			return moat_error_set(err, errno, "%s", *src);
 		char name[32], *path = NULL;
-		snprintf(name, sizeof(name), "m/%zu", i);
-		if (S_ISDIR(st.st_mode) ? mkdirat(k->dfd, name, 0711) < 0 && errno != EEXIST
-					: mknodat(k->dfd, name, S_IFREG | 0600, 0) < 0 && errno != EEXIST)
+		snprintf(name, sizeof(name), "%zu", i);
+		/* (umask 077 would take the x bits away: modes set plainly.) */
+		if (S_ISDIR(st.st_mode) ? mkdirat(dfd, name, 0711) < 0 || fchmodat(dfd, name, 0711, 0) < 0
+					: mknodat(dfd, name, S_IFREG | 0600, 0) < 0)
 			return moat_error_set(err, errno, "keeper: stage %s", *src);
-		if (S_ISDIR(st.st_mode) && fchmodat(k->dfd, name, 0711, 0) < 0)
-			return moat_error_set(err, errno, "keeper: stage %s", *src);
-		if (asprintf(&path, "%s/%s/%s", root, k->id, name) < 0)
+		if (asprintf(&path, "%s/%s", STAGE_DIR, name) < 0)
 			return moat_error_set(err, ENOMEM, "keeper");
 		if (mount(*src, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
 			int e = errno;
@@ -896,7 +896,7 @@ static int keeper_stage_sources(keeper *k, const char *root, moat_config *c, moa
 	return 0;
 }
 
-static int keeper_setup(keeper *k, const char *root, const char *bundle, const char *console_socket, moat_policy **ret_p,
+static int keeper_setup(keeper *k, const char *bundle, const char *console_socket, moat_policy **ret_p,
 			moat_config **ret_c, moat_egress *egress, moat_audit **ret_audit, moat_error *err)
 {
 	_cleanup_free_ char *text = NULL;
@@ -908,12 +908,13 @@ static int keeper_setup(keeper *k, const char *root, const char *bundle, const c
 		return moat_error_wrap(err, "%s/config.json", bundle);
 	_cleanup_json_ json_t *raw = json_loads(text, 0, NULL);
 	json_t *ann = raw ? json_object_get(raw, "annotations") : NULL;
-	k->state = json_pack("{s:s, s:s, s:s, s:i, s:s, s:O}", "ociVersion", MOAT_OCI_VERSION, "id", k->id, "status",
-			     "creating", "pid", (int)getpid(), "bundle", bundle, "annotations",
-			     ann && json_is_object(ann) ? ann : json_object());
+	/* "o" takes the reference this holds. */
+	json_t *annotations = ann && json_is_object(ann) ? json_incref(ann) : json_object();
+	k->state = json_pack("{s:s, s:s, s:s, s:i, s:s, s:o}", "ociVersion", MOAT_OCI_VERSION, "id", k->id, "status",
+			     "creating", "pid", (int)getpid(), "bundle", bundle, "annotations", annotations);
 	if (!k->state)
 		return moat_error_set(err, ENOMEM, "state");
-	if ((r = build(k->spec, bundle, ret_p, ret_c, err)) < 0 || (r = keeper_stage_sources(k, root, *ret_c, err)) < 0)
+	if ((r = build(k->spec, bundle, ret_p, ret_c, err)) < 0 || (r = keeper_stage_sources(*ret_c, err)) < 0)
 		return r;
 	if ((*ret_p)->audit_log) {
 		if ((r = moat_audit_open((*ret_p)->audit_log, k->id, ret_audit, err)) < 0)
@@ -983,7 +984,7 @@ int moat__oci_keeper_main(const char *root, const char *id, const char *bundle, 
 			moat_error_set(&err, errno, "container %s: keeper lock", id);
 	}
 	int r = err.code ? -err.code
-			 : keeper_setup(&k, root, bundle, console_socket && strcmp(console_socket, "-") != 0 ? console_socket : NULL,
+			 : keeper_setup(&k, bundle, console_socket && strcmp(console_socket, "-") != 0 ? console_socket : NULL,
 					&p, &c, &egress, &audit, &err);
 	char m[MOAT_ERROR_MAX + 64];
 	const char *msg = r < 0 ? moat_error_format(&err, m, sizeof(m)) : "ok";

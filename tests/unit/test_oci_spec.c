@@ -13,37 +13,37 @@
 #include "oci-spec.h"
 
 /* The shape `runc spec` writes, with moat's annotations added. */
-static const char *const base_head =
-	"{\"ociVersion\":\"1.0.2-dev\","
-	"\"process\":{\"terminal\":true,\"user\":{\"uid\":1000,\"gid\":100,\"additionalGids\":[5,6]},"
-	"\"args\":[\"sh\",\"-c\",\"echo hi\"],\"env\":[\"PATH=/usr/bin:/bin\",\"TERM=xterm\"],\"cwd\":\"/home\","
-	"\"capabilities\":{\"bounding\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],"
-	"\"effective\":[\"CAP_KILL\"],\"permitted\":[\"CAP_KILL\"],\"ambient\":[\"CAP_KILL\"]},"
-	"\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1024,\"soft\":512}],\"noNewPrivileges\":true},"
-	"\"root\":{\"path\":\"rootfs\",\"readonly\":true},\"hostname\":\"box\","
-	"\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"
-	"{\"destination\":\"/data\",\"type\":\"bind\",\"source\":\"/srv/data\",\"options\":[\"rbind\",\"ro\"]}],"
-	"\"annotations\":{\"dev.moat.policy\":\"agent\",\"dev.moat.audit\":\"/var/log/c1.jsonl\",\"other\":\"x\"},"
-	"\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},"
-	"{\"type\":\"mount\"},{\"type\":\"user\"}],"
-	"\"uidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}],"
-	"\"gidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}],"
-	"\"resources\":{\"memory\":{\"limit\":67108864},\"cpu\":{\"quota\":50000,\"period\":100000,\"shares\":512},"
-	"\"pids\":{\"limit\":32},\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]},"
-	"\"maskedPaths\":[\"/proc/kcore\",\"/sys/firmware\"],\"readonlyPaths\":[\"/proc/sys\"],"
-	"\"sysctl\":{\"net.ipv4.ip_forward\":\"1\",\"kernel.shmmax\":\"4096\"},"
-	"\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"architectures\":[\"SCMP_ARCH_X86_64\"],"
-	"\"syscalls\":[{\"names\":[\"mkdir\",\"mkdirat\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":13},"
-	"{\"names\":[\"personality\"],\"action\":\"SCMP_ACT_ERRNO\","
-	"\"args\":[{\"index\":0,\"value\":8,\"op\":\"SCMP_CMP_NE\"}]}]}"
-	"%s}%s}";
+#define BASE_HEAD \
+	"{\"ociVersion\":\"1.0.2-dev\","\
+	"\"process\":{\"terminal\":true,\"user\":{\"uid\":1000,\"gid\":100,\"additionalGids\":[5,6]},"\
+	"\"args\":[\"sh\",\"-c\",\"echo hi\"],\"env\":[\"PATH=/usr/bin:/bin\",\"TERM=xterm\"],\"cwd\":\"/home\","\
+	"\"capabilities\":{\"bounding\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],"\
+	"\"effective\":[\"CAP_KILL\"],\"permitted\":[\"CAP_KILL\"],\"ambient\":[\"CAP_KILL\"]},"\
+	"\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1024,\"soft\":512}],\"noNewPrivileges\":true},"\
+	"\"root\":{\"path\":\"rootfs\",\"readonly\":true},\"hostname\":\"box\","\
+	"\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"\
+	"{\"destination\":\"/data\",\"type\":\"bind\",\"source\":\"/srv/data\",\"options\":[\"rbind\",\"ro\"]}],"\
+	"\"annotations\":{\"dev.moat.policy\":\"agent\",\"dev.moat.audit\":\"/var/log/c1.jsonl\",\"other\":\"x\"},"\
+	"\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},"\
+	"{\"type\":\"mount\"},{\"type\":\"user\"}],"\
+	"\"uidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}],"\
+	"\"gidMappings\":[{\"containerID\":0,\"hostID\":100000,\"size\":65536}],"\
+	"\"resources\":{\"memory\":{\"limit\":67108864},\"cpu\":{\"quota\":50000,\"period\":100000,\"shares\":512},"\
+	"\"pids\":{\"limit\":32},\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]},"\
+	"\"maskedPaths\":[\"/proc/kcore\",\"/sys/firmware\"],\"readonlyPaths\":[\"/proc/sys\"],"\
+	"\"sysctl\":{\"net.ipv4.ip_forward\":\"1\",\"kernel.shmmax\":\"4096\"},"\
+	"\"seccomp\":{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"architectures\":[\"SCMP_ARCH_X86_64\"],"\
+	"\"syscalls\":[{\"names\":[\"mkdir\",\"mkdirat\"],\"action\":\"SCMP_ACT_ERRNO\",\"errnoRet\":13},"\
+	"{\"names\":[\"personality\"],\"action\":\"SCMP_ACT_ERRNO\","\
+	"\"args\":[{\"index\":0,\"value\":8,\"op\":\"SCMP_CMP_NE\"}]}]}"\
+	"%s}%s}"
 
-/* base_head with extra text put into "linux" (in_linux) and at the top
+/* BASE_HEAD with extra text put into "linux" (in_linux) and at the top
  * level (top). */
 static char *spec_with(const char *in_linux, const char *top)
 {
 	char *s = NULL;
-	assert_true(asprintf(&s, base_head, in_linux, top) > 0);
+	assert_true(asprintf(&s, BASE_HEAD, in_linux, top) > 0);
 	return s;
 }
 
