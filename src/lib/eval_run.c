@@ -260,7 +260,8 @@ static int finish_worker(pool *pl, worker *w)
 	while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	const moat_eval_sample *s = &pl->s->v[w->index];
-	char *nl0 = w->len > 1 ? memchr(w->buf, '\n', w->len) : NULL;
+	/* The verdict byte first, then text: the first newline is after it. */
+	char *nl0 = w->len > 1 ? memchr(w->buf + 1, '\n', w->len - 1) : NULL;
 	char *nl1 = nl0 ? memchr(nl0 + 1, '\n', (size_t)(w->buf + w->len - nl0 - 1)) : NULL;
 	char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(w->buf + w->len - nl1 - 1)) : NULL;
 	moat_eval_verdict v;
