@@ -607,9 +607,14 @@ static int make_listener(keeper *k, moat_error *err)
 	k->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (k->listen_fd < 0)
 		return moat_error_errno(err, errno, "control socket: make it");
-	/* umask 077 (moat__keeper_main): the socket is born 0600. */
 	if (bind(k->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return moat_error_errno(err, errno, "control socket %s: bind", k->dir.socket);
+	/* Made 0600: a socket's mode is 0777 less the umask, so the keeper's
+	 * 077 leaves it 0700. Changed by name in the keeper's own folder
+	 * (0700, no one else's to enter or plant in), not by umask: the
+	 * gateway's threads may be making files at this moment. */
+	if (fchmodat(k->dir.dir_fd, "ctl", 0600, 0) < 0)
+		return moat_error_errno(err, errno, "control socket %s: make it 0600", k->dir.socket);
 	if (listen(k->listen_fd, 16) < 0)
 		return moat_error_errno(err, errno, "control socket %s: listen", k->dir.socket);
 	return 0;

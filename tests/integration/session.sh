@@ -31,6 +31,7 @@ t_check "create --json: the state folder exists" test -d "$(printf '%s' "$out" |
 t_check "the keeper outlives create" kill -0 "$kpid"
 t_eq "the keeper is not create's child: it is nobody's but the reaper's" 1 "$(ps -o ppid= -p "$kpid" | tr -d ' ')"
 t_check "the keeper's socket folder is its user's alone (0700)" test "$(stat -c %a "$(dirname "$sock")")" = 700
+t_eq "the keeper's control socket is mode 0600" 600 "$(stat -c %a "$sock")"
 
 # --- one after another
 out=$(ms exec "$N-a" -- sh -c 'echo out; echo err >&2; exit 3' 2>e1)
