@@ -13,7 +13,8 @@
 static void session_usage(FILE *f)
 {
 	fprintf(f, "usage: moat session create [RUN OPTIONS] [--name NAME] [--json]\n"
-		   "       moat session exec ID|NAME [--env NAME[=VALUE]] [--cwd DIR] [--time DUR] -- COMMAND [ARG...]\n"
+		   "       moat session exec ID|NAME [-t] [-i] [--env NAME[=VALUE]] [--cwd DIR] [--time DUR]\n"
+		   "                     [--result FILE] [--detach] -- COMMAND [ARG...]\n"
 		   "       moat session ls [--json]\n"
 		   "       moat session stop ID|NAME\n"
 		   "       moat session rm ID|NAME\n"
@@ -120,6 +121,9 @@ static const struct option exec_options[] = {
 	{"cwd", required_argument, NULL, 'c'},
 	{"time", required_argument, NULL, 'T'},
 	{"tty", no_argument, NULL, 't'},
+	{"interactive", no_argument, NULL, 'i'},
+	{"result", required_argument, NULL, 'r'},
+	{"detach", no_argument, NULL, 'd'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -127,15 +131,16 @@ static const struct option exec_options[] = {
 static int cmd_exec(int argc, char **argv)
 {
 	_cleanup_strv_free_ char **env = NULL;
-	const char *cwd = NULL, *time_s = NULL, *key = NULL;
+	const char *cwd = NULL, *time_s = NULL, *key = NULL, *result = NULL;
 	uint64_t time_ms = 0;
+	bool tty = false, input = false, detach = false;
 	moat_error err = {0};
 	int opt;
 	optind = 1;
 	opterr = 0;
 	/* Options may come before and after ID|NAME, up to "--". */
 	for (;;) {
-		opt = getopt_long(argc, argv, "+th", exec_options, NULL);
+		opt = getopt_long(argc, argv, "+tih", exec_options, NULL);
 		if (opt == -1) {
 			if (key || optind >= argc || strcmp(argv[optind - 1], "--") == 0)
 				break;
@@ -147,8 +152,19 @@ static int cmd_exec(int argc, char **argv)
 			session_usage(stdout);
 			return 0;
 		case 't':
-			return moat_cli_fail("session exec: -t is not built yet (a command's streams are the caller's, "
-					     "never a terminal)");
+			tty = true;
+			break;
+		case 'i':
+			input = true;
+			break;
+		case 'd':
+			detach = true;
+			break;
+		case 'r':
+			if (!optarg[0])
+				return moat_cli_fail("session exec: --result needs a file (or - for stdout)");
+			result = optarg;
+			break;
 		case 'e': {
 			_cleanup_free_ char *kv = NULL;
 			if (!strchr(optarg, '=')) {
@@ -192,16 +208,34 @@ static int cmd_exec(int argc, char **argv)
 		return MOAT_EXIT_ERROR;
 	if (!s.running)
 		return moat_cli_fail("session exec: session %s is not running (%s)", key, s.reason);
-	moat_session_exec_opts o = {.argv = argv + optind, .env = env, .cwd = cwd, .time_ms = time_ms};
-	moat_keeper_exit e;
-	bool timed_out;
-	if (moat_session_exec(&s, &o, &e, &timed_out, &err) < 0)
+	if (detach && (tty || input || result || time_ms))
+		return moat_cli_fail("session exec: --detach takes none of -t, -i, --result, --time (nothing stays "
+				     "attached to the command)");
+	moat_session_exec_opts o = {.argv = argv + optind,
+				    .env = env,
+				    .cwd = cwd,
+				    .time_ms = time_ms,
+				    .tty = tty,
+				    .input = input,
+				    .count_output = result != NULL,
+				    .detach = detach};
+	moat_session_exec_result x;
+	if (moat_session_exec(&s, &o, &x, &err) < 0)
 		return fail_err("exec", &err);
-	if (timed_out)
+	if (detach) {
+		/* The command's id in its session, for the caller's records. */
+		printf("%u\n", (unsigned)x.id);
+		return 0;
+	}
+	/* As `moat run`: a result that could not be written is moat's
+	 * failure (125), whatever the command did. */
+	if (result && moat_session_exec_result_write(&s, &o, &x, result, &err) < 0)
+		return fail_err("exec: --result", &err);
+	if (x.timed_out)
 		moat_cli_fail("session exec: --time %s passed; the command was killed", time_s);
-	else if (e.error[0])
-		moat_cli_fail("session exec: %s", e.error);
-	return e.exit_status;
+	else if (x.exit.error[0])
+		moat_cli_fail("session exec: %s", x.exit.error);
+	return x.exit.exit_status;
 }
 
 static int cmd_ls(int argc, char **argv)

@@ -72,17 +72,47 @@ int moat_session_stop(const moat_session_info *s, moat_error *err);
 int moat_session_remove(const moat_session_info *s, moat_error *err);
 
 /* One command through the session's keeper (never setns: its init starts
- * it). stdio: the caller's own descriptors 0, 1, 2, where a terminal is
- * never passed (standard input then is /dev/null; standard output and
- * error are relayed through pipes). SIGINT, SIGTERM and SIGHUP to the caller
- * are sent on to the command; if the caller is killed, the keeper kills the
- * command (spawn.attached). time_ms > 0: the command is killed after that
- * long (*ret_timed_out). */
+ * it; session-exec.c). Its standard streams are the caller's own 0, 1, 2,
+ * where a terminal is never passed: a terminal's input goes through a pipe
+ * (input), its output through pipes this process copies out. SIGINT,
+ * SIGTERM and SIGHUP to the caller are sent on to the command; if the
+ * caller is killed, the keeper kills the command (spawn.attached) unless
+ * it was detached. */
 typedef struct moat_session_exec_opts {
 	char *const *argv;
 	char *const *env; /* NAME=VALUE */
 	const char *cwd;  /* NULL: the sandbox's default */
+	/* > 0: the command is killed after that long (ret->timed_out). */
 	uint64_t time_ms;
+	/* A pseudo-terminal of the sandbox's own is the command's (-t): the
+	 * caller's terminal goes raw, its keystrokes and window size
+	 * (SIGWINCH) are relayed, and the command's output comes on stdout. */
+	bool tty;
+	/* The caller's standard input is the command's (-i); without it (and
+	 * without tty), /dev/null. */
+	bool input;
+	/* Output goes through this process, which counts it (--result). */
+	bool count_output;
+	/* Started and left running (--detach): not waited for, not killed
+	 * when the caller ends, its streams /dev/null. */
+	bool detach;
 } moat_session_exec_opts;
-int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *o, moat_keeper_exit *ret,
-		      bool *ret_timed_out, moat_error *err);
+
+typedef struct moat_session_exec_result {
+	uint32_t id;        /* the command's id in its sandbox */
+	pid_t pid;          /* its pid inside */
+	moat_keeper_exit exit; /* how it ended (not for detach) */
+	bool timed_out;     /* time_ms passed: it was killed */
+	uint64_t wall_ms;   /* the front's clock, start to end */
+	uint64_t stdout_bytes, stderr_bytes; /* what this process relayed */
+} moat_session_exec_result;
+
+int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *o, moat_session_exec_result *ret,
+		      moat_error *err);
+
+/* Writes x as `moat run`'s result JSON for that one command to path ("-":
+ * stdout; a host path never resolved through a link the sandbox could
+ * have planted), with the session's id and the command's; the isolation
+ * is the session's own and is not repeated there. */
+int moat_session_exec_result_write(const moat_session_info *s, const moat_session_exec_opts *o,
+				   const moat_session_exec_result *x, const char *path, moat_error *err);

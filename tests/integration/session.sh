@@ -41,7 +41,9 @@ t_eq "exec by id" "0 written" "$? $out"
 out=$(ms exec "$N-a" -- cat /tmp/f)
 t_eq "a file written in one exec is there for the next (/tmp lasts as long as the session)" "0 kept" "$? $out"
 out=$(echo piped | ms exec "$N-a" -- cat)
-t_eq "exec: standard input that is not a terminal is the command's" "0 piped" "$? $out"
+t_eq "exec: without -i, the command's standard input is /dev/null" "0 " "$? $out"
+out=$(echo piped | ms exec -i "$N-a" -- cat)
+t_eq "exec -i: standard input that is not a terminal is the command's" "0 piped" "$? $out"
 out=$(ms exec "$N-a" --env GREETING=hi --cwd /tmp -- sh -c 'echo $GREETING $PWD')
 t_eq "exec --env, --cwd" "0 hi /tmp" "$? $out"
 ms exec "$N-a" -- no-such-command 2>e2

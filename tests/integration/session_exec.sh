@@ -1,0 +1,81 @@
+#!/bin/bash
+# moat session exec's options (session.h, docs/sessions.md): -t on a
+# terminal (window size, keystrokes, signals; session_pty.py plays the
+# terminal), -i, --result (moat run's result JSON for one command, never
+# written through a link the session planted), --detach.
+. "$MOAT_SRC/lib.sh"
+cd "$MOAT_TDIR"
+
+N="x$$"
+ms() { "$MOAT" session "$@"; }
+cleanup() { "$MOAT" session rm "$N" >/dev/null 2>&1; }
+trap cleanup EXIT
+
+mkdir -p rw canary
+# As root, the sandbox runs as an unprivileged host uid: the writable bind
+# must be open to it.
+chmod 777 rw
+ms create --name "$N" --rw "$MOAT_TDIR/rw:/rw" --ro "$MOAT_ATTACKS:/attacks" >/dev/null 2>err
+t_eq "create: exit 0" "0 " "$? $(cat err)"
+
+# --- -t and -i on a terminal
+while IFS= read -r line; do
+	case "$line" in
+	"ok "*) t_ok "${line#ok }" ;;
+	"fail "*) t_fail "${line#fail }" ;;
+	*) t_fail "session_pty.py: unexpected output" "$line" ;;
+	esac
+done < <(python3 "$MOAT_SRC/integration/session_pty.py" "$MOAT" "$N" 2>&1)
+
+out=$(ms exec -t "$N" -- sh -c 'tty; exit 4' </dev/null)
+rc=$?
+t_match "-t without a terminal of the caller's: the command has one of its own" '^/dev/pts/[0-9]+' "$out"
+t_eq "-t without a terminal of the caller's: its status" 4 "$rc"
+
+out=$(printf 'a\nb\n' | ms exec -i "$N" -- wc -l)
+t_eq "-i: piped input is the command's" "0 2" "$? $(echo $out)"
+out=$(printf 'a\nb\n' | ms exec "$N" -- wc -l)
+t_eq "without -i: the command's input is /dev/null" "0 0" "$? $(echo $out)"
+
+# --- --result: the command's own wall, CPU, memory peak and output bytes
+ms exec "$N" --result r1.json -- sh -c 'printf 12345; printf 123 >&2; exit 3' >o1 2>e1
+t_eq "--result: exec still exits with the command's status, output as it came" "3 12345 123" "$? $(cat o1) $(cat e1)"
+t_eq "--result: status, code, output bytes, exit status" "exited 3 5 3 3" \
+	"$(json r1.json 'j["status"], j["exit_code"], j["stdout_bytes"], j["stderr_bytes"], j["exit_status"]' | tr -d "(),'")"
+t_eq "--result: wall and CPU are numbers, a memory peak was measured" "True True True" \
+	"$(json r1.json 'isinstance(j["wall_ms"], int), isinstance(j["cpu_ms"], int), j["memory_peak_bytes"] > 0' | tr -d "(),'")"
+t_eq "--result: names the session and the command, claims no isolation of its own" "True True False" \
+	"$(json r1.json 'len(j["session"]) == 24, j["command"] > 0, "isolation" in j' | tr -d "(),'")"
+ms exec "$N" --result r2.json --time 1s -- sleep 60 2>/dev/null
+t_eq "--result with --time passed: timeout, the wall limit, 137" "137 timeout wall 137 1000" \
+	"$? $(json r2.json 'j["status"], j["limit"], j["exit_status"], j["enforced"]["wall"]["limit"]' | tr -d "(),'")"
+out=$(ms exec "$N" --result - -- true)
+t_eq "--result -: the JSON on stdout" "exited" "$(printf '%s' "$out" | json /dev/stdin 'j["status"]')"
+ms exec "$N" -t --result r3.json -- sh -c 'printf abc' </dev/null >/dev/null
+t_eq "-t --result: what came through the terminal is counted" 3 "$(json r3.json 'j["stdout_bytes"]')"
+
+# --- attack: a session command plants a link where the next --result goes
+out=$(ms exec "$N" --env "MOAT_CANARY_DIR=$MOAT_TDIR/canary" -- /attacks/attack_host_result_link 2>&1)
+ms exec "$N" --result "$MOAT_TDIR/rw/d/result.json" -- true 2>e2
+rc=$?
+if [ "$rc" = 125 ] && [ -z "$(ls canary)" ] && printf '%s' "$out" | grep -q '^BLOCKED'; then
+	t_ok "attack host_result_link (in a session, then exec --result through it): blocked"
+else
+	t_fail "attack host_result_link (in a session, then exec --result through it): blocked" "exit $rc" \
+		"$out" "$(cat e2)" "canary: $(ls canary)"
+fi
+
+# --- --detach: the command runs on after exec has returned
+out=$(ms exec --detach "$N" -- sh -c 'sleep 1; echo done > /tmp/detached')
+rc=$?
+t_match "--detach: exit 0 at once, printing the command's id" '^0 [0-9]+$' "$rc $out"
+got=""
+for _ in $(seq 300); do
+	got=$(ms exec "$N" -- cat /tmp/detached 2>/dev/null) && [ -n "$got" ] && break
+	sleep 0.1
+done
+t_eq "--detach: the command ran to its end after exec returned" done "$got"
+ms exec --detach -t "$N" -- true 2>e3
+t_eq "--detach -t: 125, one line" "125 1" "$? $(wc -l <e3)"
+ms exec --result "" "$N" -- true 2>e4
+t_eq "--result '': 125, one line" "125 1" "$? $(wc -l <e4)"
