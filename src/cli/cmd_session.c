@@ -3,7 +3,10 @@
  * libmoat, prints. */
 #include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -12,12 +15,13 @@
 
 static void session_usage(FILE *f)
 {
-	fprintf(f, "usage: moat session create [RUN OPTIONS] [--name NAME] [--json]\n"
+	fprintf(f, "usage: moat session create [RUN OPTIONS] [--name NAME] [--workspace DIR] [--json]\n"
 		   "       moat session exec ID|NAME [-t] [-i] [--env NAME[=VALUE]] [--cwd DIR] [--time DUR]\n"
 		   "                     [--result FILE] [--detach] -- COMMAND [ARG...]\n"
+		   "       moat session cp HOST_PATH ID|NAME:PATH | ID|NAME:PATH HOST_PATH\n"
 		   "       moat session ls [--json]\n"
 		   "       moat session stop ID|NAME\n"
-		   "       moat session rm ID|NAME\n"
+		   "       moat session rm [--purge] ID|NAME\n"
 		   "\n"
 		   "A session is a sandbox that lives until it is stopped: create starts its\n"
 		   "keeper and prints its id; exec runs one command in it (several may run at\n"
@@ -47,34 +51,8 @@ static char **keeper_env(void)
 	return env;
 }
 
-static int cmd_create(int argc, char **argv)
+static int create_with(int n, char **rest, const char *name, bool json, const char *ws_path, const char *ws_tmp)
 {
-	/* --name and --json are create's own; the rest go to the run options'
-	 * parser as they are. */
-	const char *name = NULL;
-	bool json = false;
-	_cleanup_free_ char **rest = calloc((size_t)argc + 1, sizeof(char *));
-	if (!rest)
-		return moat_cli_fail("out of memory");
-	int n = 0;
-	rest[n++] = argv[0];
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			for (; i < argc; i++)
-				rest[n++] = argv[i];
-			break;
-		}
-		if (strcmp(argv[i], "--json") == 0)
-			json = true;
-		else if (strcmp(argv[i], "--name") == 0) {
-			if (i + 1 >= argc)
-				return moat_cli_fail("session create: --name needs a value");
-			name = argv[++i];
-		} else if (strncmp(argv[i], "--name=", 7) == 0)
-			name = argv[i] + 7;
-		else
-			rest[n++] = argv[i];
-	}
 	_cleanup_policy_ moat_policy *policy = NULL;
 	bool help;
 	int first = moat_cli_load_run_policy(n, rest, &policy, NULL, &help);
@@ -89,14 +67,16 @@ static int cmd_create(int argc, char **argv)
 				     rest[first]);
 	moat__session_default_limits(policy);
 	moat_keeper_start_opts o = {.envp = keeper_env()};
+	moat_session_workspace ws = {.host_path = ws_path, .persistent_tmp = ws_tmp};
 	moat_session_info s;
 	moat_error err = {0};
-	if (moat_session_create(policy, name, &o, &s, &err) < 0)
+	if (moat_session_create(policy, name, &ws, &o, &s, &err) < 0)
 		return fail_err("create", &err);
 	if (json) {
-		json_t *j = json_pack("{s:s, s:s?, s:s, s:s, s:i, s:s}", "id", s.id, "name", s.name[0] ? s.name : NULL,
-				      "state_dir", s.dir, "socket", s.socket, "keeper_pid", (int)s.keeper_pid,
-				      "policy_sha256", s.policy_sha256);
+		json_t *j = json_pack("{s:s, s:s?, s:s, s:s, s:i, s:s, s:s, s:b}", "id", s.id, "name",
+				      s.name[0] ? s.name : NULL, "state_dir", s.dir, "socket", s.socket, "keeper_pid",
+				      (int)s.keeper_pid, "policy_sha256", s.policy_sha256, "workspace", s.workspace,
+				      "workspace_persistent", s.workspace_persistent);
 		char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
 		json_decref(j);
 		if (!t)
@@ -106,6 +86,73 @@ static int cmd_create(int argc, char **argv)
 	} else
 		printf("%s\n", s.id);
 	return 0;
+}
+
+static int cmd_create(int argc, char **argv)
+{
+	/* --name, --json and --workspace are create's own; the rest go to the
+	 * run options' parser as they are, with the workspace's bind and
+	 * working directory added. */
+	const char *name = NULL, *workspace = NULL;
+	bool json = false, cwd_given = false;
+	_cleanup_free_ char **rest = calloc((size_t)argc + 8, sizeof(char *));
+	if (!rest)
+		return moat_cli_fail("out of memory");
+	int n = 0, tail = -1;
+	rest[n++] = argv[0];
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			tail = i;
+			break;
+		}
+		if (strcmp(argv[i], "--json") == 0)
+			json = true;
+		else if (strcmp(argv[i], "--name") == 0 || strcmp(argv[i], "--workspace") == 0) {
+			if (i + 1 >= argc)
+				return moat_cli_fail("session create: %s needs a value", argv[i]);
+			*(argv[i][2] == 'n' ? &name : &workspace) = argv[i + 1];
+			i++;
+		} else if (strncmp(argv[i], "--name=", 7) == 0)
+			name = argv[i] + 7;
+		else if (strncmp(argv[i], "--workspace=", 12) == 0)
+			workspace = argv[i] + 12;
+		else {
+			if (strcmp(argv[i], "--cwd") == 0 || strncmp(argv[i], "--cwd=", 6) == 0)
+				cwd_given = true;
+			rest[n++] = argv[i];
+		}
+	}
+	/* The workspace: the folder given, or one of the session's own that
+	 * outlives stop (and rm, but for rm --purge). */
+	char ws_path[PATH_MAX], ws_tmp[64] = "";
+	moat_error err = {0};
+	if (workspace) {
+		if (!workspace[0] || !realpath(workspace, ws_path))
+			return moat_cli_fail("session create: --workspace %s: %s", workspace,
+					     workspace[0] ? strerror(errno) : "empty");
+		struct stat st;
+		if (stat(ws_path, &st) < 0 || !S_ISDIR(st.st_mode))
+			return moat_cli_fail("session create: --workspace %s: not a folder", workspace);
+	} else if (moat__session_workspace_new(ws_path, sizeof(ws_path), ws_tmp, sizeof(ws_tmp), &err) < 0)
+		return fail_err("create", &err);
+	_cleanup_free_ char *bind = NULL;
+	if (asprintf(&bind, "%s:/workspace", ws_path) < 0)
+		return moat_cli_fail("out of memory");
+	rest[n++] = "--rw";
+	rest[n++] = bind;
+	if (!cwd_given) {
+		rest[n++] = "--cwd";
+		rest[n++] = "/workspace";
+	}
+	for (int i = tail; tail >= 0 && i < argc; i++)
+		rest[n++] = argv[i];
+	int rc = create_with(n, rest, name, json, ws_path, ws_tmp[0] ? ws_tmp : NULL);
+	if (rc != 0 && ws_tmp[0]) {
+		/* Nothing of a session that was not made stays. */
+		moat_error e2 = {0};
+		(void)moat__session_workspace_purge(ws_tmp, &e2);
+	}
+	return rc;
 }
 
 static int find(const char *what, const char *key, moat_session_info *s)
@@ -238,6 +285,38 @@ static int cmd_exec(int argc, char **argv)
 	return x.exit.exit_status;
 }
 
+/* cp SRC ID:DST | ID:SRC DST: exactly one side names a session. */
+static int cmd_cp(int argc, char **argv)
+{
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		session_usage(stdout);
+		return 0;
+	}
+	if (argc != 3)
+		return moat_cli_fail("session cp: expected a source and a destination (usage: moat session cp SRC "
+				     "ID:DST, or ID:SRC DST)");
+	char k1[MOAT_SESSION_NAME_MAX + 1], k2[MOAT_SESSION_NAME_MAX + 1];
+	const char *p1, *p2;
+	bool s1 = moat__session_cp_split(argv[1], k1, sizeof(k1), &p1);
+	bool s2 = moat__session_cp_split(argv[2], k2, sizeof(k2), &p2);
+	if (s1 == s2)
+		return moat_cli_fail("session cp: exactly one of '%s' and '%s' must be ID:/PATH in a session", argv[1],
+				     argv[2]);
+	bool into = s2;
+	moat_session_info s;
+	if (find("cp", into ? k2 : k1, &s) < 0)
+		return MOAT_EXIT_ERROR;
+	if (!s.running)
+		return moat_cli_fail("session cp: session %s is not running (%s)", into ? k2 : k1, s.reason);
+	moat_session_cp_stats st;
+	moat_error err = {0};
+	if (moat_session_cp(&s, into, into ? argv[1] : argv[2], into ? p2 : p1, &st, &err) < 0)
+		return fail_err("cp", &err);
+	printf("%llu files, %llu folders, %llu bytes\n", (unsigned long long)st.files, (unsigned long long)st.dirs,
+	       (unsigned long long)st.bytes);
+	return 0;
+}
+
 static int cmd_ls(int argc, char **argv)
 {
 	bool json = argc == 2 && strcmp(argv[1], "--json") == 0;
@@ -252,11 +331,12 @@ static int cmd_ls(int argc, char **argv)
 		json_t *a = json_array();
 		for (size_t i = 0; a && i < n; i++)
 			json_array_append_new(
-				a, json_pack("{s:s, s:s?, s:s, s:s?, s:I, s:i, s:s, s:s}", "id", v[i].id, "name",
+				a, json_pack("{s:s, s:s?, s:s, s:s?, s:I, s:i, s:s, s:s, s:s, s:b}", "id", v[i].id, "name",
 					     v[i].name[0] ? v[i].name : NULL, "state", v[i].running ? "running" : "dead",
 					     "reason", v[i].running ? NULL : v[i].reason, "created", (json_int_t)v[i].created,
 					     "keeper_pid", (int)v[i].keeper_pid, "state_dir", v[i].dir, "policy_sha256",
-					     v[i].policy_sha256));
+					     v[i].policy_sha256, "workspace", v[i].workspace, "workspace_persistent",
+					     v[i].workspace_persistent));
 		char *t = a ? json_dumps(a, JSON_COMPACT) : NULL;
 		json_decref(a);
 		if (!t)
@@ -280,14 +360,28 @@ static int cmd_ls(int argc, char **argv)
 static int cmd_stop_rm(int argc, char **argv, bool rm)
 {
 	const char *what = rm ? "rm" : "stop";
-	if (argc != 2)
-		return moat_cli_fail("session %s: expected one ID or NAME (usage: moat session %s ID|NAME)", what, what);
+	bool purge = false;
+	const char *key = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (rm && strcmp(argv[i], "--purge") == 0)
+			purge = true;
+		else if (!key && argv[i][0] != '-')
+			key = argv[i];
+		else
+			key = NULL, i = argc;
+	}
+	if (!key || argc != 2 + (int)purge)
+		return moat_cli_fail("session %s: expected one ID or NAME (usage: moat session %s%s ID|NAME)", what, what,
+				     rm ? " [--purge]" : "");
 	moat_session_info s;
-	if (find(what, argv[1], &s) < 0)
+	if (find(what, key, &s) < 0)
 		return MOAT_EXIT_ERROR;
 	moat_error err = {0};
-	if (rm ? moat_session_remove(&s, &err) < 0 : moat_session_stop(&s, &err) < 0)
+	if (rm ? moat_session_remove(&s, purge, &err) < 0 : moat_session_stop(&s, &err) < 0)
 		return fail_err(what, &err);
+	/* Said, so that no one takes it to be gone. */
+	if (rm && s.workspace_persistent && !purge)
+		fprintf(stderr, "moat: session rm: its workspace stays at %s (rm --purge removes it)\n", s.workspace);
 	return 0;
 }
 
@@ -306,11 +400,13 @@ int moat_cmd_session(int argc, char **argv)
 		return cmd_create(argc - 1, argv + 1);
 	if (strcmp(sub, "exec") == 0)
 		return cmd_exec(argc - 1, argv + 1);
+	if (strcmp(sub, "cp") == 0)
+		return cmd_cp(argc - 1, argv + 1);
 	if (strcmp(sub, "ls") == 0)
 		return cmd_ls(argc - 1, argv + 1);
 	if (strcmp(sub, "stop") == 0)
 		return cmd_stop_rm(argc - 1, argv + 1, false);
 	if (strcmp(sub, "rm") == 0)
 		return cmd_stop_rm(argc - 1, argv + 1, true);
-	return moat_cli_fail("session: unknown command '%s' (expected create, exec, ls, stop or rm)", sub);
+	return moat_cli_fail("session: unknown command '%s' (expected create, exec, cp, ls, stop or rm)", sub);
 }

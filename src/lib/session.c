@@ -46,9 +46,10 @@ static int base_open(char *path, size_t len, moat_error *err)
 /* Writes the record of s into its folder dfd, replacing it whole. */
 static int record_write(int dfd, const moat_session_info *s, bool stopped, moat_error *err)
 {
-	json_t *o = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:b}", "id", s->id, "name", s->name, "created",
-			      (json_int_t)s->created, "keeper_pid", (int)s->keeper_pid, "socket", s->socket,
-			      "policy_sha256", s->policy_sha256, "stopped", stopped);
+	json_t *o = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s:s, s:b}", "id", s->id, "name", s->name,
+			      "created", (json_int_t)s->created, "keeper_pid", (int)s->keeper_pid, "socket", s->socket,
+			      "policy_sha256", s->policy_sha256, "stopped", stopped, "workspace", s->workspace,
+			      "workspace_persistent", s->workspace_persistent);
 	_cleanup_free_ char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!txt)
@@ -82,20 +83,23 @@ static int record_read(int dfd, const char *id, moat_session_info *ret, bool *re
 	if (len >= RECORD_MAX)
 		return -EINVAL;
 	json_t *o = json_loadb(buf, len, 0, NULL);
-	const char *rid, *name, *sock, *sha;
+	const char *rid, *name, *sock, *sha, *ws = "";
 	json_int_t created;
-	int pid, stopped;
+	int pid, stopped, ws_persistent = 0;
 	int r = -EINVAL;
 	if (o &&
-	    json_unpack(o, "{s:s, s:s, s:I, s:i, s:s, s:s, s:b}", "id", &rid, "name", &name, "created", &created,
-			"keeper_pid", &pid, "socket", &sock, "policy_sha256", &sha, "stopped", &stopped) == 0 &&
+	    json_unpack(o, "{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s?:s, s?:b}", "id", &rid, "name", &name, "created",
+			&created, "keeper_pid", &pid, "socket", &sock, "policy_sha256", &sha, "stopped", &stopped,
+			"workspace", &ws, "workspace_persistent", &ws_persistent) == 0 &&
 	    strcmp(rid, id) == 0 && strlen(name) < sizeof(ret->name) && strlen(sock) < sizeof(ret->socket) &&
-	    strlen(sha) < sizeof(ret->policy_sha256)) {
+	    strlen(sha) < sizeof(ret->policy_sha256) && strlen(ws) < sizeof(ret->workspace)) {
 		memset(ret, 0, sizeof(*ret));
 		snprintf(ret->id, sizeof(ret->id), "%s", rid);
 		snprintf(ret->name, sizeof(ret->name), "%s", name);
 		snprintf(ret->socket, sizeof(ret->socket), "%s", sock);
 		snprintf(ret->policy_sha256, sizeof(ret->policy_sha256), "%s", sha);
+		snprintf(ret->workspace, sizeof(ret->workspace), "%s", ws);
+		ret->workspace_persistent = ws_persistent;
 		ret->created = created;
 		ret->keeper_pid = pid;
 		*ret_stopped = stopped;
@@ -199,8 +203,8 @@ void moat__session_default_limits(moat_policy *p)
 		p->limits.cpu_ms = MOAT_SESSION_DEFAULT_CPU_MS;
 }
 
-int moat_session_create(const moat_policy *policy, const char *name, const moat_keeper_start_opts *opts,
-			moat_session_info *ret, moat_error *err)
+int moat_session_create(const moat_policy *policy, const char *name, const moat_session_workspace *ws,
+			const moat_keeper_start_opts *opts, moat_session_info *ret, moat_error *err)
 {
 	if (name && !moat__session_name_valid(name))
 		return moat_error_set(err, EINVAL,
@@ -247,8 +251,17 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 	s.keeper_pid = ki.pid;
 	s.created = (int64_t)time(NULL);
 	s.running = true;
+	if (ws && ws->host_path)
+		snprintf(s.workspace, sizeof(s.workspace), "%s", ws->host_path);
+	r = 0;
+	if (ws && ws->persistent_tmp) {
+		s.workspace_persistent = true;
+		r = moat__session_workspace_adopt(ws->persistent_tmp, s.id, s.workspace, sizeof(s.workspace), err);
+	}
 	_cleanup_close_ int dfd = -1;
-	if (mkdirat(base_fd, s.id, 0700) < 0 ||
+	if (r < 0)
+		;
+	else if (mkdirat(base_fd, s.id, 0700) < 0 ||
 	    (dfd = openat(base_fd, s.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		r = moat_error_errno(err, errno, "session %s: make its folder", s.dir);
 	else
@@ -261,6 +274,8 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 			(void)moat_keeper_stop(k, &e2);
 		moat_keeper_close(k);
 		(void)unlinkat(base_fd, s.id, AT_REMOVEDIR);
+		if (s.workspace_persistent)
+			(void)moat__session_workspace_purge(s.id, &e2);
 		return r;
 	}
 	*ret = s;
@@ -308,7 +323,7 @@ int moat_session_stop(const moat_session_info *s, moat_error *err)
 	return 0;
 }
 
-int moat_session_remove(const moat_session_info *s, moat_error *err)
+int moat_session_remove(const moat_session_info *s, bool purge, moat_error *err)
 {
 	moat_session_info cur = *s;
 	if (cur.running) {
@@ -327,6 +342,11 @@ int moat_session_remove(const moat_session_info *s, moat_error *err)
 	}
 	if (unlinkat(base_fd, cur.id, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return moat_error_errno(err, errno, "session %s: remove its folder", cur.dir);
+	if (purge && cur.workspace_persistent) {
+		int r = moat__session_workspace_purge(cur.id, err);
+		if (r < 0)
+			return r;
+	}
 	/* A killed keeper's runtime folder (its lock free) goes too. */
 	_cleanup_close_ int kfd = moat__keeper_base_open(NULL, 0, err);
 	if (kfd >= 0)

@@ -35,7 +35,30 @@ typedef struct moat_session_info {
 	char policy_sha256[65];
 	bool running;     /* its keeper answered */
 	char reason[128]; /* not running: why */
+	/* The host folder bound at /workspace ("" for a session made before
+	 * workspaces), and whether it is the session's own persistent one
+	 * (BASE/workspaces/ID: kept by stop and rm, removed by rm --purge). */
+	char workspace[PATH_MAX];
+	bool workspace_persistent;
 } moat_session_info;
+
+/* The workspace a session is created with: host_path is bound read-write
+ * at /workspace (already in the policy); persistent_tmp, when set, is the
+ * temporary name of a folder moat__session_workspace_new made, which takes
+ * the session's id once it has one. */
+typedef struct moat_session_workspace {
+	const char *host_path;
+	const char *persistent_tmp;
+} moat_session_workspace;
+
+/* session-workspace.c: a fresh persistent workspace folder (0700, as root
+ * the sandbox's unprivileged uid's), its path and temporary name. */
+int moat__session_workspace_new(char *ret_path, size_t len, char *ret_name, size_t name_len, moat_error *err);
+/* Renames it to the session's id. */
+int moat__session_workspace_adopt(const char *tmp_name, const char *id, char *ret_path, size_t len, moat_error *err);
+/* Removes workspace name (an id or a temporary name) and everything in
+ * it, never following a link. */
+int moat__session_workspace_purge(const char *name, moat_error *err);
 
 /* A session's life is bounded by its policy's limits.wall, and the CPU time
  * of all its commands together by limits.cpu_time. A profile's defaults are
@@ -52,8 +75,8 @@ bool moat__session_name_valid(const char *s);
 /* Starts a keeper for policy (effective: moat_cli_load_run_policy) and
  * records the session under name (NULL: none). EEXIST: a session of that
  * name is there already (running or dead: removing it frees the name). */
-int moat_session_create(const moat_policy *policy, const char *name, const moat_keeper_start_opts *opts,
-			moat_session_info *ret, moat_error *err);
+int moat_session_create(const moat_policy *policy, const char *name, const moat_session_workspace *ws,
+			const moat_keeper_start_opts *opts, moat_session_info *ret, moat_error *err);
 
 /* Every session of this user, in the order of their creation; *ret is the
  * caller's to free. */
@@ -68,8 +91,9 @@ int moat_session_find(const char *key, moat_session_info *ret, moat_error *err);
 int moat_session_stop(const moat_session_info *s, moat_error *err);
 
 /* Stops the session if it runs and removes its record and its keeper's
- * runtime folder. */
-int moat_session_remove(const moat_session_info *s, moat_error *err);
+ * runtime folder; its persistent workspace too with purge (else it stays,
+ * and a bound --workspace folder always stays). */
+int moat_session_remove(const moat_session_info *s, bool purge, moat_error *err);
 
 /* One command through the session's keeper (never setns: its init starts
  * it; session-exec.c). Its standard streams are the caller's own 0, 1, 2,
@@ -116,3 +140,24 @@ int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *
  * is the session's own and is not repeated there. */
 int moat_session_exec_result_write(const moat_session_info *s, const moat_session_exec_opts *o,
 				   const moat_session_exec_result *x, const char *path, moat_error *err);
+
+/* Copies host_path into the session at sandbox_path (into), or
+ * sandbox_path out to host_path: regular files and folders, recursively,
+ * never through a link or `..` on either side, refusing devices, FIFOs and
+ * sockets, keeping modes less setuid, setgid and sticky bits. The
+ * sandbox's side is written and read as the sandbox's own user (its
+ * limits, its ownership; never host root), the host's as the caller.
+ * Copying to a folder puts the source in it under its own name; a file
+ * there of that name is overwritten. A copy stopped by a refusal or a limit
+ * leaves what it copied before (session-cp.c). */
+typedef struct moat_session_cp_stats {
+	uint64_t files, dirs, bytes;
+} moat_session_cp_stats;
+int moat_session_cp(const moat_session_info *s, bool into, const char *host_path, const char *sandbox_path,
+		    moat_session_cp_stats *ret, moat_error *err);
+
+/* Pure: whether arg is KEY:PATH with KEY a session's name or id and PATH
+ * absolute (then key and *ret_path are filled). */
+bool moat__session_cp_split(const char *arg, char *key, size_t key_len, const char **ret_path);
+/* Pure: a path in a session: absolute, no `..` component, not too long. */
+int moat__session_cp_path_check(const char *p, moat_error *err);
