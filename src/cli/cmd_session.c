@@ -15,7 +15,7 @@
 
 static void session_usage(FILE *f)
 {
-	fprintf(f, "usage: moat session create [RUN OPTIONS] [--name NAME] [--workspace DIR] [--json]\n"
+	fprintf(f, "usage: moat session create [RUN OPTIONS] [--name NAME] [--workspace DIR] [--ttl DUR] [--idle DUR] [--json]\n"
 		   "       moat session exec ID|NAME [-t] [-i] [--env NAME[=VALUE]] [--cwd DIR] [--time DUR]\n"
 		   "                     [--result FILE] [--detach] -- COMMAND [ARG...]\n"
 		   "       moat session cp HOST_PATH ID|NAME:PATH | ID|NAME:PATH HOST_PATH\n"
@@ -51,7 +51,8 @@ static char **keeper_env(void)
 	return env;
 }
 
-static int create_with(int n, char **rest, const char *name, bool json, const char *ws_path, const char *ws_tmp)
+static int create_with(int n, char **rest, const char *name, bool json, const char *ws_path, const char *ws_tmp,
+		       const moat_session_lifetime *life)
 {
 	_cleanup_policy_ moat_policy *policy = NULL;
 	bool help;
@@ -70,7 +71,7 @@ static int create_with(int n, char **rest, const char *name, bool json, const ch
 	moat_session_workspace ws = {.host_path = ws_path, .persistent_tmp = ws_tmp};
 	moat_session_info s;
 	moat_error err = {0};
-	if (moat_session_create(policy, name, &ws, &o, &s, &err) < 0)
+	if (moat_session_create(policy, name, &ws, life, &o, &s, &err) < 0)
 		return fail_err("create", &err);
 	if (json) {
 		json_t *j = json_pack("{s:s, s:s?, s:s, s:s, s:i, s:s, s:s, s:b}", "id", s.id, "name",
@@ -95,6 +96,8 @@ static int cmd_create(int argc, char **argv)
 	 * working directory added. */
 	const char *name = NULL, *workspace = NULL;
 	bool json = false, cwd_given = false;
+	moat_session_lifetime life = {0};
+	moat_error err = {0};
 	_cleanup_free_ char **rest = calloc((size_t)argc + 8, sizeof(char *));
 	if (!rest)
 		return moat_cli_fail("out of memory");
@@ -107,7 +110,20 @@ static int cmd_create(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--json") == 0)
 			json = true;
-		else if (strcmp(argv[i], "--name") == 0 || strcmp(argv[i], "--workspace") == 0) {
+		else if (strcmp(argv[i], "--ttl") == 0 || strcmp(argv[i], "--idle") == 0) {
+			if (i + 1 >= argc)
+				return moat_cli_fail("session create: %s needs a duration", argv[i]);
+			uint64_t *to = argv[i][2] == 't' ? &life.ttl_ms : &life.idle_ms;
+			if (moat_parse_duration_ms(argv[i + 1], to, &err) < 0 || *to == 0 ||
+			    *to > MOAT_KEEPER_MAX_LIFETIME_MS) {
+				if (!err.code)
+					moat_error_set(&err, MOAT_EINPUT, "'%s': between 1ms and 366 days", argv[i + 1]);
+				char what[16];
+				snprintf(what, sizeof(what), "create: %s", argv[i] + 2);
+				return fail_err(what, &err);
+			}
+			i++;
+		} else if (strcmp(argv[i], "--name") == 0 || strcmp(argv[i], "--workspace") == 0) {
 			if (i + 1 >= argc)
 				return moat_cli_fail("session create: %s needs a value", argv[i]);
 			*(argv[i][2] == 'n' ? &name : &workspace) = argv[i + 1];
@@ -125,7 +141,6 @@ static int cmd_create(int argc, char **argv)
 	/* The workspace: the folder given, or one of the session's own that
 	 * outlives stop (and rm, but for rm --purge). */
 	char ws_path[PATH_MAX], ws_tmp[64] = "";
-	moat_error err = {0};
 	if (workspace) {
 		if (!workspace[0] || !realpath(workspace, ws_path))
 			return moat_cli_fail("session create: --workspace %s: %s", workspace,
@@ -146,7 +161,7 @@ static int cmd_create(int argc, char **argv)
 	}
 	for (int i = tail; tail >= 0 && i < argc; i++)
 		rest[n++] = argv[i];
-	int rc = create_with(n, rest, name, json, ws_path, ws_tmp[0] ? ws_tmp : NULL);
+	int rc = create_with(n, rest, name, json, ws_path, ws_tmp[0] ? ws_tmp : NULL, &life);
 	if (rc != 0 && ws_tmp[0]) {
 		/* Nothing of a session that was not made stays. */
 		moat_error e2 = {0};
@@ -337,6 +352,15 @@ static int cmd_ls(int argc, char **argv)
 					     "keeper_pid", (int)v[i].keeper_pid, "state_dir", v[i].dir, "policy_sha256",
 					     v[i].policy_sha256, "workspace", v[i].workspace, "workspace_persistent",
 					     v[i].workspace_persistent));
+		for (size_t i = 0; a && i < n; i++) {
+			/* How it ended, as its keeper said (null: running, or
+			 * killed without a word), and its lifetime. */
+			json_t *e = json_array_get(a, i);
+			json_object_set_new(e, "end_reason",
+					    !v[i].running && v[i].end_reason[0] ? json_string(v[i].end_reason) : json_null());
+			json_object_set_new(e, "ttl_ms", json_integer((json_int_t)v[i].ttl_ms));
+			json_object_set_new(e, "idle_ms", json_integer((json_int_t)v[i].idle_ms));
+		}
 		char *t = a ? json_dumps(a, JSON_COMPACT) : NULL;
 		json_decref(a);
 		if (!t)

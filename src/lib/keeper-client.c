@@ -474,3 +474,20 @@ int moat_keeper_status(moat_keeper *k, moat_keeper_msg *ret, moat_error *err)
 	}
 	return 0;
 }
+
+int moat_keeper_lifetime(moat_keeper *k, uint64_t ttl_ms, uint64_t idle_ms, int end_dir, moat_error *err)
+{
+	moat_keeper_msg m;
+	moat_keeper_msg_init(&m, MOAT_KEEPER_LIFETIME);
+	m.ttl_ms = ttl_ms;
+	m.idle_ms = idle_ms;
+	moat_keeper_msg a;
+	int r = call(k, &m, end_dir >= 0 ? &end_dir : NULL, end_dir >= 0 ? 1 : 0, &a, NULL, err);
+	if (r < 0)
+		return r;
+	moat_keeper_msg_type t = a.type;
+	moat_keeper_msg_done(&a);
+	if (t != MOAT_KEEPER_OK)
+		return moat_error_set(err, EPROTO, "keeper: answered lifetime with %s", moat_keeper_msg_type_to_string(t));
+	return 0;
+}

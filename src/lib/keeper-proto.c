@@ -9,7 +9,7 @@ static const char *const type_names[_MOAT_KEEPER_MSG_MAX] = {
 	[MOAT_KEEPER_HELLO] = "hello",     [MOAT_KEEPER_SPAWN] = "spawn",   [MOAT_KEEPER_WAIT] = "wait",
 	[MOAT_KEEPER_SIGNAL] = "signal",   [MOAT_KEEPER_STOP] = "stop",     [MOAT_KEEPER_STATUS] = "status",
 	[MOAT_KEEPER_SPAWNED] = "spawned", [MOAT_KEEPER_EXIT] = "exit",     [MOAT_KEEPER_OK] = "ok",
-	[MOAT_KEEPER_ERROR] = "error",
+	[MOAT_KEEPER_ERROR] = "error",     [MOAT_KEEPER_LIFETIME] = "lifetime",
 };
 
 const char *moat_keeper_msg_type_to_string(moat_keeper_msg_type t)
@@ -76,6 +76,7 @@ static const char *const fields[_MOAT_KEEPER_MSG_MAX][12] = {
 			      "cpu_sys_ms", "max_rss_bytes", "error"},
 	[MOAT_KEEPER_OK] = {NULL},
 	[MOAT_KEEPER_ERROR] = {"errno", "message"},
+	[MOAT_KEEPER_LIFETIME] = {"ttl_ms", "idle_ms"},
 };
 
 static bool field_known(moat_keeper_msg_type t, const char *key)
@@ -223,6 +224,15 @@ int moat__keeper_encode(const moat_keeper_msg *m, char **ret, moat_error *err)
 		oom |= json_object_set_new(o, "cpu_sys_ms", json_integer((json_int_t)m->exit.cpu_sys_ms)) < 0;
 		oom |= json_object_set_new(o, "max_rss_bytes", json_integer((json_int_t)m->exit.max_rss_bytes)) < 0;
 		oom |= json_object_set_new(o, "error", json_string(m->exit.error)) < 0;
+		break;
+	case MOAT_KEEPER_LIFETIME:
+		if (m->ttl_ms > MOAT_KEEPER_MAX_LIFETIME_MS || m->idle_ms > MOAT_KEEPER_MAX_LIFETIME_MS) {
+			r = moat_error_set(err, EINVAL, "lifetime: longer than %llu ms",
+					   (unsigned long long)MOAT_KEEPER_MAX_LIFETIME_MS);
+			break;
+		}
+		oom |= json_object_set_new(o, "ttl_ms", json_integer((json_int_t)m->ttl_ms)) < 0;
+		oom |= json_object_set_new(o, "idle_ms", json_integer((json_int_t)m->idle_ms)) < 0;
 		break;
 	case MOAT_KEEPER_ERROR:
 		oom |= json_object_set_new(o, "errno", json_integer(m->error_errno)) < 0;
@@ -512,6 +522,10 @@ static int decode_object(json_t *o, moat_keeper_msg *m, moat_error *err)
 			return r;
 		return 0;
 	}
+	case MOAT_KEEPER_LIFETIME:
+		if ((r = get_uint(o, tn, "ttl_ms", MOAT_KEEPER_MAX_LIFETIME_MS, true, &m->ttl_ms, err)) < 0)
+			return r;
+		return get_uint(o, tn, "idle_ms", MOAT_KEEPER_MAX_LIFETIME_MS, true, &m->idle_ms, err);
 	case MOAT_KEEPER_ERROR:
 		if ((r = get_int(o, tn, "errno", 0, 4095, &m->error_errno, err)) < 0)
 			return r;

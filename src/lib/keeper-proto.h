@@ -24,6 +24,8 @@
  *   stop   {tag}                    ok     {tag}
  *   status {tag}                    status {tag, sandbox, pid, state,
  *                                           commands}
+ *   lifetime {tag, ttl_ms, idle_ms} ok     {tag}
+ *           + the folder for end.json (keeper-lifetime.h)
  *   (any)                           error  {tag, errno, message}
  */
 #pragma once
@@ -47,6 +49,8 @@
 #define MOAT_KEEPER_MAX_VERSIONS 16
 #define MOAT_KEEPER_MAX_COMMANDS 64
 #define MOAT_KEEPER_MAX_ERROR 512
+/* lifetime's ttl_ms and idle_ms: at most a year. */
+#define MOAT_KEEPER_MAX_LIFETIME_MS (366ull * 24 * 3600 * 1000)
 /* A sandbox's id: this many random bytes, hex-encoded. */
 #define MOAT_KEEPER_ID_BYTES 12
 #define MOAT_KEEPER_ID_LEN (MOAT_KEEPER_ID_BYTES * 2 + 1)
@@ -62,6 +66,7 @@ typedef enum moat_keeper_msg_type {
 	MOAT_KEEPER_EXIT,
 	MOAT_KEEPER_OK,
 	MOAT_KEEPER_ERROR,
+	MOAT_KEEPER_LIFETIME,
 	_MOAT_KEEPER_MSG_MAX,
 	_MOAT_KEEPER_MSG_INVALID = -1,
 } moat_keeper_msg_type;
@@ -117,6 +122,10 @@ typedef struct moat_keeper_msg {
 	int signal; /* signal */
 
 	moat_keeper_exit exit; /* exit */
+
+	/* lifetime: the sandbox is stopped ttl_ms from now, and after
+	 * idle_ms with no command running (0: never) */
+	uint64_t ttl_ms, idle_ms;
 
 	/* error */
 	int error_errno;

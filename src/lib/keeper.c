@@ -5,6 +5,7 @@
 
 #include "audit.h"
 #include "egress.h"
+#include "keeper-lifetime.h"
 #include "policy.h"
 
 #include <event2/event.h>
@@ -67,6 +68,8 @@ struct keeper {
 	bool sandbox_ended;
 	bool dispatch_failed;
 	moat_audit *audit;
+	moat_keeper_lifetime_state lt; /* ttl, idle, end.json (keeper-lifetime.h) */
+	bool lifetime_set;
 };
 
 /* ---- answers ---- */
@@ -167,6 +170,7 @@ static void command_ended(keeper *k, const moat_command_result *r)
 			k->owner[i] = k->owner[k->n_live];
 			break;
 		}
+	moat__keeper_lifetime_activity(&k->lt, k->n_live);
 	for (waiter **w = &k->waiters; *w;) {
 		if ((*w)->id == r->id) {
 			waiter *done = *w;
@@ -235,6 +239,7 @@ static void do_spawn(conn *c, const moat_keeper_msg *m, int *fds, size_t n_fds)
 		k->owner[k->n_live] = m->attached ? c : NULL;
 		k->live[k->n_live++] = cmd.id;
 	}
+	moat__keeper_lifetime_activity(&k->lt, k->n_live);
 	moat_keeper_msg a;
 	moat_keeper_msg_init(&a, MOAT_KEEPER_SPAWNED);
 	a.tag = m->tag;
@@ -289,6 +294,7 @@ static void do_signal(conn *c, const moat_keeper_msg *m)
 static void do_stop(conn *c, const moat_keeper_msg *m)
 {
 	moat_error err = {0};
+	moat__keeper_lifetime_note(&c->k->lt, MOAT_END_STOPPED);
 	if (!c->k->sandbox_ended && moat_sandbox_stop(c->k->sb, &err) < 0) {
 		char buf[MOAT_ERROR_MAX + 64];
 		answer_error(c, m->tag, err.code, "stop: %s", moat_error_format(&err, buf, sizeof(buf)));
@@ -309,6 +315,35 @@ static void do_status(conn *c, const moat_keeper_msg *m)
 	memcpy(a.commands, k->live, k->n_live * sizeof(k->live[0]));
 	a.n_commands = k->n_live;
 	answer(c, &a, -1);
+}
+
+/* lifetime: the session's time to live and idle time, and the folder
+ * end.json goes to (keeper-lifetime.h). */
+static void do_lifetime(conn *c, const moat_keeper_msg *m, const int *fds, size_t n_fds)
+{
+	keeper *k = c->k;
+	struct stat st;
+	if (n_fds > 1 || (n_fds == 1 && (fstat(fds[0], &st) < 0 || !S_ISDIR(st.st_mode)))) {
+		answer_error(c, m->tag, EINVAL, "lifetime: at most one descriptor, a folder for end.json");
+		return;
+	}
+	moat_error err = {0};
+	if (moat__keeper_lifetime_set(&k->lt, m->ttl_ms, m->idle_ms, n_fds ? fds[0] : -1, k->n_live, &err) < 0) {
+		answer_error(c, m->tag, err.code, "lifetime: %s", err.msg);
+		return;
+	}
+	k->lifetime_set = true;
+	answer_ok(c, m->tag);
+}
+
+/* A lifetime timer passed: the sandbox is stopped as a stop would. */
+static void lifetime_expired(void *arg, const char *reason)
+{
+	keeper *k = arg;
+	(void)reason;
+	moat_error err = {0};
+	if (!k->sandbox_ended)
+		(void)moat_sandbox_stop(k->sb, &err);
 }
 
 static void sandbox_cb(evutil_socket_t fd, short what, void *arg);
@@ -358,6 +393,9 @@ static void conn_cb(evutil_socket_t fd, short what, void *arg)
 			break;
 		case MOAT_KEEPER_STOP:
 			do_stop(c, &m);
+			break;
+		case MOAT_KEEPER_LIFETIME:
+			do_lifetime(c, &m, fds, n);
 			break;
 		case MOAT_KEEPER_STATUS:
 			if (m.state[0])
@@ -663,6 +701,7 @@ static int keeper_loop(keeper *k, moat_error *err)
 	k->base = event_base_new();
 	if (!k->base)
 		return moat_error_set(err, ENOMEM, "event loop: make it");
+	moat__keeper_lifetime_init(&k->lt, k->base, lifetime_expired, k);
 	int sbfd = moat_sandbox_fd(k->sb);
 	if (sbfd < 0)
 		return moat_error_set(err, -sbfd, "sandbox: no descriptor to watch");
@@ -691,6 +730,7 @@ static void keeper_free(keeper *k)
 	for (size_t i = 0; i < 3; i++)
 		if (k->sig_ev[i])
 			event_free(k->sig_ev[i]);
+	moat__keeper_lifetime_done(&k->lt);
 	if (k->listen_ev)
 		event_free(k->listen_ev);
 	if (k->sb_ev)
@@ -707,6 +747,7 @@ int moat__keeper_main(int setup_fd)
 	memset(&k, 0, sizeof(k));
 	k.listen_fd = -1;
 	k.dir.dir_fd = k.dir.lock_fd = -1;
+	k.lt.end_dir = -1;
 	moat_error err = {0};
 	/* Everything the keeper makes (the socket above all) is its user's
 	 * alone. A client gone mid-answer is an error to handle, not a
@@ -746,7 +787,19 @@ int moat__keeper_main(int setup_fd)
 	}
 	moat_result res;
 	moat_error derr = {0};
+	moat_result_init(&res);
 	(void)moat_sandbox_destroy(TAKE_PTR(k.sb), &res, &derr);
+	if (k.lifetime_set) {
+		/* Why the session ended, for its front (end.json) and its log. */
+		moat__keeper_lifetime_write_end(&k.lt, res.limit_hit);
+		if (k.audit) {
+			const char *why = k.lt.reason[0] ? k.lt.reason : res.limit_hit[0] ? MOAT_END_LIMIT : MOAT_END_ENDED;
+			json_t *f = json_pack("{s:s, s:s?}", "reason", why, "limit",
+					      !k.lt.reason[0] && res.limit_hit[0] ? res.limit_hit : NULL);
+			moat_error aerr = {0};
+			(void)moat_audit_event(k.audit, "session.end", f, 0, &aerr);
+		}
+	}
 	keeper_free(&k);
 	moat_egress_done(&egress);
 	moat_audit_close(k.audit);

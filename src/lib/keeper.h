@@ -136,6 +136,10 @@ int moat_keeper_signal(moat_keeper *k, uint32_t id, int sig, moat_error *err);
 /* Ends every process of the sandbox; the keeper then removes what it made
  * and exits. */
 int moat_keeper_stop(moat_keeper *k, moat_error *err);
+/* The sandbox ends ttl_ms from now, and after idle_ms with no command
+ * running (0: never); when it ends, for whatever reason, the keeper writes
+ * end.json into folder end_dir (-1: none) saying why (keeper-lifetime.h). */
+int moat_keeper_lifetime(moat_keeper *k, uint64_t ttl_ms, uint64_t idle_ms, int end_dir, moat_error *err);
 /* The keeper's answer to status: state and live command ids. */
 int moat_keeper_status(moat_keeper *k, moat_keeper_msg *ret, moat_error *err);
 

@@ -3,6 +3,7 @@
 #include "session.h"
 
 #include "config.h"
+#include "units.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -46,10 +47,11 @@ static int base_open(char *path, size_t len, moat_error *err)
 /* Writes the record of s into its folder dfd, replacing it whole. */
 static int record_write(int dfd, const moat_session_info *s, bool stopped, moat_error *err)
 {
-	json_t *o = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s:s, s:b}", "id", s->id, "name", s->name,
-			      "created", (json_int_t)s->created, "keeper_pid", (int)s->keeper_pid, "socket", s->socket,
-			      "policy_sha256", s->policy_sha256, "stopped", stopped, "workspace", s->workspace,
-			      "workspace_persistent", s->workspace_persistent);
+	json_t *o = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s:s, s:b, s:I, s:I}", "id", s->id, "name",
+			      s->name, "created", (json_int_t)s->created, "keeper_pid", (int)s->keeper_pid, "socket",
+			      s->socket, "policy_sha256", s->policy_sha256, "stopped", stopped, "workspace", s->workspace,
+			      "workspace_persistent", s->workspace_persistent, "ttl_ms", (json_int_t)s->ttl_ms, "idle_ms",
+			      (json_int_t)s->idle_ms);
 	_cleanup_free_ char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!txt)
@@ -84,13 +86,15 @@ static int record_read(int dfd, const char *id, moat_session_info *ret, bool *re
 		return -EINVAL;
 	json_t *o = json_loadb(buf, len, 0, NULL);
 	const char *rid, *name, *sock, *sha, *ws = "";
-	json_int_t created;
+	json_int_t created, ttl = 0, idle = 0;
 	int pid, stopped, ws_persistent = 0;
 	int r = -EINVAL;
 	if (o &&
-	    json_unpack(o, "{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s?:s, s?:b}", "id", &rid, "name", &name, "created",
-			&created, "keeper_pid", &pid, "socket", &sock, "policy_sha256", &sha, "stopped", &stopped,
-			"workspace", &ws, "workspace_persistent", &ws_persistent) == 0 &&
+	    json_unpack(o, "{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s?:s, s?:b, s?:I, s?:I}", "id", &rid, "name", &name,
+			"created", &created, "keeper_pid", &pid, "socket", &sock, "policy_sha256", &sha, "stopped",
+			&stopped, "workspace", &ws, "workspace_persistent", &ws_persistent, "ttl_ms", &ttl, "idle_ms",
+			&idle) == 0 &&
+	    ttl >= 0 && idle >= 0 &&
 	    strcmp(rid, id) == 0 && strlen(name) < sizeof(ret->name) && strlen(sock) < sizeof(ret->socket) &&
 	    strlen(sha) < sizeof(ret->policy_sha256) && strlen(ws) < sizeof(ret->workspace)) {
 		memset(ret, 0, sizeof(*ret));
@@ -100,6 +104,8 @@ static int record_read(int dfd, const char *id, moat_session_info *ret, bool *re
 		snprintf(ret->policy_sha256, sizeof(ret->policy_sha256), "%s", sha);
 		snprintf(ret->workspace, sizeof(ret->workspace), "%s", ws);
 		ret->workspace_persistent = ws_persistent;
+		ret->ttl_ms = (uint64_t)ttl;
+		ret->idle_ms = (uint64_t)idle;
 		ret->created = created;
 		ret->keeper_pid = pid;
 		*ret_stopped = stopped;
@@ -109,17 +115,55 @@ static int record_read(int dfd, const char *id, moat_session_info *ret, bool *re
 	return r;
 }
 
-/* Whether the session's keeper answers: a hello on its socket. */
-static void probe(moat_session_info *s, bool stopped)
+/* What the keeper wrote in end.json when it ended, into s->end_reason. */
+static void read_end(int dfd, moat_session_info *s)
+{
+	s->end_reason[0] = '\0';
+	_cleanup_close_ int fd = openat(dfd, "end.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char buf[512];
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (n <= 0)
+		return;
+	json_t *o = json_loadb(buf, (size_t)n, 0, NULL);
+	const char *r = NULL;
+	json_t *l = o ? json_object_get(o, "limit") : NULL;
+	const char *limit = json_is_string(l) ? json_string_value(l) : NULL;
+	if (o && json_unpack(o, "{s:s}", "reason", &r) == 0 && strlen(r) < sizeof(s->end_reason))
+		snprintf(s->end_reason, sizeof(s->end_reason), "%s", r);
+	if (limit && strcmp(s->end_reason, "limit") == 0)
+		snprintf(s->reason, sizeof(s->reason), "limit: %.32s", limit);
+	json_decref(o);
+}
+
+/* Whether the session's keeper answers: a hello on its socket; when it
+ * does not, why it ended, in words. */
+static void probe(moat_session_info *s, bool stopped, int dfd)
 {
 	moat_keeper *k = NULL;
 	moat_error err = {0};
 	s->running = moat_keeper_connect(s->socket, &k, &err) == 0 && strcmp(moat_keeper_sandbox_id(k), s->id) == 0;
 	moat_keeper_close(k);
 	s->reason[0] = '\0';
-	if (!s->running)
-		snprintf(s->reason, sizeof(s->reason), "%s",
-			 stopped ? "stopped" : "its keeper ended without a stop (limits.wall passed, or it was killed)");
+	if (s->running)
+		return;
+	read_end(dfd, s);
+	if (s->reason[0])
+		return;
+	const char *why = s->end_reason;
+	char d[32];
+	if (strcmp(why, "ttl") == 0) {
+		moat_format_duration_ms(s->ttl_ms, d, sizeof(d));
+		snprintf(s->reason, sizeof(s->reason), "ttl: its time to live (%s) passed", d);
+	} else if (strcmp(why, "idle") == 0) {
+		moat_format_duration_ms(s->idle_ms, d, sizeof(d));
+		snprintf(s->reason, sizeof(s->reason), "idle: no command for %s", d);
+	}
+	else if (stopped || strcmp(why, "stopped") == 0)
+		snprintf(s->reason, sizeof(s->reason), "stopped");
+	else if (why[0])
+		snprintf(s->reason, sizeof(s->reason), "%s", why);
+	else
+		snprintf(s->reason, sizeof(s->reason), "keeper killed: it ended without a stop or saying why");
 }
 
 static int cmp_created(const void *a, const void *b)
@@ -153,7 +197,7 @@ static int list_in(int base_fd, const char *base, moat_session_info **ret, size_
 		if (record_read(dfd, de->d_name, &s, &stopped) < 0)
 			continue;
 		snprintf(s.dir, sizeof(s.dir), "%s/%s", base, s.id);
-		probe(&s, stopped);
+		probe(&s, stopped, dfd);
 		moat_session_info *nv = realloc(v, (n + 1) * sizeof(*v));
 		if (!nv) {
 			free(v);
@@ -204,7 +248,8 @@ void moat__session_default_limits(moat_policy *p)
 }
 
 int moat_session_create(const moat_policy *policy, const char *name, const moat_session_workspace *ws,
-			const moat_keeper_start_opts *opts, moat_session_info *ret, moat_error *err)
+			const moat_session_lifetime *life, const moat_keeper_start_opts *opts, moat_session_info *ret,
+			moat_error *err)
 {
 	if (name && !moat__session_name_valid(name))
 		return moat_error_set(err, EINVAL,
@@ -253,6 +298,10 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 	s.running = true;
 	if (ws && ws->host_path)
 		snprintf(s.workspace, sizeof(s.workspace), "%s", ws->host_path);
+	if (life) {
+		s.ttl_ms = life->ttl_ms;
+		s.idle_ms = life->idle_ms;
+	}
 	r = 0;
 	if (ws && ws->persistent_tmp) {
 		s.workspace_persistent = true;
@@ -266,6 +315,14 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 		r = moat_error_errno(err, errno, "session %s: make its folder", s.dir);
 	else
 		r = record_write(dfd, &s, false, err);
+	if (r >= 0) {
+		/* The keeper enforces the lifetime and says, in this folder,
+		 * why the session ended. */
+		moat_keeper *lk = NULL;
+		if ((r = moat_keeper_connect(ki.socket, &lk, err)) >= 0)
+			r = moat_keeper_lifetime(lk, s.ttl_ms, s.idle_ms, dfd, err);
+		moat_keeper_close(lk);
+	}
 	if (r < 0) {
 		/* No session without its record: its keeper goes. */
 		moat_keeper *k = NULL;
@@ -273,6 +330,10 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 		if (moat_keeper_connect(ki.socket, &k, &e2) == 0)
 			(void)moat_keeper_stop(k, &e2);
 		moat_keeper_close(k);
+		if (dfd >= 0) {
+			(void)unlinkat(dfd, RECORD, 0);
+			(void)unlinkat(dfd, "end.json", 0);
+		}
 		(void)unlinkat(base_fd, s.id, AT_REMOVEDIR);
 		if (s.workspace_persistent)
 			(void)moat__session_workspace_purge(s.id, &e2);
@@ -339,6 +400,8 @@ int moat_session_remove(const moat_session_info *s, bool purge, moat_error *err)
 	if (dfd >= 0) {
 		(void)unlinkat(dfd, RECORD, 0);
 		(void)unlinkat(dfd, RECORD ".new", 0);
+		(void)unlinkat(dfd, "end.json", 0);
+		(void)unlinkat(dfd, "end.json.new", 0);
 	}
 	if (unlinkat(base_fd, cur.id, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return moat_error_errno(err, errno, "session %s: remove its folder", cur.dir);

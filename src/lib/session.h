@@ -34,12 +34,17 @@ typedef struct moat_session_info {
 	char dir[PATH_MAX]; /* the session's state folder */
 	char policy_sha256[65];
 	bool running;     /* its keeper answered */
-	char reason[128]; /* not running: why */
+	char reason[160]; /* not running: why, in words */
 	/* The host folder bound at /workspace ("" for a session made before
 	 * workspaces), and whether it is the session's own persistent one
 	 * (BASE/workspaces/ID: kept by stop and rm, removed by rm --purge). */
 	char workspace[PATH_MAX];
 	bool workspace_persistent;
+	uint64_t ttl_ms, idle_ms; /* its lifetime (0: none) */
+	/* not running: what its keeper said when it ended (end.json's
+	 * reason: ttl, idle, stopped, limit, ended), or "" when it said
+	 * nothing (killed) */
+	char end_reason[16];
 } moat_session_info;
 
 /* The workspace a session is created with: host_path is bound read-write
@@ -50,6 +55,13 @@ typedef struct moat_session_workspace {
 	const char *host_path;
 	const char *persistent_tmp;
 } moat_session_workspace;
+
+/* A session's own end, enforced by its keeper (keeper-lifetime.h): it is
+ * stopped ttl_ms after it was made, and idle_ms after its last command
+ * ended with none started since (0: never). */
+typedef struct moat_session_lifetime {
+	uint64_t ttl_ms, idle_ms;
+} moat_session_lifetime;
 
 /* session-workspace.c: a fresh persistent workspace folder (0700, as root
  * the sandbox's unprivileged uid's), its path and temporary name. */
@@ -76,7 +88,8 @@ bool moat__session_name_valid(const char *s);
  * records the session under name (NULL: none). EEXIST: a session of that
  * name is there already (running or dead: removing it frees the name). */
 int moat_session_create(const moat_policy *policy, const char *name, const moat_session_workspace *ws,
-			const moat_keeper_start_opts *opts, moat_session_info *ret, moat_error *err);
+			const moat_session_lifetime *life, const moat_keeper_start_opts *opts, moat_session_info *ret,
+			moat_error *err);
 
 /* Every session of this user, in the order of their creation; *ret is the
  * caller's to free. */

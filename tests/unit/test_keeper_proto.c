@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <string.h>
 
 #include "keeper-proto.h"
@@ -211,6 +212,28 @@ static void test_bad_input_names_the_field(void **state)
 	free(buf);
 }
 
+static void test_lifetime(void **state)
+{
+	(void)state;
+	moat_keeper_msg a, b;
+	moat_keeper_msg_init(&a, MOAT_KEEPER_LIFETIME);
+	a.tag = 9;
+	a.ttl_ms = 8ull * 3600 * 1000;
+	a.idle_ms = 1500;
+	roundtrip(&a, &b);
+	assert_true(b.ttl_ms == a.ttl_ms && b.idle_ms == 1500);
+	moat_keeper_msg_done(&b);
+	a.ttl_ms = MOAT_KEEPER_MAX_LIFETIME_MS + 1;
+	moat_error err = {0};
+	char *s = NULL;
+	assert_int_equal(moat__keeper_encode(&a, &s, &err), -EINVAL);
+	refused("{\"type\":\"lifetime\",\"tag\":1,\"ttl_ms\":0}", EINVAL, "lifetime.idle_ms: missing");
+	refused("{\"type\":\"lifetime\",\"tag\":1,\"ttl_ms\":-1,\"idle_ms\":0}", EINVAL,
+		"lifetime.ttl_ms: -1 is out of range (0..31622400000)");
+	refused("{\"type\":\"lifetime\",\"tag\":1,\"ttl_ms\":1,\"idle_ms\":0,\"dir\":\"/x\"}", EINVAL,
+		"lifetime.dir: unknown field");
+}
+
 static void test_ids(void **state)
 {
 	(void)state;
@@ -231,6 +254,7 @@ int main(void)
 		cmocka_unit_test(test_exit_and_others),
 		cmocka_unit_test(test_bad_input_names_the_field),
 		cmocka_unit_test(test_ids),
+		cmocka_unit_test(test_lifetime),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
