@@ -20,6 +20,8 @@ static void session_usage(FILE *f)
 		   "                     [--result FILE] [--detach] -- COMMAND [ARG...]\n"
 		   "       moat session cp HOST_PATH ID|NAME:PATH | ID|NAME:PATH HOST_PATH\n"
 		   "       moat session ls [--json]\n"
+		   "       moat session show ID|NAME\n"
+		   "       moat session logs ID|NAME [--follow] [--type TYPE]\n"
 		   "       moat session stop ID|NAME\n"
 		   "       moat session rm [--purge] ID|NAME\n"
 		   "\n"
@@ -69,15 +71,36 @@ static int create_with(int n, char **rest, const char *name, bool json, const ch
 	moat__session_default_limits(policy);
 	moat_keeper_start_opts o = {.envp = keeper_env()};
 	moat_session_workspace ws = {.host_path = ws_path, .persistent_tmp = ws_tmp};
-	moat_session_info s;
 	moat_error err = {0};
-	if (moat_session_create(policy, name, &ws, life, &o, &s, &err) < 0)
+	/* Every session has its audit log: create's --audit FILE, or one of
+	 * its own. */
+	char log_path[PATH_MAX], log_tmp[64] = "";
+	if (!policy->audit_log) {
+		if (moat__session_log_new(log_path, sizeof(log_path), log_tmp, sizeof(log_tmp), &err) < 0)
+			return fail_err("create", &err);
+		if (!(policy->audit_log = strdup(log_path)))
+			return moat_cli_fail("out of memory");
+		ws.log_tmp = log_tmp;
+	}
+	ws.log_path = policy->audit_log;
+	moat_session_info s;
+	if (moat_session_create(policy, name, &ws, life, &o, &s, &err) < 0) {
+		moat_error e2 = {0};
+		if (log_tmp[0])
+			(void)moat__session_log_remove(log_tmp, &e2);
 		return fail_err("create", &err);
+	}
 	if (json) {
-		json_t *j = json_pack("{s:s, s:s?, s:s, s:s, s:i, s:s, s:s, s:b}", "id", s.id, "name",
+		/* The isolation report is what session.start logged: what was
+		 * in force, as the mechanisms themselves said. */
+		moat_session_log_summary sum;
+		moat_error e2 = {0};
+		json_t *iso = moat_session_log_summarize(&s, &sum, &e2) == 0 ? sum.isolation : NULL;
+		json_t *j = json_pack("{s:s, s:s?, s:s, s:s, s:i, s:s, s:s, s:b, s:s, s:o?}", "id", s.id, "name",
 				      s.name[0] ? s.name : NULL, "state_dir", s.dir, "socket", s.socket, "keeper_pid",
 				      (int)s.keeper_pid, "policy_sha256", s.policy_sha256, "workspace", s.workspace,
-				      "workspace_persistent", s.workspace_persistent);
+				      "workspace_persistent", s.workspace_persistent, "audit_log", s.audit_log, "isolation",
+				      iso);
 		char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
 		json_decref(j);
 		if (!t)
@@ -332,6 +355,80 @@ static int cmd_cp(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_logs(int argc, char **argv)
+{
+	const char *key = NULL, *type = NULL;
+	bool follow = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--follow") == 0 || strcmp(argv[i], "-f") == 0)
+			follow = true;
+		else if (strcmp(argv[i], "--type") == 0 && i + 1 < argc)
+			type = argv[++i];
+		else if (strncmp(argv[i], "--type=", 7) == 0)
+			type = argv[i] + 7;
+		else if (!key && argv[i][0] != '-')
+			key = argv[i];
+		else
+			return moat_cli_fail("session logs: unexpected '%s' (usage: moat session logs ID|NAME [--follow] "
+					     "[--type TYPE])",
+					     argv[i]);
+	}
+	if (!key)
+		return moat_cli_fail("session logs: no session given (usage: moat session logs ID|NAME)");
+	if (type && !type[0])
+		return moat_cli_fail("session logs: --type needs an event type (session.start, command, session.cp...)");
+	moat_session_info s;
+	if (find("logs", key, &s) < 0)
+		return MOAT_EXIT_ERROR;
+	moat_error err = {0};
+	if (moat_session_logs(&s, type, follow && s.running, &err) < 0)
+		return fail_err("logs", &err);
+	return 0;
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	if (argc != 2)
+		return moat_cli_fail("session show: expected one ID or NAME (usage: moat session show ID|NAME)");
+	moat_session_info s;
+	if (find("show", argv[1], &s) < 0)
+		return MOAT_EXIT_ERROR;
+	moat_error err = {0};
+	moat_session_log_summary sum;
+	if (moat_session_log_summarize(&s, &sum, &err) < 0)
+		return fail_err("show", &err);
+	/* The commands running now, by the keeper's own word. */
+	json_t *live = json_array();
+	if (s.running) {
+		_cleanup_keeper_ moat_keeper *k = NULL;
+		moat_keeper_msg st;
+		if (moat_keeper_connect(s.socket, &k, &err) == 0 && moat_keeper_status(k, &st, &err) == 0) {
+			for (size_t i = 0; i < st.n_commands; i++)
+				json_array_append_new(live, json_integer(st.commands[i]));
+			moat_keeper_msg_done(&st);
+		}
+	}
+	json_t *j = json_pack(
+		"{s:s, s:s?, s:s, s:s?, s:s?, s:I, s:s, s:s, s:b, s:I, s:I, s:s, "
+		"s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:o, s:{s:I, s:s, s:s, s:s}, s:o?}",
+		"id", s.id, "name", s.name[0] ? s.name : NULL, "state", s.running ? "running" : "dead", "reason",
+		s.running ? NULL : s.reason, "end_reason", !s.running && s.end_reason[0] ? s.end_reason : NULL, "created",
+		(json_int_t)s.created, "policy_sha256", s.policy_sha256, "workspace", s.workspace,
+		"workspace_persistent", s.workspace_persistent, "ttl_ms", (json_int_t)s.ttl_ms, "idle_ms",
+		(json_int_t)s.idle_ms, "audit_log", s.audit_log, "used", "commands", (json_int_t)sum.commands, "cpu_ms",
+		(json_int_t)sum.cpu_ms, "wall_ms", (json_int_t)sum.wall_ms, "copies", (json_int_t)sum.copies,
+		"cp_in_bytes", (json_int_t)sum.cp_in_bytes, "cp_out_bytes", (json_int_t)sum.cp_out_bytes, "limit_hits",
+		(json_int_t)sum.limit_hits, "running", live, "audit_head", "seq", (json_int_t)sum.head_seq, "type",
+		sum.head_type, "time", sum.head_time, "prev", sum.head_prev, "isolation", sum.isolation);
+	char *t = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(j);
+	if (!t)
+		return moat_cli_fail("out of memory");
+	printf("%s\n", t);
+	free(t);
+	return 0;
+}
+
 static int cmd_ls(int argc, char **argv)
 {
 	bool json = argc == 2 && strcmp(argv[1], "--json") == 0;
@@ -426,11 +523,15 @@ int moat_cmd_session(int argc, char **argv)
 		return cmd_exec(argc - 1, argv + 1);
 	if (strcmp(sub, "cp") == 0)
 		return cmd_cp(argc - 1, argv + 1);
+	if (strcmp(sub, "logs") == 0)
+		return cmd_logs(argc - 1, argv + 1);
+	if (strcmp(sub, "show") == 0)
+		return cmd_show(argc - 1, argv + 1);
 	if (strcmp(sub, "ls") == 0)
 		return cmd_ls(argc - 1, argv + 1);
 	if (strcmp(sub, "stop") == 0)
 		return cmd_stop_rm(argc - 1, argv + 1, false);
 	if (strcmp(sub, "rm") == 0)
 		return cmd_stop_rm(argc - 1, argv + 1, true);
-	return moat_cli_fail("session: unknown command '%s' (expected create, exec, cp, ls, stop or rm)", sub);
+	return moat_cli_fail("session: unknown command '%s' (expected create, exec, cp, ls, show, logs, stop or rm)", sub);
 }

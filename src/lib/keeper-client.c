@@ -491,3 +491,19 @@ int moat_keeper_lifetime(moat_keeper *k, uint64_t ttl_ms, uint64_t idle_ms, int 
 		return moat_error_set(err, EPROTO, "keeper: answered lifetime with %s", moat_keeper_msg_type_to_string(t));
 	return 0;
 }
+
+int moat_keeper_copied(moat_keeper *k, bool into, const char *host, const char *path, uint64_t files, uint64_t dirs,
+		       uint64_t bytes, const char *error, moat_error *err)
+{
+	moat_keeper_msg m;
+	moat_keeper_msg_init(&m, MOAT_KEEPER_COPIED);
+	m.into = into;
+	m.host = (char *)host;
+	m.path = (char *)path;
+	m.files = files;
+	m.dirs = dirs;
+	m.bytes = bytes;
+	m.message = (char *)error;
+	/* The strings are the caller's: not freed with m. */
+	return call_ok(k, &m, err);
+}

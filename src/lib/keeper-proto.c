@@ -10,6 +10,7 @@ static const char *const type_names[_MOAT_KEEPER_MSG_MAX] = {
 	[MOAT_KEEPER_SIGNAL] = "signal",   [MOAT_KEEPER_STOP] = "stop",     [MOAT_KEEPER_STATUS] = "status",
 	[MOAT_KEEPER_SPAWNED] = "spawned", [MOAT_KEEPER_EXIT] = "exit",     [MOAT_KEEPER_OK] = "ok",
 	[MOAT_KEEPER_ERROR] = "error",     [MOAT_KEEPER_LIFETIME] = "lifetime",
+	[MOAT_KEEPER_COPIED] = "copied",
 };
 
 const char *moat_keeper_msg_type_to_string(moat_keeper_msg_type t)
@@ -41,6 +42,8 @@ void moat_keeper_msg_done(moat_keeper_msg *m)
 	moat__strv_free(m->env);
 	free(m->cwd);
 	free(m->message);
+	free(m->host);
+	free(m->path);
 	moat_keeper_msg_init(m, t);
 }
 
@@ -77,6 +80,7 @@ static const char *const fields[_MOAT_KEEPER_MSG_MAX][12] = {
 	[MOAT_KEEPER_OK] = {NULL},
 	[MOAT_KEEPER_ERROR] = {"errno", "message"},
 	[MOAT_KEEPER_LIFETIME] = {"ttl_ms", "idle_ms"},
+	[MOAT_KEEPER_COPIED] = {"into", "host", "path", "files", "dirs", "bytes", "error"},
 };
 
 static bool field_known(moat_keeper_msg_type t, const char *key)
@@ -233,6 +237,22 @@ int moat__keeper_encode(const moat_keeper_msg *m, char **ret, moat_error *err)
 		}
 		oom |= json_object_set_new(o, "ttl_ms", json_integer((json_int_t)m->ttl_ms)) < 0;
 		oom |= json_object_set_new(o, "idle_ms", json_integer((json_int_t)m->idle_ms)) < 0;
+		break;
+	case MOAT_KEEPER_COPIED:
+		if (!m->host || !m->path || strlen(m->host) > MOAT_KEEPER_MAX_STRING ||
+		    strlen(m->path) > MOAT_KEEPER_MAX_STRING || (m->message && strlen(m->message) > MOAT_KEEPER_MAX_STRING)) {
+			r = moat_error_set(err, EINVAL, "copied: host and path are needed, each at most %d bytes",
+					   MOAT_KEEPER_MAX_STRING);
+			break;
+		}
+		oom |= json_object_set_new(o, "into", json_boolean(m->into)) < 0;
+		oom |= json_object_set_new(o, "host", json_string(m->host)) < 0;
+		oom |= json_object_set_new(o, "path", json_string(m->path)) < 0;
+		oom |= json_object_set_new(o, "files", json_integer((json_int_t)m->files)) < 0;
+		oom |= json_object_set_new(o, "dirs", json_integer((json_int_t)m->dirs)) < 0;
+		oom |= json_object_set_new(o, "bytes", json_integer((json_int_t)m->bytes)) < 0;
+		if (m->message)
+			oom |= json_object_set_new(o, "error", json_string(m->message)) < 0;
 		break;
 	case MOAT_KEEPER_ERROR:
 		oom |= json_object_set_new(o, "errno", json_integer(m->error_errno)) < 0;
@@ -526,6 +546,15 @@ static int decode_object(json_t *o, moat_keeper_msg *m, moat_error *err)
 		if ((r = get_uint(o, tn, "ttl_ms", MOAT_KEEPER_MAX_LIFETIME_MS, true, &m->ttl_ms, err)) < 0)
 			return r;
 		return get_uint(o, tn, "idle_ms", MOAT_KEEPER_MAX_LIFETIME_MS, true, &m->idle_ms, err);
+	case MOAT_KEEPER_COPIED:
+		if ((r = get_bool(o, tn, "into", &m->into, err)) < 0 ||
+		    (r = get_str(o, tn, "host", true, NULL, 0, &m->host, err)) < 0 ||
+		    (r = get_str(o, tn, "path", true, NULL, 0, &m->path, err)) < 0 ||
+		    (r = get_uint(o, tn, "files", INT64_MAX, true, &m->files, err)) < 0 ||
+		    (r = get_uint(o, tn, "dirs", INT64_MAX, true, &m->dirs, err)) < 0 ||
+		    (r = get_uint(o, tn, "bytes", INT64_MAX, true, &m->bytes, err)) < 0)
+			return r;
+		return get_str(o, tn, "error", false, NULL, 0, &m->message, err);
 	case MOAT_KEEPER_ERROR:
 		if ((r = get_int(o, tn, "errno", 0, 4095, &m->error_errno, err)) < 0)
 			return r;

@@ -26,6 +26,9 @@
  *                                           commands}
  *   lifetime {tag, ttl_ms, idle_ms} ok     {tag}
  *           + the folder for end.json (keeper-lifetime.h)
+ *   copied {tag, into, host, path,  ok     {tag}
+ *           files, dirs, bytes,
+ *           error}                  (logged as session.cp: keeper-audit.c)
  *   (any)                           error  {tag, errno, message}
  */
 #pragma once
@@ -67,6 +70,7 @@ typedef enum moat_keeper_msg_type {
 	MOAT_KEEPER_OK,
 	MOAT_KEEPER_ERROR,
 	MOAT_KEEPER_LIFETIME,
+	MOAT_KEEPER_COPIED,
 	_MOAT_KEEPER_MSG_MAX,
 	_MOAT_KEEPER_MSG_INVALID = -1,
 } moat_keeper_msg_type;
@@ -126,6 +130,13 @@ typedef struct moat_keeper_msg {
 	/* lifetime: the sandbox is stopped ttl_ms from now, and after
 	 * idle_ms with no command running (0: never) */
 	uint64_t ttl_ms, idle_ms;
+
+	/* copied: a front copied files into (into) or out of the sandbox:
+	 * host and path (the sandbox's), what moved, and why it stopped
+	 * (message; NULL: it did not) */
+	bool into;
+	char *host, *path;
+	uint64_t files, dirs, bytes;
 
 	/* error */
 	int error_errno;

@@ -5,6 +5,7 @@
 
 #include "audit.h"
 #include "egress.h"
+#include "keeper-audit.h"
 #include "keeper-lifetime.h"
 #include "policy.h"
 
@@ -69,6 +70,7 @@ struct keeper {
 	bool dispatch_failed;
 	moat_audit *audit;
 	moat_keeper_lifetime_state lt; /* ttl, idle, end.json (keeper-lifetime.h) */
+	const char *default_cwd; /* the policy's working directory, or NULL */
 	bool lifetime_set;
 };
 
@@ -161,6 +163,7 @@ static void command_ended(keeper *k, const moat_command_result *r)
 {
 	moat_keeper_exit *e = &k->ended[k->ended_next];
 	exit_from_result(r, e);
+	moat__keeper_audit_command_end(k->audit, e);
 	k->ended_next = (k->ended_next + 1) % KEEPER_KEEP_ENDED;
 	k->n_ended++;
 	for (size_t i = 0; i < k->n_live; i++)
@@ -240,6 +243,7 @@ static void do_spawn(conn *c, const moat_keeper_msg *m, int *fds, size_t n_fds)
 		k->live[k->n_live++] = cmd.id;
 	}
 	moat__keeper_lifetime_activity(&k->lt, k->n_live);
+	moat__keeper_audit_command_start(k->audit, m, k->default_cwd, cmd.id, cmd.pid, c->uid, c->pid);
 	moat_keeper_msg a;
 	moat_keeper_msg_init(&a, MOAT_KEEPER_SPAWNED);
 	a.tag = m->tag;
@@ -396,6 +400,11 @@ static void conn_cb(evutil_socket_t fd, short what, void *arg)
 			break;
 		case MOAT_KEEPER_LIFETIME:
 			do_lifetime(c, &m, fds, n);
+			break;
+		case MOAT_KEEPER_COPIED:
+			/* A front's report of a copy it made, for the log. */
+			moat__keeper_audit_copied(k->audit, &m, c->uid, c->pid);
+			answer_ok(c, m.tag);
 			break;
 		case MOAT_KEEPER_STATUS:
 			if (m.state[0])
@@ -778,6 +787,7 @@ int moat__keeper_main(int setup_fd)
 	}
 	report_setup(setup_fd, &k, NULL);
 	close(setup_fd);
+	k.default_cwd = p->cwd;
 
 	r = keeper_loop(&k, &err);
 	/* No new client from here on; the sandbox goes, then its folder. */

@@ -140,6 +140,10 @@ int moat_keeper_stop(moat_keeper *k, moat_error *err);
  * running (0: never); when it ends, for whatever reason, the keeper writes
  * end.json into folder end_dir (-1: none) saying why (keeper-lifetime.h). */
 int moat_keeper_lifetime(moat_keeper *k, uint64_t ttl_ms, uint64_t idle_ms, int end_dir, moat_error *err);
+/* Tells the keeper, for its audit log (session.cp), of a copy this front
+ * made into (into) or out of its sandbox; error: why it stopped, or NULL. */
+int moat_keeper_copied(moat_keeper *k, bool into, const char *host, const char *path, uint64_t files, uint64_t dirs,
+		       uint64_t bytes, const char *error, moat_error *err);
 /* The keeper's answer to status: state and live command ids. */
 int moat_keeper_status(moat_keeper *k, moat_keeper_msg *ret, moat_error *err);
 

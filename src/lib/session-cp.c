@@ -724,8 +724,11 @@ static void run_done(cp_run *r)
 static int run_start(const moat_session_info *s, cp_run *run, moat_error *err)
 {
 	*run = (cp_run){.hold_in = -1, .sock = -1, .child = -1};
-	if (moat_keeper_connect(s->socket, &run->k, err) < 0 || strcmp(moat_keeper_sandbox_id(run->k), s->id) != 0)
+	if (moat_keeper_connect(s->socket, &run->k, err) < 0 || strcmp(moat_keeper_sandbox_id(run->k), s->id) != 0) {
+		moat_keeper_close(run->k);
+		run->k = NULL;
 		return moat_error_set(err, ESRCH, "session %s: not running", s->name[0] ? s->name : s->id);
+	}
 	int sp[2], in[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		return moat_error_errno(err, errno, "socketpair");
@@ -915,6 +918,14 @@ int moat_session_cp(const moat_session_info *s, bool into, const char *host_path
 	if (r >= 0)
 		r = into ? copy_in(&run, host_path, sandbox_path, ret, err)
 			 : copy_out(&run, sandbox_path, host_path, ret, err);
+	if (run.k) {
+		/* The session's log says what moved, and why a copy stopped
+		 * (its keeper writes it: one writer, one chain). */
+		char why[MOAT_ERROR_MAX + 64];
+		moat_error e2 = {0};
+		(void)moat_keeper_copied(run.k, into, host_path, sandbox_path, ret->files, ret->dirs, ret->bytes,
+					 r < 0 ? moat_error_format(err, why, sizeof(why)) : NULL, &e2);
+	}
 	run_done(&run);
 	return r;
 }

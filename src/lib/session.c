@@ -47,11 +47,12 @@ static int base_open(char *path, size_t len, moat_error *err)
 /* Writes the record of s into its folder dfd, replacing it whole. */
 static int record_write(int dfd, const moat_session_info *s, bool stopped, moat_error *err)
 {
-	json_t *o = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s:s, s:b, s:I, s:I}", "id", s->id, "name",
-			      s->name, "created", (json_int_t)s->created, "keeper_pid", (int)s->keeper_pid, "socket",
-			      s->socket, "policy_sha256", s->policy_sha256, "stopped", stopped, "workspace", s->workspace,
-			      "workspace_persistent", s->workspace_persistent, "ttl_ms", (json_int_t)s->ttl_ms, "idle_ms",
-			      (json_int_t)s->idle_ms);
+	json_t *o = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s:s, s:b, s:I, s:I, s:s, s:b}", "id", s->id,
+			      "name", s->name, "created", (json_int_t)s->created, "keeper_pid", (int)s->keeper_pid,
+			      "socket", s->socket, "policy_sha256", s->policy_sha256, "stopped", stopped, "workspace",
+			      s->workspace, "workspace_persistent", s->workspace_persistent, "ttl_ms",
+			      (json_int_t)s->ttl_ms, "idle_ms", (json_int_t)s->idle_ms, "audit_log", s->audit_log,
+			      "audit_own", s->audit_own);
 	_cleanup_free_ char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!txt)
@@ -85,15 +86,17 @@ static int record_read(int dfd, const char *id, moat_session_info *ret, bool *re
 	if (len >= RECORD_MAX)
 		return -EINVAL;
 	json_t *o = json_loadb(buf, len, 0, NULL);
-	const char *rid, *name, *sock, *sha, *ws = "";
+	const char *rid, *name, *sock, *sha, *ws = "", *alog = "";
+	int aown = 0;
 	json_int_t created, ttl = 0, idle = 0;
 	int pid, stopped, ws_persistent = 0;
 	int r = -EINVAL;
 	if (o &&
-	    json_unpack(o, "{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s?:s, s?:b, s?:I, s?:I}", "id", &rid, "name", &name,
-			"created", &created, "keeper_pid", &pid, "socket", &sock, "policy_sha256", &sha, "stopped",
-			&stopped, "workspace", &ws, "workspace_persistent", &ws_persistent, "ttl_ms", &ttl, "idle_ms",
-			&idle) == 0 &&
+	    json_unpack(o, "{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s?:s, s?:b, s?:I, s?:I, s?:s, s?:b}", "id", &rid,
+			"name", &name, "created", &created, "keeper_pid", &pid, "socket", &sock, "policy_sha256", &sha,
+			"stopped", &stopped, "workspace", &ws, "workspace_persistent", &ws_persistent, "ttl_ms", &ttl,
+			"idle_ms", &idle, "audit_log", &alog, "audit_own", &aown) == 0 &&
+	    strlen(alog) < sizeof(ret->audit_log) &&
 	    ttl >= 0 && idle >= 0 &&
 	    strcmp(rid, id) == 0 && strlen(name) < sizeof(ret->name) && strlen(sock) < sizeof(ret->socket) &&
 	    strlen(sha) < sizeof(ret->policy_sha256) && strlen(ws) < sizeof(ret->workspace)) {
@@ -104,6 +107,8 @@ static int record_read(int dfd, const char *id, moat_session_info *ret, bool *re
 		snprintf(ret->policy_sha256, sizeof(ret->policy_sha256), "%s", sha);
 		snprintf(ret->workspace, sizeof(ret->workspace), "%s", ws);
 		ret->workspace_persistent = ws_persistent;
+		snprintf(ret->audit_log, sizeof(ret->audit_log), "%s", alog);
+		ret->audit_own = aown;
 		ret->ttl_ms = (uint64_t)ttl;
 		ret->idle_ms = (uint64_t)idle;
 		ret->created = created;
@@ -303,7 +308,13 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 		s.idle_ms = life->idle_ms;
 	}
 	r = 0;
-	if (ws && ws->persistent_tmp) {
+	if (ws && ws->log_path)
+		snprintf(s.audit_log, sizeof(s.audit_log), "%s", ws->log_path);
+	if (ws && ws->log_tmp) {
+		s.audit_own = true;
+		r = moat__session_log_adopt(ws->log_tmp, s.id, s.audit_log, sizeof(s.audit_log), err);
+	}
+	if (r >= 0 && ws && ws->persistent_tmp) {
 		s.workspace_persistent = true;
 		r = moat__session_workspace_adopt(ws->persistent_tmp, s.id, s.workspace, sizeof(s.workspace), err);
 	}
@@ -337,6 +348,8 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 		(void)unlinkat(base_fd, s.id, AT_REMOVEDIR);
 		if (s.workspace_persistent)
 			(void)moat__session_workspace_purge(s.id, &e2);
+		if (s.audit_own)
+			(void)moat__session_log_remove(s.id, &e2);
 		return r;
 	}
 	*ret = s;
@@ -405,6 +418,11 @@ int moat_session_remove(const moat_session_info *s, bool purge, moat_error *err)
 	}
 	if (unlinkat(base_fd, cur.id, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return moat_error_errno(err, errno, "session %s: remove its folder", cur.dir);
+	if (cur.audit_own) {
+		int r = moat__session_log_remove(cur.id, err);
+		if (r < 0)
+			return r;
+	}
 	if (purge && cur.workspace_persistent) {
 		int r = moat__session_workspace_purge(cur.id, err);
 		if (r < 0)

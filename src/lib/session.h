@@ -41,6 +41,10 @@ typedef struct moat_session_info {
 	char workspace[PATH_MAX];
 	bool workspace_persistent;
 	uint64_t ttl_ms, idle_ms; /* its lifetime (0: none) */
+	/* Its audit log, and whether it is the session's own
+	 * (BASE/session-logs/ID.log: removed by rm) or create's --audit FILE. */
+	char audit_log[PATH_MAX];
+	bool audit_own;
 	/* not running: what its keeper said when it ended (end.json's
 	 * reason: ttl, idle, stopped, limit, ended), or "" when it said
 	 * nothing (killed) */
@@ -54,6 +58,11 @@ typedef struct moat_session_info {
 typedef struct moat_session_workspace {
 	const char *host_path;
 	const char *persistent_tmp;
+	/* The audit log the policy names; log_tmp, when set, is the temporary
+	 * name of the session's own (moat__session_log_new), which takes the
+	 * session's id. */
+	const char *log_path;
+	const char *log_tmp;
 } moat_session_workspace;
 
 /* A session's own end, enforced by its keeper (keeper-lifetime.h): it is
@@ -174,3 +183,32 @@ int moat_session_cp(const moat_session_info *s, bool into, const char *host_path
 bool moat__session_cp_split(const char *arg, char *key, size_t key_len, const char **ret_path);
 /* Pure: a path in a session: absolute, no `..` component, not too long. */
 int moat__session_cp_path_check(const char *p, moat_error *err);
+
+/* ---- the session's audit log (session-log.c) ---- */
+
+/* A fresh name for a session's own log, BASE/session-logs/.new-RND.log
+ * (the keeper makes the file). */
+int moat__session_log_new(char *ret_path, size_t len, char *ret_name, size_t name_len, moat_error *err);
+/* Renames it to ID.log. */
+int moat__session_log_adopt(const char *tmp_name, const char *id, char *ret_path, size_t len, moat_error *err);
+/* Removes a session's own log, by its id or temporary name. */
+int moat__session_log_remove(const char *name, moat_error *err);
+/* Pure: whether an event of type matches --type want: the same, or want
+ * is its prefix up to a dot ("command" matches "command.end"). */
+bool moat__session_log_type_matches(const char *type, const char *want);
+
+/* Prints the log's events (of type, NULL: all), one JSON line each; with
+ * follow, then each one as it is written, until session.end or the
+ * keeper is gone (inotify and the keeper's socket: no polling). */
+int moat_session_logs(const moat_session_info *s, const char *type, bool follow, moat_error *err);
+
+/* What the log says so far, for `show`. */
+typedef struct moat_session_log_summary {
+	uint64_t events, commands, copies, limit_hits;
+	uint64_t cpu_ms, wall_ms; /* of the commands that ended */
+	uint64_t cp_in_bytes, cp_out_bytes;
+	uint64_t head_seq; /* the last event: its seq, type, time and the hash it chains to */
+	char head_type[64], head_time[40], head_prev[72];
+	struct json_t *isolation; /* session.start's (a new reference, or NULL) */
+} moat_session_log_summary;
+int moat_session_log_summarize(const moat_session_info *s, moat_session_log_summary *ret, moat_error *err);

@@ -10,7 +10,7 @@ cd "$MOAT_TDIR"
 
 N="c$$"
 ms() { "$MOAT" session "$@"; }
-cleanup() { for n in "$N" "$N-s"; do "$MOAT" session rm "$n" >/dev/null 2>&1; done; }
+cleanup() { for n in "$N" "$N-s"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done; }
 trap cleanup EXIT
 
 mkdir -p rw canary src/sub

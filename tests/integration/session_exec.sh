@@ -8,7 +8,7 @@ cd "$MOAT_TDIR"
 
 N="x$$"
 ms() { "$MOAT" session "$@"; }
-cleanup() { "$MOAT" session rm "$N" >/dev/null 2>&1; }
+cleanup() { "$MOAT" session rm --purge "$N" >/dev/null 2>&1; }
 trap cleanup EXIT
 
 mkdir -p rw canary

@@ -234,6 +234,36 @@ static void test_lifetime(void **state)
 		"lifetime.dir: unknown field");
 }
 
+static void test_copied(void **state)
+{
+	(void)state;
+	moat_keeper_msg a, b;
+	moat_keeper_msg_init(&a, MOAT_KEEPER_COPIED);
+	a.tag = 3;
+	a.into = true;
+	a.host = "src/a";
+	a.path = "/tmp/a";
+	a.files = 2;
+	a.dirs = 1;
+	a.bytes = 99;
+	a.message = "a FIFO (refused)";
+	roundtrip(&a, &b);
+	assert_true(b.into && b.files == 2 && b.dirs == 1 && b.bytes == 99);
+	assert_string_equal(b.host, "src/a");
+	assert_string_equal(b.path, "/tmp/a");
+	assert_string_equal(b.message, "a FIFO (refused)");
+	moat_keeper_msg_done(&b);
+	a.host = NULL;
+	moat_error err = {0};
+	char *s = NULL;
+	assert_int_equal(moat__keeper_encode(&a, &s, &err), -EINVAL);
+	refused("{\"type\":\"copied\",\"tag\":1,\"into\":true,\"path\":\"/x\",\"files\":0,\"dirs\":0,\"bytes\":0}",
+		EINVAL, "copied.host: missing");
+	refused("{\"type\":\"copied\",\"tag\":1,\"into\":1,\"host\":\"h\",\"path\":\"/x\",\"files\":0,\"dirs\":0,"
+		"\"bytes\":0}",
+		EINVAL, "copied.into: not true or false");
+}
+
 static void test_ids(void **state)
 {
 	(void)state;
@@ -255,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_bad_input_names_the_field),
 		cmocka_unit_test(test_ids),
 		cmocka_unit_test(test_lifetime),
+		cmocka_unit_test(test_copied),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,6 +98,18 @@ static void test_cp_path_check(void **state)
 	assert_true(moat__session_cp_path_check(big, &err) < 0);
 }
 
+static void test_log_type_matches(void **state)
+{
+	(void)state;
+	assert_true(moat__session_log_type_matches("command.start", NULL));
+	assert_true(moat__session_log_type_matches("command.start", "command"));
+	assert_true(moat__session_log_type_matches("command.end", "command.end"));
+	assert_true(moat__session_log_type_matches("session.end", "session"));
+	assert_false(moat__session_log_type_matches("session.end", "session.e"));
+	assert_false(moat__session_log_type_matches("commander", "command"));
+	assert_false(moat__session_log_type_matches("exec", "command"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -105,6 +117,7 @@ int main(void)
 		cmocka_unit_test(test_default_limits),
 		cmocka_unit_test(test_cp_split),
 		cmocka_unit_test(test_cp_path_check),
+		cmocka_unit_test(test_log_type_matches),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
