@@ -8,7 +8,7 @@ cd "$MOAT_TDIR"
 
 N="g$$"
 ms() { "$MOAT" session "$@"; }
-cleanup() { for n in "$N" "$N-f" "$N-a"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done; }
+cleanup() { for n in "$N" "$N-f" "$N-a" "$N-p"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done; }
 trap cleanup EXIT
 jq1() { python3 -c "import json,sys; j=json.load(sys.stdin); print($1)"; }
 
@@ -68,3 +68,11 @@ t_eq "rm: the session's own log goes" "no" "$(test -e "$log" && echo yes || echo
 
 ms logs "nosuch$$" 2>e1
 t_eq "logs of an unknown session: 125, one line" "125 1" "$? $(wc -l <e1)"
+
+# --- the agent profile (audit.files, which a keeper's sandbox does not
+# offer yet): the session is made, with its log, and says what it lacks
+ms create --name "$N-p" --profile agent >/dev/null 2>e2
+t_eq "create --profile agent: exit 0, one note on the file trail" "0 1" "$? $(grep -c 'no file events' e2)"
+ms exec "$N-p" -- true
+t_eq "create --profile agent: its log has its commands" 2 "$(ms logs "$N-p" --type command | wc -l)"
+ms rm --purge "$N-p"
