@@ -15,7 +15,8 @@
 
 static void session_usage(FILE *f)
 {
-	fprintf(f, "usage: moat session create [RUN OPTIONS] [--name NAME] [--workspace DIR] [--ttl DUR] [--idle DUR] [--json]\n"
+	fprintf(f, "usage: moat session create [RUN OPTIONS] [--name NAME] [--workspace DIR] [--ttl DUR] [--idle DUR]\n"
+		   "                           [--record] [--json]\n"
 		   "       moat session exec ID|NAME [-t] [-i] [--env NAME[=VALUE]] [--cwd DIR] [--time DUR]\n"
 		   "                     [--result FILE] [--detach] -- COMMAND [ARG...]\n"
 		   "       moat session cp HOST_PATH ID|NAME:PATH | ID|NAME:PATH HOST_PATH\n"
@@ -54,7 +55,7 @@ static char **keeper_env(void)
 }
 
 static int create_with(int n, char **rest, const char *name, bool json, const char *ws_path, const char *ws_tmp,
-		       const moat_session_lifetime *life)
+		       const moat_session_lifetime *life, bool record)
 {
 	_cleanup_policy_ moat_policy *policy = NULL;
 	bool help;
@@ -70,7 +71,7 @@ static int create_with(int n, char **rest, const char *name, bool json, const ch
 				     rest[first]);
 	moat__session_default_limits(policy);
 	moat_keeper_start_opts o = {.envp = keeper_env()};
-	moat_session_workspace ws = {.host_path = ws_path, .persistent_tmp = ws_tmp};
+	moat_session_workspace ws = {.host_path = ws_path, .persistent_tmp = ws_tmp, .record = record};
 	moat_error err = {0};
 	/* Every session has its audit log: create's --audit FILE, or one of
 	 * its own. */
@@ -139,7 +140,7 @@ static int cmd_create(int argc, char **argv)
 	 * run options' parser as they are, with the workspace's bind and
 	 * working directory added. */
 	const char *name = NULL, *workspace = NULL;
-	bool json = false, cwd_given = false;
+	bool json = false, cwd_given = false, record = false;
 	moat_session_lifetime life = {0};
 	moat_error err = {0};
 	_cleanup_free_ char **rest = calloc((size_t)argc + 8, sizeof(char *));
@@ -154,6 +155,8 @@ static int cmd_create(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--json") == 0)
 			json = true;
+		else if (strcmp(argv[i], "--record") == 0)
+			record = true;
 		else if (strcmp(argv[i], "--ttl") == 0 || strcmp(argv[i], "--idle") == 0) {
 			if (i + 1 >= argc)
 				return moat_cli_fail("session create: %s needs a duration", argv[i]);
@@ -205,7 +208,7 @@ static int cmd_create(int argc, char **argv)
 	}
 	for (int i = tail; tail >= 0 && i < argc; i++)
 		rest[n++] = argv[i];
-	int rc = create_with(n, rest, name, json, ws_path, ws_tmp[0] ? ws_tmp : NULL, &life);
+	int rc = create_with(n, rest, name, json, ws_path, ws_tmp[0] ? ws_tmp : NULL, &life, record);
 	if (rc != 0 && ws_tmp[0]) {
 		/* Nothing of a session that was not made stays. */
 		moat_error e2 = {0};

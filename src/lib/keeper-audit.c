@@ -26,6 +26,8 @@ void moat__keeper_audit_command_start(moat_audit *a, const moat_keeper_msg *spaw
 	json_t *f = json_pack("{s:i, s:i, s:o, s:s?, s:b, s:b, s:o}", "id", (int)id, "pid", (int)pid, "argv",
 			      strv_json(spawn->argv), "cwd", spawn->cwd ? spawn->cwd : default_cwd, "tty", spawn->tty,
 			      "attached", spawn->attached, "asked_by", asked_by(uid, client_pid));
+	if (f && spawn->record)
+		json_object_set_new(f, "record", json_string(spawn->record));
 	moat_error err = {0};
 	(void)moat_audit_event(a, "command.start", f, 0, &err);
 }

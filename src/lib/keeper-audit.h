@@ -11,7 +11,8 @@
 #include <sys/types.h>
 
 /* command.start: id, pid inside, argv, cwd (the spawn's, else default_cwd: the
- * policy's, else null: the sandbox's own), tty, attached, asked_by {uid, pid}. */
+ * policy's, else null: the sandbox's own), tty, attached, asked_by {uid, pid}, and record (the asciicast file
+ * its front writes) when there is one. */
 void moat__keeper_audit_command_start(moat_audit *a, const moat_keeper_msg *spawn, const char *default_cwd,
 				      uint32_t id, pid_t pid, uid_t uid, pid_t client_pid);
 /* command.end: id, status, exit_status, signal, wall_ms, cpu_ms. */

@@ -342,9 +342,16 @@ int moat_keeper_spawn(moat_keeper *k, const moat_spawn_spec *spec, moat_command 
 int moat_keeper_spawn_attached(moat_keeper *k, const moat_spawn_spec *spec, bool attached, moat_command *ret,
 			       moat_error *err)
 {
+	return moat_keeper_spawn_recorded(k, spec, attached, NULL, ret, err);
+}
+
+int moat_keeper_spawn_recorded(moat_keeper *k, const moat_spawn_spec *spec, bool attached, const char *record,
+			       moat_command *ret, moat_error *err)
+{
 	moat_keeper_msg m, a;
 	moat_keeper_msg_init(&m, MOAT_KEEPER_SPAWN);
 	m.attached = attached;
+	m.record = (char *)record;
 	m.argv = (char **)spec->argv;
 	m.env = (char **)spec->env;
 	m.cwd = (char *)spec->cwd;

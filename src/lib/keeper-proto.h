@@ -15,7 +15,7 @@
  *   hello  {versions}               hello  {version, sandbox, pid}
  *   spawn  {tag, argv, env, cwd,    spawned {tag, id, pid}
  *           tty, stdio,
- *           attached}  + fds
+ *           attached, record} + fds
  *   wait   {tag, id}                exit   {tag, id, status, exit_code,
  *                                           signal, exit_status, wall_ms,
  *                                           cpu_user_ms, cpu_sys_ms,
@@ -120,6 +120,9 @@ typedef struct moat_keeper_msg {
 	 * command lives, the keeper kills the command, so that nothing runs on
 	 * unattended. */
 	bool attached;
+	/* spawn: where the front records the command's terminal (asciicast),
+	 * for the log only (command.start names it); NULL: not recorded */
+	char *record;
 
 	/* spawned, wait, signal, exit */
 	uint32_t id;

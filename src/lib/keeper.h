@@ -124,6 +124,11 @@ int moat_keeper_spawn(moat_keeper *k, const moat_spawn_spec *spec, moat_command 
  * connection closes while it runs (its front ended, even by SIGKILL). */
 int moat_keeper_spawn_attached(moat_keeper *k, const moat_spawn_spec *spec, bool attached, moat_command *ret,
 			       moat_error *err);
+/* As moat_keeper_spawn_attached; record (an absolute path, or NULL) names
+ * the asciicast file this front records the command's terminal in, which
+ * the keeper's log names (command.start). */
+int moat_keeper_spawn_recorded(moat_keeper *k, const moat_spawn_spec *spec, bool attached, const char *record,
+			       moat_command *ret, moat_error *err);
 /* Blocks until command id has ended, and says how. */
 int moat_keeper_wait(moat_keeper *k, uint32_t id, moat_keeper_exit *ret, moat_error *err);
 /* The same wait in two halves, for a front that polls: the request, then

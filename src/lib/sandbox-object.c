@@ -98,6 +98,10 @@ struct moat_sandbox {
 	bool setup_failed;
 	int setup_errno;
 	bool spawned;
+	/* The command moat_sandbox_spawn waits on: if it ends within that wait
+	 * (a fast command's EXITED read in the same pump as its STARTED), its
+	 * terminal's master is kept for spawn to hand out, not closed. */
+	sb_command *spawning;
 	uint32_t next_id;
 	size_t n_live;
 	sb_command cmds[MOAT_SANDBOX_MAX_COMMANDS];
@@ -168,7 +172,8 @@ static void command_free(moat_sandbox *sb, sb_command *cmd)
 	if (cmd->state == CMD_LIVE)
 		sb->n_live--;
 	cmd->state = CMD_FREE;
-	close_fd(&cmd->pty_fd);
+	if (cmd != sb->spawning)
+		close_fd(&cmd->pty_fd);
 }
 
 /* A command's end: its result from what the init said of it. */
@@ -730,12 +735,18 @@ int moat_sandbox_spawn(moat_sandbox *sb, const moat_spawn_spec *spec, moat_comma
 	sb->spawned = true;
 	/* The init answers once the command's execve is done or failed (it
 	 * starts it vfork-style, so that is all it waits for). */
+	sb->spawning = cmd;
 	while (!cmd->start_answered) {
 		struct pollfd p[2] = {{.fd = sb->ctl, .events = POLLIN}, {.fd = sb->pidfd, .events = POLLIN}};
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		if (poll(p, 2, -1) < 0 && errno != EINTR) {
+			sb->spawning = NULL;
 			return moat_error_set(err, errno, "spawn %s: wait for the init", spec->argv[0]);
+		}
 		pump(sb);
 	}
+	sb->spawning = NULL;
+	if (cmd->refused)
+		close_fd(&cmd->pty_fd);
 	if (cmd->refused)
 		return moat_error_set_said(err, cmd->start_errno ? cmd->start_errno : EIO, "spawn %s: %s",
 					   spec->argv[0], cmd->error);

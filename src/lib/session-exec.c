@@ -7,6 +7,7 @@
 
 #include "hostpath.h"
 #include "iobuf.h"
+#include "record.h"
 #include "result.h"
 #include "tty.h"
 
@@ -30,7 +31,7 @@ static uint64_t now_ms(void)
 /* Copies what is readable on *fd to out, counting it; closes *fd (and sets
  * -1) at end of file, or, for a terminal's master, when its last slave
  * closed (EIO). */
-static void relay(int *fd, int out, uint64_t *count)
+static void relay(int *fd, int out, uint64_t *count, moat_record *rec)
 {
 	char b[65536];
 	ssize_t n = read(*fd, b, sizeof(b));
@@ -42,6 +43,8 @@ static void relay(int *fd, int out, uint64_t *count)
 		return;
 	}
 	*count += (uint64_t)n;
+	if (rec)
+		(void)moat_record_write(rec, 'o', b, (size_t)n, NULL);
 	(void)moat__write_all(out, b, (size_t)n);
 }
 
@@ -178,8 +181,30 @@ int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *
 	moat_command cmd = {.pty_fd = -1};
 	if (r >= 0 && sfd < 0)
 		r = moat_error_errno(err, errno, "exec: signalfd");
+	/* --record (the session's): a -t command's terminal, as asciicast,
+	 * in the session's folder; the log names the file. */
+	char rec_path[PATH_MAX] = "";
+	moat_record *rec = NULL;
+	if (r >= 0 && o->tty && s->record)
+		snprintf(rec_path, sizeof(rec_path), "%s/rec-%llu-%d.cast", s->dir, (unsigned long long)moat__now_ns(),
+			 (int)getpid());
 	if (r >= 0)
-		r = moat_keeper_spawn_attached(k, &spec, true, &cmd, err);
+		r = moat_keeper_spawn_recorded(k, &spec, true, rec_path[0] ? rec_path : NULL, &cmd, err);
+	if (r >= 0 && rec_path[0]) {
+		struct winsize ws = {0};
+		(void)ioctl(STDIN_FILENO, TIOCGWINSZ, &ws);
+		char line[1024] = "";
+		for (size_t i = 0, n = 0; o->argv[i] && n < sizeof(line) - 1; i++)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s", i ? " " : "", o->argv[i]);
+		moat_record_header h = {.width = ws.ws_col, .height = ws.ws_row, .term = getenv("TERM"), .command = line};
+		if (moat_record_open(rec_path, &h, NULL, &rec, err) < 0) {
+			/* The command runs on, unrecorded, would be a lie in the
+			 * log: it is killed, and exec fails. */
+			moat_error e2 = {0};
+			(void)moat_keeper_signal(k, cmd.id, SIGKILL, &e2);
+			r = -1;
+		}
+	}
 	for (int i = 0; i < 3; i++)
 		if (wr[i] >= 0)
 			close(wr[i]);
@@ -251,13 +276,13 @@ int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *
 		}
 		for (int i = 0; i < 2; i++)
 			if (st.out[i] >= 0 && p[P_OUT + i].revents)
-				relay(&st.out[i], 1 + i, &st.bytes[i]);
+				relay(&st.out[i], 1 + i, &st.bytes[i], NULL);
 		if (st.tty.master >= 0 && p[P_PTY].revents) {
 			if (p[P_PTY].revents & POLLOUT)
 				moat__sink_flush(&st.tty.in);
 			if (p[P_PTY].revents & (POLLIN | POLLHUP | POLLERR)) {
 				int m = st.tty.master;
-				relay(&m, STDOUT_FILENO, &st.bytes[0]);
+				relay(&m, STDOUT_FILENO, &st.bytes[0], rec);
 				if (m < 0) {
 					/* relay closed it: the sink's copy goes too */
 					st.tty.master = -1;
@@ -267,7 +292,7 @@ int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *
 		}
 		if (p[P_IN].revents) {
 			if (st.tty.master >= 0)
-				moat__tty_read_input(&st.tty, NULL, buf, sizeof(buf));
+				moat__tty_read_input(&st.tty, rec, buf, sizeof(buf));
 			else if (st.in_w >= 0) {
 				size_t room = moat__sink_room(&st.in);
 				ssize_t k_ = read(STDIN_FILENO, buf, room < sizeof(buf) ? room : sizeof(buf));
@@ -299,16 +324,17 @@ int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *
 			break;
 		for (int i = 0; i < 2; i++)
 			if (st.out[i] >= 0 && p[i].revents)
-				relay(&st.out[i], 1 + i, &st.bytes[i]);
+				relay(&st.out[i], 1 + i, &st.bytes[i], NULL);
 		if (st.tty.master >= 0 && p[2].revents) {
 			int m = st.tty.master;
-			relay(&m, STDOUT_FILENO, &st.bytes[0]);
+			relay(&m, STDOUT_FILENO, &st.bytes[0], rec);
 			if (m < 0) {
 				st.tty.master = -1;
 				moat__sink_close(&st.tty.in);
 			}
 		}
 	}
+	moat_record_close(rec, NULL);
 	ret->stdout_bytes = st.bytes[0];
 	ret->stderr_bytes = st.bytes[1];
 	ret->wall_ms = now_ms() - t0;

@@ -47,12 +47,12 @@ static int base_open(char *path, size_t len, moat_error *err)
 /* Writes the record of s into its folder dfd, replacing it whole. */
 static int record_write(int dfd, const moat_session_info *s, bool stopped, moat_error *err)
 {
-	json_t *o = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s:s, s:b, s:I, s:I, s:s, s:b}", "id", s->id,
+	json_t *o = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s:s, s:b, s:I, s:I, s:s, s:b, s:b}", "id", s->id,
 			      "name", s->name, "created", (json_int_t)s->created, "keeper_pid", (int)s->keeper_pid,
 			      "socket", s->socket, "policy_sha256", s->policy_sha256, "stopped", stopped, "workspace",
 			      s->workspace, "workspace_persistent", s->workspace_persistent, "ttl_ms",
 			      (json_int_t)s->ttl_ms, "idle_ms", (json_int_t)s->idle_ms, "audit_log", s->audit_log,
-			      "audit_own", s->audit_own);
+			      "audit_own", s->audit_own, "record", s->record);
 	_cleanup_free_ char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!txt)
@@ -87,15 +87,15 @@ static int record_read(int dfd, const char *id, moat_session_info *ret, bool *re
 		return -EINVAL;
 	json_t *o = json_loadb(buf, len, 0, NULL);
 	const char *rid, *name, *sock, *sha, *ws = "", *alog = "";
-	int aown = 0;
+	int aown = 0, rec = 0;
 	json_int_t created, ttl = 0, idle = 0;
 	int pid, stopped, ws_persistent = 0;
 	int r = -EINVAL;
 	if (o &&
-	    json_unpack(o, "{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s?:s, s?:b, s?:I, s?:I, s?:s, s?:b}", "id", &rid,
+	    json_unpack(o, "{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s?:s, s?:b, s?:I, s?:I, s?:s, s?:b, s?:b}", "id", &rid,
 			"name", &name, "created", &created, "keeper_pid", &pid, "socket", &sock, "policy_sha256", &sha,
 			"stopped", &stopped, "workspace", &ws, "workspace_persistent", &ws_persistent, "ttl_ms", &ttl,
-			"idle_ms", &idle, "audit_log", &alog, "audit_own", &aown) == 0 &&
+			"idle_ms", &idle, "audit_log", &alog, "audit_own", &aown, "record", &rec) == 0 &&
 	    strlen(alog) < sizeof(ret->audit_log) &&
 	    ttl >= 0 && idle >= 0 &&
 	    strcmp(rid, id) == 0 && strlen(name) < sizeof(ret->name) && strlen(sock) < sizeof(ret->socket) &&
@@ -109,6 +109,7 @@ static int record_read(int dfd, const char *id, moat_session_info *ret, bool *re
 		ret->workspace_persistent = ws_persistent;
 		snprintf(ret->audit_log, sizeof(ret->audit_log), "%s", alog);
 		ret->audit_own = aown;
+		ret->record = rec;
 		ret->ttl_ms = (uint64_t)ttl;
 		ret->idle_ms = (uint64_t)idle;
 		ret->created = created;
@@ -308,6 +309,7 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 		s.idle_ms = life->idle_ms;
 	}
 	r = 0;
+	s.record = ws && ws->record;
 	if (ws && ws->log_path)
 		snprintf(s.audit_log, sizeof(s.audit_log), "%s", ws->log_path);
 	if (ws && ws->log_tmp) {
@@ -397,6 +399,25 @@ int moat_session_stop(const moat_session_info *s, moat_error *err)
 	return 0;
 }
 
+/* The recordings (create --record) in a session's folder: rec-*.cast. */
+static void remove_recordings(int dfd)
+{
+	int dup = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
+	if (!d) {
+		if (dup >= 0)
+			close(dup);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (strncmp(e->d_name, "rec-", 4) == 0 && n > 5 && strcmp(e->d_name + n - 5, ".cast") == 0)
+			(void)unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
 int moat_session_remove(const moat_session_info *s, bool purge, moat_error *err)
 {
 	moat_session_info cur = *s;
@@ -415,6 +436,7 @@ int moat_session_remove(const moat_session_info *s, bool purge, moat_error *err)
 		(void)unlinkat(dfd, RECORD ".new", 0);
 		(void)unlinkat(dfd, "end.json", 0);
 		(void)unlinkat(dfd, "end.json.new", 0);
+		remove_recordings(dfd);
 	}
 	if (unlinkat(base_fd, cur.id, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return moat_error_errno(err, errno, "session %s: remove its folder", cur.dir);

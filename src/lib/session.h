@@ -45,6 +45,8 @@ typedef struct moat_session_info {
 	 * (BASE/session-logs/ID.log: removed by rm) or create's --audit FILE. */
 	char audit_log[PATH_MAX];
 	bool audit_own;
+	/* create --record: each exec -t is recorded (asciicast) in dir */
+	bool record;
 	/* not running: what its keeper said when it ended (end.json's
 	 * reason: ttl, idle, stopped, limit, ended), or "" when it said
 	 * nothing (killed) */
@@ -63,6 +65,8 @@ typedef struct moat_session_workspace {
 	 * session's id. */
 	const char *log_path;
 	const char *log_tmp;
+	/* create --record */
+	bool record;
 } moat_session_workspace;
 
 /* A session's own end, enforced by its keeper (keeper-lifetime.h): it is

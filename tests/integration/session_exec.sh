@@ -8,7 +8,7 @@ cd "$MOAT_TDIR"
 
 N="x$$"
 ms() { "$MOAT" session "$@"; }
-cleanup() { "$MOAT" session rm --purge "$N" >/dev/null 2>&1; }
+cleanup() { for n in "$N" "$N-r"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done; }
 trap cleanup EXIT
 
 mkdir -p rw canary
@@ -37,6 +37,12 @@ t_eq "-i: piped input is the command's" "0 2" "$? $(echo $out)"
 out=$(printf 'a\nb\n' | ms exec "$N" -- wc -l)
 t_eq "without -i: the command's input is /dev/null" "0 0" "$? $(echo $out)"
 
+# A command that ends at once still hands its terminal out (its end and
+# its start may be read together).
+bad=0
+for _ in $(seq 20); do ms exec -t "$N" -- true </dev/null >/dev/null 2>&1 || bad=$((bad + 1)); done
+t_eq "-t: twenty commands that end at once each get their terminal" 0 "$bad"
+
 # --- --result: the command's own wall, CPU, memory peak and output bytes
 ms exec "$N" --result r1.json -- sh -c 'printf 12345; printf 123 >&2; exit 3' >o1 2>e1
 t_eq "--result: exec still exits with the command's status, output as it came" "3 12345 123" "$? $(cat o1) $(cat e1)"
@@ -51,8 +57,8 @@ t_eq "--result with --time passed: timeout, the wall limit, 137" "137 timeout wa
 	"$? $(json r2.json 'j["status"], j["limit"], j["exit_status"], j["enforced"]["wall"]["limit"]' | tr -d "(),'")"
 out=$(ms exec "$N" --result - -- true)
 t_eq "--result -: the JSON on stdout" "exited" "$(printf '%s' "$out" | json /dev/stdin 'j["status"]')"
-ms exec "$N" -t --result r3.json -- sh -c 'printf abc' </dev/null >/dev/null
-t_eq "-t --result: what came through the terminal is counted" 3 "$(json r3.json 'j["stdout_bytes"]')"
+ms exec "$N" -t --result r3.json -- sh -c 'printf abc' </dev/null >/dev/null 2>e5
+t_eq "-t --result: what came through the terminal is counted" "0 3" "$? $(json r3.json 'j["stdout_bytes"]' 2>&1 | tail -1)$(cat e5)"
 
 # --- attack: a session command plants a link where the next --result goes
 out=$(ms exec "$N" --env "MOAT_CANARY_DIR=$MOAT_TDIR/canary" -- /attacks/attack_host_result_link 2>&1)
@@ -79,3 +85,22 @@ ms exec --detach -t "$N" -- true 2>e3
 t_eq "--detach -t: 125, one line" "125 1" "$? $(wc -l <e3)"
 ms exec --result "" "$N" -- true 2>e4
 t_eq "--result '': 125, one line" "125 1" "$? $(wc -l <e4)"
+
+# --- create --record: each -t exec is recorded (asciicast v2), and the log
+# names the file; an exec without -t is not
+ms create --name "$N-r" --record >/dev/null 2>err
+t_eq "create --record: exit 0" "0 " "$? $(cat err)"
+ms exec -t "$N-r" -- sh -c 'echo recorded-$((6*7))' </dev/null >/dev/null
+ms exec "$N-r" -- true
+recs=$(ms logs "$N-r" --type command.start | python3 -c "import json,sys
+for l in sys.stdin:
+    print(json.loads(l).get('record') or '-')" | tr '\n' ' ')
+rec=${recs%% *}
+t_match "create --record: the log names the -t exec's recording, not the other's" '^/.*\.cast -$' "$(echo $recs)"
+t_eq "the recording is asciicast v2 with the command's output" "2 True" \
+	"$(python3 -c "import json,sys
+lines=open(sys.argv[1]).read().splitlines()
+h=json.loads(lines[0]); ev=[json.loads(l) for l in lines[1:]]
+print(h['version'], any(e[1]=='o' and 'recorded-42' in e[2] for e in ev))" "$rec" 2>&1)"
+ms rm --purge "$N-r"
+t_eq "rm: the recordings go with the session" "no" "$(test -e "$rec" && echo yes || echo no)"

@@ -257,6 +257,8 @@ static void test_copied(void **state)
 	moat_error err = {0};
 	char *s = NULL;
 	assert_int_equal(moat__keeper_encode(&a, &s, &err), -EINVAL);
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"record\":\"x.cast\"}", EINVAL,
+		"spawn.record: not an absolute path");
 	refused("{\"type\":\"copied\",\"tag\":1,\"into\":true,\"path\":\"/x\",\"files\":0,\"dirs\":0,\"bytes\":0}",
 		EINVAL, "copied.host: missing");
 	refused("{\"type\":\"copied\",\"tag\":1,\"into\":1,\"host\":\"h\",\"path\":\"/x\",\"files\":0,\"dirs\":0,"
