@@ -8,7 +8,7 @@ cd "$MOAT_TDIR"
 
 N="x$$"
 ms() { "$MOAT" session "$@"; }
-cleanup() { for n in "$N" "$N-r"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done; }
+cleanup() { for n in "$N" "$N-r" "$N-x"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done; }
 trap cleanup EXIT
 
 mkdir -p rw canary
@@ -104,3 +104,45 @@ h=json.loads(lines[0]); ev=[json.loads(l) for l in lines[1:]]
 print(h['version'], any(e[1]=='o' and 'recorded-42' in e[2] for e in ev))" "$rec" 2>&1)"
 ms rm --purge "$N-r"
 t_eq "rm: the recordings go with the session" "no" "$(test -e "$rec" && echo yes || echo no)"
+
+# --- attacks on the runtime's binary from a session's command: the init is
+# the keeper's own process (moat's binary), never entered from the host
+for a in proc_1_exe_write proc_self_exe_write; do
+	out=$(ms exec "$N" -- "/attacks/attack_$a" 2>&1)
+	rc=$?
+	if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '^BLOCKED'; then
+		t_ok "attack $a (in a session): blocked"
+	else
+		t_fail "attack $a (in a session): blocked" "exit $rc" "$out"
+	fi
+done
+
+# --- execs racing a stop: every exec ends (its command's status, killed,
+# or refused), none hangs, nothing is left running
+ms create --name "$N-x" >/dev/null
+secs="93$$"
+pids=""
+for i in $(seq 8); do
+	ms exec "$N-x" -- sleep "$secs" >/dev/null 2>&1 &
+	pids="$pids $!"
+done
+ms exec "$N-x" -- true >/dev/null 2>&1
+ms stop "$N-x" &
+stopper=$!
+for i in $(seq 8); do ms exec "$N-x" -- sleep "$secs" >/dev/null 2>&1 & pids="$pids $!"; done
+codes=""
+for p in $pids; do
+	wait "$p"
+	codes="$codes $?"
+done
+wait "$stopper"
+t_eq "execs racing a stop: each one ends, killed (137) or refused (125)" "" \
+	"$(printf '%s\n' $codes | grep -vxE '137|125')"
+left=0
+for _ in $(seq 100); do
+	left=$(pgrep -c -f "^sleep $secs\$")
+	[ "$left" = 0 ] && break
+	sleep 0.1
+done
+t_eq "execs racing a stop: nothing is left running" 0 "$left"
+t_match "execs racing a stop: the session is stopped" "$N-x +dead .*stopped" "$(ms ls)"
