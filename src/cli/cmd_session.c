@@ -28,10 +28,13 @@ static void session_usage(FILE *f)
 		   "\n"
 		   "A session is a sandbox that lives until it is stopped: create starts its\n"
 		   "keeper and prints its id; exec runs one command in it (several may run at\n"
-		   "once) and exits as 'moat run' would (the command's status, 128+N for a\n"
-		   "signal, 125 when moat failed); files written in /tmp stay for the next\n"
-		   "command. RUN OPTIONS are those of 'moat run' (--profile, --policy, limits,\n"
-		   "--net...): see 'moat run --help'. docs/sessions.md tells what is built.\n");
+		   "once) in /workspace and exits as 'moat run' would (the command's status,\n"
+		   "128+N for a signal, 125 when moat failed); /workspace (--workspace DIR, or\n"
+		   "the session's own) and /tmp stay for the next command; cp copies files in\n"
+		   "and out, never through a link; every command and copy is in the session's\n"
+		   "audit log (logs, show). --ttl and --idle end it; ls says why it ended.\n"
+		   "RUN OPTIONS are those of 'moat run' (--profile, --policy, limits, --net...):\n"
+		   "see 'moat run --help'. docs/sessions.md tells the whole of it.\n");
 }
 
 static int fail_err(const char *what, const moat_error *err)
