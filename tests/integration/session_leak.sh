@@ -57,6 +57,9 @@ t_eq "each with a command running" "$COUNT" "$running"
 netns=$(for p in $(pgrep -f "^sleep $secs\$"); do stat -L -c %i "/proc/$p/ns/net" 2>/dev/null; done | sort -u)
 t_eq "each in a network namespace of its own" "$COUNT" "$(printf '%s\n' $netns | grep -c .)"
 
+# Their inits: the keepers' children.
+inits=$(for k in $kpids; do cat /proc/"$k"/task/*/children 2>/dev/null; done)
+t_eq "each keeper has its init" "$COUNT" "$(printf '%s\n' $inits | grep -c .)"
 for i in $(seq "$COUNT"); do ms rm --purge "$N-$i" & done
 wait
 t_eq "all removed: none is listed" "" "$(ms ls | grep -- " $N-")"
@@ -72,10 +75,19 @@ for _ in $(seq 100); do
 done
 t_eq "no keeper is left" "" "$left_k"
 t_eq "no command is left" 0 "$(pgrep -c -f "^sleep $secs\$")"
+# A process left in one of their network namespaces: one of their inits
+# (the keepers' children, read before the removal) that still lives there.
+# Namespace inode numbers are reused, so a pid and an inode both matching
+# is needed; an init that is still dying (its keeper killed it) gets 5 s.
 left_ns=0
-for p in /proc/[0-9]*; do
-	i=$(stat -L -c %i "$p/ns/net" 2>/dev/null) || continue
-	printf '%s\n' $netns | grep -qx "$i" && left_ns=$((left_ns + 1))
+for _ in $(seq 50); do
+	left_ns=0
+	for p in $inits; do
+		i=$(stat -L -c %i "/proc/$p/ns/net" 2>/dev/null) || continue
+		printf '%s\n' $netns | grep -qx "$i" && left_ns=$((left_ns + 1))
+	done
+	[ "$left_ns" = 0 ] && break
+	sleep 0.1
 done
 t_eq "no process is left in their network namespaces" 0 "$left_ns"
 left_cg=0
