@@ -90,9 +90,17 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 t_eq "no process is left in their network namespaces" 0 "$left_ns"
+# Their cgroups are named moat-KEEPERPID-N; a pid that lives again is
+# another process's (reused), not a keeper's. Settled over 5 s.
 left_cg=0
-for k in $kpids; do
-	left_cg=$((left_cg + $(find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -type d -name "moat-$k-*" 2>/dev/null | wc -l)))
+for _ in $(seq 50); do
+	left_cg=0
+	for k in $kpids; do
+		[ -d "/proc/$k" ] && continue
+		left_cg=$((left_cg + $(find /sys/fs/cgroup -mindepth 1 -maxdepth 6 -type d -name "moat-$k-*" 2>/dev/null | wc -l)))
+	done
+	[ "$left_cg" = 0 ] && break
+	sleep 0.1
 done
 t_eq "no cgroup of theirs is left" 0 "$left_cg"
 left_p=""
