@@ -11,6 +11,7 @@
  * user namespaces, say), is reported as absent with the reason; it never
  * gets a number. Scenarios that need a moat feature the binary under test
  * lacks print "not available yet". */
+#include "keeper.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -861,6 +862,159 @@ static void print_header(void)
 	       have_unshare ? unshare_path : "ABSENT (util-linux)");
 }
 
+/* Scenario: sessions. A command into a live session against a cold moat
+ * run (no namespaces, root or cgroup to build: close to a fork and exec),
+ * creating a session (until its first exec can start) against a cold run,
+ * and an idle keeper's memory and CPU time. */
+static char session_name[64];
+/* The keeper's pid, from its lock in its runtime folder (id: what create
+ * printed). */
+static pid_t keeper_pid_of(const char *id)
+{
+	char base[PATH_MAX], path[PATH_MAX + 64], buf[32] = {0};
+	if (moat__keeper_base_path(geteuid(), getenv("XDG_RUNTIME_DIR"), base, sizeof(base)) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s/lock", base, id);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) <= 0)
+		return -1;
+	return (pid_t)atoi(buf);
+}
+
+static int session_create_id(char *id, size_t len)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(devnull, 2);
+		char *v[] = {(char *)opt.moat, "session", "create", "--name", session_name, NULL};
+		execv(v[0], v);
+		_exit(127);
+	}
+	close(p[1]);
+	ssize_t n = read(p[0], id, len - 1);
+	close(p[0]);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (n <= 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -EIO;
+	id[n] = '\0';
+	id[strcspn(id, "\n")] = '\0';
+	return 0;
+}
+
+static void session_remove(void)
+{
+	char *v[] = {(char *)opt.moat, "session", "rm", "--purge", session_name, NULL};
+	uint64_t ns;
+	run_once(v, &ns);
+}
+
+static uint64_t proc_cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	unsigned long ut = 0, st = 0;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return ut + st;
+}
+
+static long proc_rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	long kb = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static int bench_session(void)
+{
+	snprintf(session_name, sizeof(session_name), "bench-%d", (int)getpid());
+	char id[128];
+	printf("\nsessions\n");
+	if (session_create_id(id, sizeof(id)) < 0) {
+		printf("  not available: 'moat session create' failed\n");
+		return 0;
+	}
+	/* 1. exec into the live session against a cold run. */
+	variant vs[2];
+	memset(vs, 0, sizeof(vs));
+	static const char *const cmd[] = {"/bin/true", NULL};
+	static const char *exec_prefix[6];
+	exec_prefix[0] = opt.moat;
+	exec_prefix[1] = "session";
+	exec_prefix[2] = "exec";
+	exec_prefix[3] = session_name;
+	exec_prefix[4] = "--";
+	exec_prefix[5] = NULL;
+	set_argv(&vs[0], "moat run (cold)", moat_prefix, cmd);
+	set_argv(&vs[1], "moat session exec (live session)", exec_prefix, cmd);
+	stats st[2], cpu[2];
+	compare("session exec -- /bin/true against a cold moat run -- /bin/true", vs, 2, 0, "vs run", -1, "", st, cpu);
+	if (st[0].median > 0 && st[1].median > 0)
+		printf("  result: session exec is %.2fx a cold run's median (goal: at most 0.35x)\n",
+		       st[1].median / st[0].median);
+
+	/* 2. An idle keeper: its memory, and no CPU time while nothing runs. */
+	pid_t kp = keeper_pid_of(id);
+	if (kp > 0) {
+		/* A second to settle (the last exec's end), then two idle. */
+		struct timespec one = {.tv_sec = 1}, two = {.tv_sec = 2};
+		nanosleep(&one, NULL);
+		uint64_t t0 = proc_cpu_ticks(kp);
+		nanosleep(&two, NULL);
+		uint64_t t1 = proc_cpu_ticks(kp);
+		long rss = proc_rss_kb(kp);
+		printf("  result: an idle keeper holds %.2f MB (goal: at most 4 MB) and used %llu clock ticks of CPU "
+		       "in 2 s idle (goal: 0)\n",
+		       rss / 1024.0, (unsigned long long)(t1 - t0));
+	} else
+		printf("  idle keeper: its pid could not be read\n");
+	session_remove();
+
+	/* 3. create (until the first exec can start) against a cold run,
+	 * interleaved; each session is removed untimed. */
+	unsigned n = opt.runs < 50 ? opt.runs : 50;
+	uint64_t *c = calloc(n, sizeof(uint64_t)), *r = calloc(n, sizeof(uint64_t));
+	size_t nc = 0, nr = 0;
+	char *create[] = {(char *)opt.moat, "session", "create", "--name", session_name, NULL};
+	for (unsigned i = 0; c && r && i < n; i++) {
+		uint64_t ns;
+		if (run_once(create, &ns) == 0)
+			c[nc++] = ns;
+		session_remove();
+		if (run_once(vs[0].argv, &ns) == 0)
+			r[nr++] = ns;
+	}
+	if (nc && nr) {
+		stats sc = stats_of(c, nc), sr = stats_of(r, nr);
+		printf("  session create: median %.2f ms, a cold run %.2f ms (%zu runs each, interleaved)\n", sc.median,
+		       sr.median, nc);
+		printf("  result: session create is %.2fx a cold run's median (goal: at most 1.2x)\n",
+		       sc.median / sr.median);
+	}
+	free(c);
+	free(r);
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: moat-bench --moat PATH [OPTIONS]\n"
@@ -876,7 +1030,7 @@ static void usage(FILE *f)
 		   "  --mem-rounds N     memory measurements per variant [5]\n"
 		   "  --compare PATH     a second moat build, measured alongside in the start-up\n"
 		   "                     scenarios (before and after a change)\n"
-		   "  --only LIST        comma-separated scenarios: startup,python,throughput,memory,\n"
+		   "  --only LIST        comma-separated scenarios: startup,python,throughput,memory,session,\n"
 		   "                     gateway,trail,judge [all]\n");
 }
 
@@ -1001,6 +1155,8 @@ int main(int argc, char **argv)
 		bench_trail();
 	if (want("judge"))
 		bench_judge();
+	if (want("session"))
+		bench_session();
 	scratch_remove();
 	return 0;
 }

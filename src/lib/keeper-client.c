@@ -342,9 +342,16 @@ int moat_keeper_spawn(moat_keeper *k, const moat_spawn_spec *spec, moat_command 
 int moat_keeper_spawn_attached(moat_keeper *k, const moat_spawn_spec *spec, bool attached, moat_command *ret,
 			       moat_error *err)
 {
+	return moat_keeper_spawn_recorded(k, spec, attached, NULL, ret, err);
+}
+
+int moat_keeper_spawn_recorded(moat_keeper *k, const moat_spawn_spec *spec, bool attached, const char *record,
+			       moat_command *ret, moat_error *err)
+{
 	moat_keeper_msg m, a;
 	moat_keeper_msg_init(&m, MOAT_KEEPER_SPAWN);
 	m.attached = attached;
+	m.record = (char *)record;
 	m.argv = (char **)spec->argv;
 	m.env = (char **)spec->env;
 	m.cwd = (char *)spec->cwd;
@@ -490,4 +497,37 @@ int moat_keeper_approvals(moat_keeper *k, json_t *body, json_t **ret, moat_error
 	*ret = json_incref(a.body);
 	moat_keeper_msg_done(&a);
 	return 0;
+}
+
+int moat_keeper_lifetime(moat_keeper *k, uint64_t ttl_ms, uint64_t idle_ms, int end_dir, moat_error *err)
+{
+	moat_keeper_msg m;
+	moat_keeper_msg_init(&m, MOAT_KEEPER_LIFETIME);
+	m.ttl_ms = ttl_ms;
+	m.idle_ms = idle_ms;
+	moat_keeper_msg a;
+	int r = call(k, &m, end_dir >= 0 ? &end_dir : NULL, end_dir >= 0 ? 1 : 0, &a, NULL, err);
+	if (r < 0)
+		return r;
+	moat_keeper_msg_type t = a.type;
+	moat_keeper_msg_done(&a);
+	if (t != MOAT_KEEPER_OK)
+		return moat_error_set(err, EPROTO, "keeper: answered lifetime with %s", moat_keeper_msg_type_to_string(t));
+	return 0;
+}
+
+int moat_keeper_copied(moat_keeper *k, bool into, const char *host, const char *path, uint64_t files, uint64_t dirs,
+		       uint64_t bytes, const char *error, moat_error *err)
+{
+	moat_keeper_msg m;
+	moat_keeper_msg_init(&m, MOAT_KEEPER_COPIED);
+	m.into = into;
+	m.host = (char *)host;
+	m.path = (char *)path;
+	m.files = files;
+	m.dirs = dirs;
+	m.bytes = bytes;
+	m.message = (char *)error;
+	/* The strings are the caller's: not freed with m. */
+	return call_ok(k, &m, err);
 }

@@ -10,6 +10,7 @@ static const char *const type_names[_MOAT_KEEPER_MSG_MAX] = {
 	[MOAT_KEEPER_SIGNAL] = "signal",   [MOAT_KEEPER_STOP] = "stop",     [MOAT_KEEPER_STATUS] = "status",
 	[MOAT_KEEPER_SPAWNED] = "spawned", [MOAT_KEEPER_EXIT] = "exit",     [MOAT_KEEPER_OK] = "ok",
 	[MOAT_KEEPER_ERROR] = "error",     [MOAT_KEEPER_APPROVALS] = "approvals",
+	[MOAT_KEEPER_LIFETIME] = "lifetime", [MOAT_KEEPER_COPIED] = "copied",
 };
 
 const char *moat_keeper_msg_type_to_string(moat_keeper_msg_type t)
@@ -42,6 +43,10 @@ void moat_keeper_msg_done(moat_keeper_msg *m)
 	free(m->cwd);
 	free(m->message);
 	json_decref(m->body);
+
+	free(m->host);
+	free(m->path);
+	free(m->record);
 	moat_keeper_msg_init(m, t);
 }
 
@@ -67,7 +72,7 @@ unsigned moat__keeper_pick_version(const unsigned *theirs, size_t n)
 /* The fields each type may carry ("type" and "tag" aside). */
 static const char *const fields[_MOAT_KEEPER_MSG_MAX][12] = {
 	[MOAT_KEEPER_HELLO] = {"versions", "version", "sandbox", "pid"},
-	[MOAT_KEEPER_SPAWN] = {"argv", "env", "cwd", "tty", "stdio", "attached"},
+	[MOAT_KEEPER_SPAWN] = {"argv", "env", "cwd", "tty", "stdio", "attached", "record"},
 	[MOAT_KEEPER_WAIT] = {"id"},
 	[MOAT_KEEPER_SIGNAL] = {"id", "signal"},
 	[MOAT_KEEPER_STOP] = {NULL},
@@ -78,6 +83,8 @@ static const char *const fields[_MOAT_KEEPER_MSG_MAX][12] = {
 	[MOAT_KEEPER_OK] = {NULL},
 	[MOAT_KEEPER_ERROR] = {"errno", "message"},
 	[MOAT_KEEPER_APPROVALS] = {"body"},
+	[MOAT_KEEPER_LIFETIME] = {"ttl_ms", "idle_ms"},
+	[MOAT_KEEPER_COPIED] = {"into", "host", "path", "files", "dirs", "bytes", "error"},
 };
 
 static bool field_known(moat_keeper_msg_type t, const char *key)
@@ -179,6 +186,13 @@ int moat__keeper_encode(const moat_keeper_msg *m, char **ret, moat_error *err)
 		oom |= json_object_set_new(o, "stdio", json_pack("[bbb]", m->stdio[0], m->stdio[1], m->stdio[2])) < 0;
 		if (m->attached)
 			oom |= json_object_set_new(o, "attached", json_true()) < 0;
+		if (m->record) {
+			if (m->record[0] != '/' || strlen(m->record) > MOAT_KEEPER_MAX_STRING) {
+				r = moat_error_set(err, EINVAL, "spawn.record: not an absolute path");
+				break;
+			}
+			oom |= json_object_set_new(o, "record", json_string(m->record)) < 0;
+		}
 		break;
 	case MOAT_KEEPER_WAIT:
 		oom |= json_object_set_new(o, "id", json_integer(m->id)) < 0;
@@ -232,6 +246,31 @@ int moat__keeper_encode(const moat_keeper_msg *m, char **ret, moat_error *err)
 			break;
 		}
 		oom |= json_object_set(o, "body", m->body) < 0;
+		break;
+	case MOAT_KEEPER_LIFETIME:
+		if (m->ttl_ms > MOAT_KEEPER_MAX_LIFETIME_MS || m->idle_ms > MOAT_KEEPER_MAX_LIFETIME_MS) {
+			r = moat_error_set(err, EINVAL, "lifetime: longer than %llu ms",
+					   (unsigned long long)MOAT_KEEPER_MAX_LIFETIME_MS);
+			break;
+		}
+		oom |= json_object_set_new(o, "ttl_ms", json_integer((json_int_t)m->ttl_ms)) < 0;
+		oom |= json_object_set_new(o, "idle_ms", json_integer((json_int_t)m->idle_ms)) < 0;
+		break;
+	case MOAT_KEEPER_COPIED:
+		if (!m->host || !m->path || strlen(m->host) > MOAT_KEEPER_MAX_STRING ||
+		    strlen(m->path) > MOAT_KEEPER_MAX_STRING || (m->message && strlen(m->message) > MOAT_KEEPER_MAX_STRING)) {
+			r = moat_error_set(err, EINVAL, "copied: host and path are needed, each at most %d bytes",
+					   MOAT_KEEPER_MAX_STRING);
+			break;
+		}
+		oom |= json_object_set_new(o, "into", json_boolean(m->into)) < 0;
+		oom |= json_object_set_new(o, "host", json_string(m->host)) < 0;
+		oom |= json_object_set_new(o, "path", json_string(m->path)) < 0;
+		oom |= json_object_set_new(o, "files", json_integer((json_int_t)m->files)) < 0;
+		oom |= json_object_set_new(o, "dirs", json_integer((json_int_t)m->dirs)) < 0;
+		oom |= json_object_set_new(o, "bytes", json_integer((json_int_t)m->bytes)) < 0;
+		if (m->message)
+			oom |= json_object_set_new(o, "error", json_string(m->message)) < 0;
 		break;
 	case MOAT_KEEPER_ERROR:
 		oom |= json_object_set_new(o, "errno", json_integer(m->error_errno)) < 0;
@@ -452,10 +491,13 @@ static int decode_object(json_t *o, moat_keeper_msg *m, moat_error *err)
 		    (r = get_strv(o, tn, "env", false, true, &m->env, err)) < 0 ||
 		    (r = get_str(o, tn, "cwd", false, NULL, 0, &m->cwd, err)) < 0 ||
 		    (r = get_bool(o, tn, "tty", &m->tty, err)) < 0 ||
-		    (r = get_bool(o, tn, "attached", &m->attached, err)) < 0)
+		    (r = get_bool(o, tn, "attached", &m->attached, err)) < 0 ||
+		    (r = get_str(o, tn, "record", false, NULL, 0, &m->record, err)) < 0)
 			return r;
 		if (m->cwd && m->cwd[0] != '/')
 			return moat_error_set(err, EINVAL, "spawn.cwd: not an absolute path");
+		if (m->record && m->record[0] != '/')
+			return moat_error_set(err, EINVAL, "spawn.record: not an absolute path");
 		json_t *s = json_object_get(o, "stdio");
 		if (s) {
 			if (!json_is_array(s) || json_array_size(s) != 3)
@@ -521,6 +563,19 @@ static int decode_object(json_t *o, moat_keeper_msg *m, moat_error *err)
 			return r;
 		return 0;
 	}
+	case MOAT_KEEPER_LIFETIME:
+		if ((r = get_uint(o, tn, "ttl_ms", MOAT_KEEPER_MAX_LIFETIME_MS, true, &m->ttl_ms, err)) < 0)
+			return r;
+		return get_uint(o, tn, "idle_ms", MOAT_KEEPER_MAX_LIFETIME_MS, true, &m->idle_ms, err);
+	case MOAT_KEEPER_COPIED:
+		if ((r = get_bool(o, tn, "into", &m->into, err)) < 0 ||
+		    (r = get_str(o, tn, "host", true, NULL, 0, &m->host, err)) < 0 ||
+		    (r = get_str(o, tn, "path", true, NULL, 0, &m->path, err)) < 0 ||
+		    (r = get_uint(o, tn, "files", INT64_MAX, true, &m->files, err)) < 0 ||
+		    (r = get_uint(o, tn, "dirs", INT64_MAX, true, &m->dirs, err)) < 0 ||
+		    (r = get_uint(o, tn, "bytes", INT64_MAX, true, &m->bytes, err)) < 0)
+			return r;
+		return get_str(o, tn, "error", false, NULL, 0, &m->message, err);
 	case MOAT_KEEPER_ERROR:
 		if ((r = get_int(o, tn, "errno", 0, 4095, &m->error_errno, err)) < 0)
 			return r;

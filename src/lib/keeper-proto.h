@@ -15,7 +15,7 @@
  *   hello  {versions}               hello  {version, sandbox, pid}
  *   spawn  {tag, argv, env, cwd,    spawned {tag, id, pid}
  *           tty, stdio,
- *           attached}  + fds
+ *           attached, record} + fds
  *   wait   {tag, id}                exit   {tag, id, status, exit_code,
  *                                           signal, exit_status, wall_ms,
  *                                           cpu_user_ms, cpu_sys_ms,
@@ -27,6 +27,11 @@
  *   approvals {tag, body}           approvals {tag, body}
  *     (body: one JSON object, the approval gates' own request and
  *      answer, checked by approvals.h)
+ *   lifetime {tag, ttl_ms, idle_ms} ok     {tag}
+ *           + the folder for end.json (keeper-lifetime.h)
+ *   copied {tag, into, host, path,  ok     {tag}
+ *           files, dirs, bytes,
+ *           error}                  (logged as session.cp: keeper-audit.c)
  *   (any)                           error  {tag, errno, message}
  */
 #pragma once
@@ -50,6 +55,8 @@
 #define MOAT_KEEPER_MAX_VERSIONS 16
 #define MOAT_KEEPER_MAX_COMMANDS 64
 #define MOAT_KEEPER_MAX_ERROR 512
+/* lifetime's ttl_ms and idle_ms: at most a year. */
+#define MOAT_KEEPER_MAX_LIFETIME_MS (366ull * 24 * 3600 * 1000)
 /* A sandbox's id: this many random bytes, hex-encoded. */
 #define MOAT_KEEPER_ID_BYTES 12
 #define MOAT_KEEPER_ID_LEN (MOAT_KEEPER_ID_BYTES * 2 + 1)
@@ -66,6 +73,8 @@ typedef enum moat_keeper_msg_type {
 	MOAT_KEEPER_OK,
 	MOAT_KEEPER_ERROR,
 	MOAT_KEEPER_APPROVALS,
+	MOAT_KEEPER_LIFETIME,
+	MOAT_KEEPER_COPIED,
 	_MOAT_KEEPER_MSG_MAX,
 	_MOAT_KEEPER_MSG_INVALID = -1,
 } moat_keeper_msg_type;
@@ -115,12 +124,26 @@ typedef struct moat_keeper_msg {
 	 * command lives, the keeper kills the command, so that nothing runs on
 	 * unattended. */
 	bool attached;
+	/* spawn: where the front records the command's terminal (asciicast),
+	 * for the log only (command.start names it); NULL: not recorded */
+	char *record;
 
 	/* spawned, wait, signal, exit */
 	uint32_t id;
 	int signal; /* signal */
 
 	moat_keeper_exit exit; /* exit */
+
+	/* lifetime: the sandbox is stopped ttl_ms from now, and after
+	 * idle_ms with no command running (0: never) */
+	uint64_t ttl_ms, idle_ms;
+
+	/* copied: a front copied files into (into) or out of the sandbox:
+	 * host and path (the sandbox's), what moved, and why it stopped
+	 * (message; NULL: it did not) */
+	bool into;
+	char *host, *path;
+	uint64_t files, dirs, bytes;
 
 	/* error */
 	int error_errno;

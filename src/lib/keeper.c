@@ -6,9 +6,11 @@
 #include "approvals.h"
 #include "audit.h"
 #include "egress.h"
+#include "keeper-audit.h"
+#include "keeper-lifetime.h"
 #include "nested.h"
-#include "secretstore.h"
 #include "policy.h"
+#include "secretstore.h"
 
 #include <event2/event.h>
 #include <fcntl.h>
@@ -80,6 +82,10 @@ struct keeper {
 	 * them out. */
 	moat_approvals *approvals;
 	struct event *tick_ev;
+
+	moat_keeper_lifetime_state lt; /* ttl, idle, end.json (keeper-lifetime.h) */
+	const char *default_cwd; /* the policy's working directory, or NULL */
+	bool lifetime_set;
 };
 
 /* ---- answers ---- */
@@ -171,6 +177,7 @@ static void command_ended(keeper *k, const moat_command_result *r)
 {
 	moat_keeper_exit *e = &k->ended[k->ended_next];
 	exit_from_result(r, e);
+	moat__keeper_audit_command_end(k->audit, e);
 	k->ended_next = (k->ended_next + 1) % KEEPER_KEEP_ENDED;
 	k->n_ended++;
 	for (size_t i = 0; i < k->n_live; i++)
@@ -180,6 +187,7 @@ static void command_ended(keeper *k, const moat_command_result *r)
 			k->owner[i] = k->owner[k->n_live];
 			break;
 		}
+	moat__keeper_lifetime_activity(&k->lt, k->n_live);
 	for (waiter **w = &k->waiters; *w;) {
 		if ((*w)->id == r->id) {
 			waiter *done = *w;
@@ -248,6 +256,8 @@ static void do_spawn(conn *c, const moat_keeper_msg *m, int *fds, size_t n_fds)
 		k->owner[k->n_live] = m->attached ? c : NULL;
 		k->live[k->n_live++] = cmd.id;
 	}
+	moat__keeper_lifetime_activity(&k->lt, k->n_live);
+	moat__keeper_audit_command_start(k->audit, m, k->default_cwd, cmd.id, cmd.pid, c->uid, c->pid);
 	moat_keeper_msg a;
 	moat_keeper_msg_init(&a, MOAT_KEEPER_SPAWNED);
 	a.tag = m->tag;
@@ -328,6 +338,7 @@ static void do_stop(conn *c, const moat_keeper_msg *m)
 	moat_error err = {0};
 	/* Held actions are answered while their clients still live. */
 	moat_approvals_end(c->k->approvals, "the session was stopped before anyone decided");
+	moat__keeper_lifetime_note(&c->k->lt, MOAT_END_STOPPED);
 	if (!c->k->sandbox_ended && moat_sandbox_stop(c->k->sb, &err) < 0) {
 		char buf[MOAT_ERROR_MAX + 64];
 		answer_error(c, m->tag, err.code, "stop: %s", moat_error_format(&err, buf, sizeof(buf)));
@@ -348,6 +359,35 @@ static void do_status(conn *c, const moat_keeper_msg *m)
 	memcpy(a.commands, k->live, k->n_live * sizeof(k->live[0]));
 	a.n_commands = k->n_live;
 	answer(c, &a, -1);
+}
+
+/* lifetime: the session's time to live and idle time, and the folder
+ * end.json goes to (keeper-lifetime.h). */
+static void do_lifetime(conn *c, const moat_keeper_msg *m, const int *fds, size_t n_fds)
+{
+	keeper *k = c->k;
+	struct stat st;
+	if (n_fds > 1 || (n_fds == 1 && (fstat(fds[0], &st) < 0 || !S_ISDIR(st.st_mode)))) {
+		answer_error(c, m->tag, EINVAL, "lifetime: at most one descriptor, a folder for end.json");
+		return;
+	}
+	moat_error err = {0};
+	if (moat__keeper_lifetime_set(&k->lt, m->ttl_ms, m->idle_ms, n_fds ? fds[0] : -1, k->n_live, &err) < 0) {
+		answer_error(c, m->tag, err.code, "lifetime: %s", err.msg);
+		return;
+	}
+	k->lifetime_set = true;
+	answer_ok(c, m->tag);
+}
+
+/* A lifetime timer passed: the sandbox is stopped as a stop would. */
+static void lifetime_expired(void *arg, const char *reason)
+{
+	keeper *k = arg;
+	(void)reason;
+	moat_error err = {0};
+	if (!k->sandbox_ended)
+		(void)moat_sandbox_stop(k->sb, &err);
 }
 
 static void sandbox_cb(evutil_socket_t fd, short what, void *arg);
@@ -400,6 +440,14 @@ static void conn_cb(evutil_socket_t fd, short what, void *arg)
 			break;
 		case MOAT_KEEPER_APPROVALS:
 			do_approvals(c, &m);
+			break;
+		case MOAT_KEEPER_LIFETIME:
+			do_lifetime(c, &m, fds, n);
+			break;
+		case MOAT_KEEPER_COPIED:
+			/* A front's report of a copy it made, for the log. */
+			moat__keeper_audit_copied(k->audit, &m, c->uid, c->pid);
+			answer_ok(c, m.tag);
 			break;
 		case MOAT_KEEPER_STATUS:
 			if (m.state[0])
@@ -650,9 +698,14 @@ static int make_listener(keeper *k, moat_error *err)
 	k->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (k->listen_fd < 0)
 		return moat_error_errno(err, errno, "control socket: make it");
-	/* umask 077 (moat__keeper_main): the socket is born 0600. */
 	if (bind(k->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return moat_error_errno(err, errno, "control socket %s: bind", k->dir.socket);
+	/* Made 0600: a socket's mode is 0777 less the umask, so the keeper's
+	 * 077 leaves it 0700. Changed by name in the keeper's own folder
+	 * (0700, no one else's to enter or plant in), not by umask: the
+	 * gateway's threads may be making files at this moment. */
+	if (fchmodat(k->dir.dir_fd, "ctl", 0600, 0) < 0)
+		return moat_error_errno(err, errno, "control socket %s: make it 0600", k->dir.socket);
 	if (listen(k->listen_fd, 16) < 0)
 		return moat_error_errno(err, errno, "control socket %s: listen", k->dir.socket);
 	return 0;
@@ -741,6 +794,7 @@ static int keeper_loop(keeper *k, moat_error *err)
 	k->base = event_base_new();
 	if (!k->base)
 		return moat_error_set(err, ENOMEM, "event loop: make it");
+	moat__keeper_lifetime_init(&k->lt, k->base, lifetime_expired, k);
 	int sbfd = moat_sandbox_fd(k->sb);
 	if (sbfd < 0)
 		return moat_error_set(err, -sbfd, "sandbox: no descriptor to watch");
@@ -781,6 +835,7 @@ static void keeper_free(keeper *k)
 	for (size_t i = 0; i < 3; i++)
 		if (k->sig_ev[i])
 			event_free(k->sig_ev[i]);
+	moat__keeper_lifetime_done(&k->lt);
 	if (k->listen_ev)
 		event_free(k->listen_ev);
 	if (k->sb_ev)
@@ -802,6 +857,7 @@ int moat__keeper_main(int setup_fd)
 	memset(&k, 0, sizeof(k));
 	k.listen_fd = -1;
 	k.dir.dir_fd = k.dir.lock_fd = -1;
+	k.lt.end_dir = -1;
 	moat_error err = {0};
 	/* Everything the keeper makes (the socket above all) is its user's
 	 * alone. A client gone mid-answer is an error to handle, not a
@@ -836,6 +892,7 @@ int moat__keeper_main(int setup_fd)
 	}
 	report_setup(setup_fd, &k, NULL);
 	close(setup_fd);
+	k.default_cwd = p->cwd;
 
 	r = keeper_loop(&k, &err);
 	/* No new client from here on; the sandbox goes, then its folder. */
@@ -847,7 +904,19 @@ int moat__keeper_main(int setup_fd)
 	moat_error derr = {0};
 	if (k.approvals)
 		moat_approvals_end(k.approvals, "the session ended before anyone decided");
+	moat_result_init(&res);
 	(void)moat_sandbox_destroy(TAKE_PTR(k.sb), &res, &derr);
+	if (k.lifetime_set) {
+		/* Why the session ended, for its front (end.json) and its log. */
+		moat__keeper_lifetime_write_end(&k.lt, res.limit_hit);
+		if (k.audit) {
+			const char *why = k.lt.reason[0] ? k.lt.reason : res.limit_hit[0] ? MOAT_END_LIMIT : MOAT_END_ENDED;
+			json_t *f = json_pack("{s:s, s:s?}", "reason", why, "limit",
+					      !k.lt.reason[0] && res.limit_hit[0] ? res.limit_hit : NULL);
+			moat_error aerr = {0};
+			(void)moat_audit_event(k.audit, "session.end", f, 0, &aerr);
+		}
+	}
 	keeper_free(&k);
 	/* Its siblings end with it; their events are in its log before the
 	 * log closes. */

@@ -124,6 +124,11 @@ int moat_keeper_spawn(moat_keeper *k, const moat_spawn_spec *spec, moat_command 
  * connection closes while it runs (its front ended, even by SIGKILL). */
 int moat_keeper_spawn_attached(moat_keeper *k, const moat_spawn_spec *spec, bool attached, moat_command *ret,
 			       moat_error *err);
+/* As moat_keeper_spawn_attached; record (an absolute path, or NULL) names
+ * the asciicast file this front records the command's terminal in, which
+ * the keeper's log names (command.start). */
+int moat_keeper_spawn_recorded(moat_keeper *k, const moat_spawn_spec *spec, bool attached, const char *record,
+			       moat_command *ret, moat_error *err);
 /* Blocks until command id has ended, and says how. */
 int moat_keeper_wait(moat_keeper *k, uint32_t id, moat_keeper_exit *ret, moat_error *err);
 /* The same wait in two halves, for a front that polls: the request, then
@@ -136,6 +141,14 @@ int moat_keeper_signal(moat_keeper *k, uint32_t id, int sig, moat_error *err);
 /* Ends every process of the sandbox; the keeper then removes what it made
  * and exits. */
 int moat_keeper_stop(moat_keeper *k, moat_error *err);
+/* The sandbox ends ttl_ms from now, and after idle_ms with no command
+ * running (0: never); when it ends, for whatever reason, the keeper writes
+ * end.json into folder end_dir (-1: none) saying why (keeper-lifetime.h). */
+int moat_keeper_lifetime(moat_keeper *k, uint64_t ttl_ms, uint64_t idle_ms, int end_dir, moat_error *err);
+/* Tells the keeper, for its audit log (session.cp), of a copy this front
+ * made into (into) or out of its sandbox; error: why it stopped, or NULL. */
+int moat_keeper_copied(moat_keeper *k, bool into, const char *host, const char *path, uint64_t files, uint64_t dirs,
+		       uint64_t bytes, const char *error, moat_error *err);
 /* The keeper's answer to status: state and live command ids. */
 int moat_keeper_status(moat_keeper *k, moat_keeper_msg *ret, moat_error *err);
 

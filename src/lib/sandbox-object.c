@@ -114,6 +114,10 @@ struct moat_sandbox {
 	uint32_t first_id;
 	bool first_ended;
 	moat_command_result first;
+	/* The command moat_sandbox_spawn waits on: if it ends within that wait
+	 * (a fast command's EXITED read in the same pump as its STARTED), its
+	 * terminal's master is kept for spawn to hand out, not closed. */
+	sb_command *spawning;
 	uint32_t next_id;
 	size_t n_live;
 	sb_command cmds[MOAT_SANDBOX_MAX_COMMANDS];
@@ -184,7 +188,8 @@ static void command_free(moat_sandbox *sb, sb_command *cmd)
 	if (cmd->state == CMD_LIVE)
 		sb->n_live--;
 	cmd->state = CMD_FREE;
-	close_fd(&cmd->pty_fd);
+	if (cmd != sb->spawning)
+		close_fd(&cmd->pty_fd);
 }
 
 /* A command's end: its result from what the init said of it. */
@@ -851,14 +856,20 @@ int moat_sandbox_spawn(moat_sandbox *sb, const moat_spawn_spec *spec, moat_comma
 		sb->first_id = cmd->id;
 	/* The init answers once the command's execve is done or failed (it
 	 * starts it vfork-style, so that is all it waits for). */
+	sb->spawning = cmd;
 	while (!cmd->start_answered) {
 		/* The wall timer and the cgroup's events too: a run's setup
 		 * may still be under way. */
 		struct pollfd p = {.fd = sb->epfd, .events = POLLIN};
-		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+			sb->spawning = NULL;
 			return moat_error_set(err, errno, "spawn %s: wait for the init", spec->argv[0]);
+		}
 		pump(sb);
 	}
+	sb->spawning = NULL;
+	if (cmd->refused)
+		close_fd(&cmd->pty_fd);
 	if (cmd->refused && sb->setup_failed)
 		return moat_error_set_said(err, sb->setup_errno ? sb->setup_errno : EIO, "%s", sb->r.error);
 	if (cmd->refused && sb->killed && sb->kill_reason == MOAT_STATUS_TIMEOUT)

@@ -1,8 +1,9 @@
 /* Sessions (session.h): records of long-lived sandboxes, and the front's
- * side of running a command in one through its keeper. */
+ * side of stopping and removing them (exec: session-exec.c). */
 #include "session.h"
 
 #include "config.h"
+#include "units.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -46,9 +47,12 @@ static int base_open(char *path, size_t len, moat_error *err)
 /* Writes the record of s into its folder dfd, replacing it whole. */
 static int record_write(int dfd, const moat_session_info *s, bool stopped, moat_error *err)
 {
-	json_t *o = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:b}", "id", s->id, "name", s->name, "created",
-			      (json_int_t)s->created, "keeper_pid", (int)s->keeper_pid, "socket", s->socket,
-			      "policy_sha256", s->policy_sha256, "stopped", stopped);
+	json_t *o = json_pack("{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s:s, s:b, s:I, s:I, s:s, s:b, s:b}", "id", s->id,
+			      "name", s->name, "created", (json_int_t)s->created, "keeper_pid", (int)s->keeper_pid,
+			      "socket", s->socket, "policy_sha256", s->policy_sha256, "stopped", stopped, "workspace",
+			      s->workspace, "workspace_persistent", s->workspace_persistent, "ttl_ms",
+			      (json_int_t)s->ttl_ms, "idle_ms", (json_int_t)s->idle_ms, "audit_log", s->audit_log,
+			      "audit_own", s->audit_own, "record", s->record);
 	_cleanup_free_ char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	if (!txt)
@@ -82,20 +86,32 @@ static int record_read(int dfd, const char *id, moat_session_info *ret, bool *re
 	if (len >= RECORD_MAX)
 		return -EINVAL;
 	json_t *o = json_loadb(buf, len, 0, NULL);
-	const char *rid, *name, *sock, *sha;
-	json_int_t created;
-	int pid, stopped;
+	const char *rid, *name, *sock, *sha, *ws = "", *alog = "";
+	int aown = 0, rec = 0;
+	json_int_t created, ttl = 0, idle = 0;
+	int pid, stopped, ws_persistent = 0;
 	int r = -EINVAL;
 	if (o &&
-	    json_unpack(o, "{s:s, s:s, s:I, s:i, s:s, s:s, s:b}", "id", &rid, "name", &name, "created", &created,
-			"keeper_pid", &pid, "socket", &sock, "policy_sha256", &sha, "stopped", &stopped) == 0 &&
+	    json_unpack(o, "{s:s, s:s, s:I, s:i, s:s, s:s, s:b, s?:s, s?:b, s?:I, s?:I, s?:s, s?:b, s?:b}", "id", &rid,
+			"name", &name, "created", &created, "keeper_pid", &pid, "socket", &sock, "policy_sha256", &sha,
+			"stopped", &stopped, "workspace", &ws, "workspace_persistent", &ws_persistent, "ttl_ms", &ttl,
+			"idle_ms", &idle, "audit_log", &alog, "audit_own", &aown, "record", &rec) == 0 &&
+	    strlen(alog) < sizeof(ret->audit_log) &&
+	    ttl >= 0 && idle >= 0 &&
 	    strcmp(rid, id) == 0 && strlen(name) < sizeof(ret->name) && strlen(sock) < sizeof(ret->socket) &&
-	    strlen(sha) < sizeof(ret->policy_sha256)) {
+	    strlen(sha) < sizeof(ret->policy_sha256) && strlen(ws) < sizeof(ret->workspace)) {
 		memset(ret, 0, sizeof(*ret));
 		snprintf(ret->id, sizeof(ret->id), "%s", rid);
 		snprintf(ret->name, sizeof(ret->name), "%s", name);
 		snprintf(ret->socket, sizeof(ret->socket), "%s", sock);
 		snprintf(ret->policy_sha256, sizeof(ret->policy_sha256), "%s", sha);
+		snprintf(ret->workspace, sizeof(ret->workspace), "%s", ws);
+		ret->workspace_persistent = ws_persistent;
+		snprintf(ret->audit_log, sizeof(ret->audit_log), "%s", alog);
+		ret->audit_own = aown;
+		ret->record = rec;
+		ret->ttl_ms = (uint64_t)ttl;
+		ret->idle_ms = (uint64_t)idle;
 		ret->created = created;
 		ret->keeper_pid = pid;
 		*ret_stopped = stopped;
@@ -105,17 +121,55 @@ static int record_read(int dfd, const char *id, moat_session_info *ret, bool *re
 	return r;
 }
 
-/* Whether the session's keeper answers: a hello on its socket. */
-static void probe(moat_session_info *s, bool stopped)
+/* What the keeper wrote in end.json when it ended, into s->end_reason. */
+static void read_end(int dfd, moat_session_info *s)
+{
+	s->end_reason[0] = '\0';
+	_cleanup_close_ int fd = openat(dfd, "end.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char buf[512];
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (n <= 0)
+		return;
+	json_t *o = json_loadb(buf, (size_t)n, 0, NULL);
+	const char *r = NULL;
+	json_t *l = o ? json_object_get(o, "limit") : NULL;
+	const char *limit = json_is_string(l) ? json_string_value(l) : NULL;
+	if (o && json_unpack(o, "{s:s}", "reason", &r) == 0 && strlen(r) < sizeof(s->end_reason))
+		snprintf(s->end_reason, sizeof(s->end_reason), "%s", r);
+	if (limit && strcmp(s->end_reason, "limit") == 0)
+		snprintf(s->reason, sizeof(s->reason), "limit: %.32s", limit);
+	json_decref(o);
+}
+
+/* Whether the session's keeper answers: a hello on its socket; when it
+ * does not, why it ended, in words. */
+static void probe(moat_session_info *s, bool stopped, int dfd)
 {
 	moat_keeper *k = NULL;
 	moat_error err = {0};
 	s->running = moat_keeper_connect(s->socket, &k, &err) == 0 && strcmp(moat_keeper_sandbox_id(k), s->id) == 0;
 	moat_keeper_close(k);
 	s->reason[0] = '\0';
-	if (!s->running)
-		snprintf(s->reason, sizeof(s->reason), "%s",
-			 stopped ? "stopped" : "its keeper ended without a stop (limits.wall passed, or it was killed)");
+	if (s->running)
+		return;
+	read_end(dfd, s);
+	if (s->reason[0])
+		return;
+	const char *why = s->end_reason;
+	char d[32];
+	if (strcmp(why, "ttl") == 0) {
+		moat_format_duration_ms(s->ttl_ms, d, sizeof(d));
+		snprintf(s->reason, sizeof(s->reason), "ttl: its time to live (%s) passed", d);
+	} else if (strcmp(why, "idle") == 0) {
+		moat_format_duration_ms(s->idle_ms, d, sizeof(d));
+		snprintf(s->reason, sizeof(s->reason), "idle: no command for %s", d);
+	}
+	else if (stopped || strcmp(why, "stopped") == 0)
+		snprintf(s->reason, sizeof(s->reason), "stopped");
+	else if (why[0])
+		snprintf(s->reason, sizeof(s->reason), "%s", why);
+	else
+		snprintf(s->reason, sizeof(s->reason), "keeper killed: it ended without a stop or saying why");
 }
 
 static int cmp_created(const void *a, const void *b)
@@ -149,7 +203,7 @@ static int list_in(int base_fd, const char *base, moat_session_info **ret, size_
 		if (record_read(dfd, de->d_name, &s, &stopped) < 0)
 			continue;
 		snprintf(s.dir, sizeof(s.dir), "%s/%s", base, s.id);
-		probe(&s, stopped);
+		probe(&s, stopped, dfd);
 		moat_session_info *nv = realloc(v, (n + 1) * sizeof(*v));
 		if (!nv) {
 			free(v);
@@ -199,8 +253,9 @@ void moat__session_default_limits(moat_policy *p)
 		p->limits.cpu_ms = MOAT_SESSION_DEFAULT_CPU_MS;
 }
 
-int moat_session_create(const moat_policy *policy, const char *name, const moat_keeper_start_opts *opts,
-			moat_session_info *ret, moat_error *err)
+int moat_session_create(const moat_policy *policy, const char *name, const moat_session_workspace *ws,
+			const moat_session_lifetime *life, const moat_keeper_start_opts *opts, moat_session_info *ret,
+			moat_error *err)
 {
 	if (name && !moat__session_name_valid(name))
 		return moat_error_set(err, EINVAL,
@@ -247,12 +302,40 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 	s.keeper_pid = ki.pid;
 	s.created = (int64_t)time(NULL);
 	s.running = true;
+	if (ws && ws->host_path)
+		snprintf(s.workspace, sizeof(s.workspace), "%s", ws->host_path);
+	if (life) {
+		s.ttl_ms = life->ttl_ms;
+		s.idle_ms = life->idle_ms;
+	}
+	r = 0;
+	s.record = ws && ws->record;
+	if (ws && ws->log_path)
+		snprintf(s.audit_log, sizeof(s.audit_log), "%s", ws->log_path);
+	if (ws && ws->log_tmp) {
+		s.audit_own = true;
+		r = moat__session_log_adopt(ws->log_tmp, s.id, s.audit_log, sizeof(s.audit_log), err);
+	}
+	if (r >= 0 && ws && ws->persistent_tmp) {
+		s.workspace_persistent = true;
+		r = moat__session_workspace_adopt(ws->persistent_tmp, s.id, s.workspace, sizeof(s.workspace), err);
+	}
 	_cleanup_close_ int dfd = -1;
-	if (mkdirat(base_fd, s.id, 0700) < 0 ||
+	if (r < 0)
+		;
+	else if (mkdirat(base_fd, s.id, 0700) < 0 ||
 	    (dfd = openat(base_fd, s.id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		r = moat_error_errno(err, errno, "session %s: make its folder", s.dir);
 	else
 		r = record_write(dfd, &s, false, err);
+	if (r >= 0) {
+		/* The keeper enforces the lifetime and says, in this folder,
+		 * why the session ended. */
+		moat_keeper *lk = NULL;
+		if ((r = moat_keeper_connect(ki.socket, &lk, err)) >= 0)
+			r = moat_keeper_lifetime(lk, s.ttl_ms, s.idle_ms, dfd, err);
+		moat_keeper_close(lk);
+	}
 	if (r < 0) {
 		/* No session without its record: its keeper goes. */
 		moat_keeper *k = NULL;
@@ -260,7 +343,15 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 		if (moat_keeper_connect(ki.socket, &k, &e2) == 0)
 			(void)moat_keeper_stop(k, &e2);
 		moat_keeper_close(k);
+		if (dfd >= 0) {
+			(void)unlinkat(dfd, RECORD, 0);
+			(void)unlinkat(dfd, "end.json", 0);
+		}
 		(void)unlinkat(base_fd, s.id, AT_REMOVEDIR);
+		if (s.workspace_persistent)
+			(void)moat__session_workspace_purge(s.id, &e2);
+		if (s.audit_own)
+			(void)moat__session_log_remove(s.id, &e2);
 		return r;
 	}
 	*ret = s;
@@ -308,7 +399,26 @@ int moat_session_stop(const moat_session_info *s, moat_error *err)
 	return 0;
 }
 
-int moat_session_remove(const moat_session_info *s, moat_error *err)
+/* The recordings (create --record) in a session's folder: rec-*.cast. */
+static void remove_recordings(int dfd)
+{
+	int dup = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
+	if (!d) {
+		if (dup >= 0)
+			close(dup);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (strncmp(e->d_name, "rec-", 4) == 0 && n > 5 && strcmp(e->d_name + n - 5, ".cast") == 0)
+			(void)unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
+int moat_session_remove(const moat_session_info *s, bool purge, moat_error *err)
 {
 	moat_session_info cur = *s;
 	if (cur.running) {
@@ -324,157 +434,25 @@ int moat_session_remove(const moat_session_info *s, moat_error *err)
 	if (dfd >= 0) {
 		(void)unlinkat(dfd, RECORD, 0);
 		(void)unlinkat(dfd, RECORD ".new", 0);
+		(void)unlinkat(dfd, "end.json", 0);
+		(void)unlinkat(dfd, "end.json.new", 0);
+		remove_recordings(dfd);
 	}
 	if (unlinkat(base_fd, cur.id, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return moat_error_errno(err, errno, "session %s: remove its folder", cur.dir);
+	if (cur.audit_own) {
+		int r = moat__session_log_remove(cur.id, err);
+		if (r < 0)
+			return r;
+	}
+	if (purge && cur.workspace_persistent) {
+		int r = moat__session_workspace_purge(cur.id, err);
+		if (r < 0)
+			return r;
+	}
 	/* A killed keeper's runtime folder (its lock free) goes too. */
 	_cleanup_close_ int kfd = moat__keeper_base_open(NULL, 0, err);
 	if (kfd >= 0)
 		(void)moat__keeper_sweep(kfd);
 	return 0;
-}
-
-/* ---- exec ---- */
-
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
-
-/* Copies what is readable on *fd to out; closes *fd (and sets -1) at end of
- * file. */
-static void relay(int *fd, int out)
-{
-	char b[65536];
-	ssize_t n = read(*fd, b, sizeof(b));
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n <= 0) {
-		close(*fd);
-		*fd = -1;
-		return;
-	}
-	(void)moat__write_all(out, b, (size_t)n);
-}
-
-static void send_signal(const moat_session_info *s, moat_keeper **k2, uint32_t id, int sig)
-{
-	moat_error err = {0};
-	if (!*k2 && moat_keeper_connect(s->socket, k2, &err) < 0)
-		return;
-	(void)moat_keeper_signal(*k2, id, sig, &err);
-}
-
-int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *o, moat_keeper_exit *ret,
-		      bool *ret_timed_out, moat_error *err)
-{
-	*ret_timed_out = false;
-	_cleanup_keeper_ moat_keeper *k = NULL;
-	if (moat_keeper_connect(s->socket, &k, err) < 0 || strcmp(moat_keeper_sandbox_id(k), s->id) != 0)
-		return moat_error_set(err, ESRCH, "session %s: not running", s->name[0] ? s->name : s->id);
-	/* A terminal is never handed in (TIOCSTI): stdin is then /dev/null,
-	 * and output comes through pipes that this process copies out. */
-	int pipes[2] = {-1, -1}, wr[2] = {-1, -1};
-	moat_spawn_spec spec;
-	moat_spawn_spec_init(&spec);
-	spec.argv = o->argv;
-	spec.env = o->env;
-	spec.cwd = o->cwd;
-	spec.stdin_fd = isatty(0) ? -1 : 0;
-	int *outs[2] = {&spec.stdout_fd, &spec.stderr_fd};
-	int r = 0;
-	for (int i = 0; i < 2; i++) {
-		if (!isatty(1 + i)) {
-			*outs[i] = 1 + i;
-			continue;
-		}
-		int p[2];
-		if (pipe2(p, O_CLOEXEC) < 0) {
-			r = moat_error_errno(err, errno, "exec: make a pipe");
-			break;
-		}
-		(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
-		pipes[i] = p[0];
-		wr[i] = p[1];
-		*outs[i] = p[1];
-	}
-	/* Blocked before the command starts, so none is lost in between; read
-	 * from a signalfd and sent on. */
-	sigset_t set, old;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGPIPE);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	_cleanup_close_ int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	moat_command cmd;
-	if (r >= 0 && sfd < 0)
-		r = moat_error_errno(err, errno, "exec: signalfd");
-	if (r >= 0)
-		r = moat_keeper_spawn_attached(k, &spec, true, &cmd, err);
-	for (int i = 0; i < 2; i++)
-		if (wr[i] >= 0)
-			close(wr[i]);
-	if (r >= 0)
-		r = moat_keeper_wait_send(k, cmd.id, err);
-	moat_keeper *k2 = NULL;
-	uint64_t deadline = o->time_ms ? now_ms() + o->time_ms : 0;
-	bool done = false;
-	while (r >= 0 && !done) {
-		struct pollfd p[4] = {
-			{.fd = moat_keeper_fd(k), .events = POLLIN},
-			{.fd = sfd, .events = POLLIN},
-			{.fd = pipes[0], .events = POLLIN},
-			{.fd = pipes[1], .events = POLLIN},
-		};
-		int timeout = -1;
-		if (deadline && !*ret_timed_out) {
-			uint64_t t = now_ms();
-			timeout = t >= deadline ? 0 : (int)(deadline - t > 60000 ? 60000 : deadline - t);
-		}
-		int n = poll(p, 4, timeout);
-		if (n < 0 && errno != EINTR) {
-			r = moat_error_errno(err, errno, "exec: poll");
-			break;
-		}
-		if (deadline && !*ret_timed_out && now_ms() >= deadline) {
-			*ret_timed_out = true;
-			send_signal(s, &k2, cmd.id, SIGKILL);
-		}
-		if (n <= 0)
-			continue;
-		if (p[1].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			while (read(sfd, &si, sizeof(si)) == sizeof(si))
-				if (si.ssi_signo != SIGPIPE)
-					send_signal(s, &k2, cmd.id, (int)si.ssi_signo);
-		}
-		for (int i = 0; i < 2; i++)
-			if (pipes[i] >= 0 && p[2 + i].revents)
-				relay(&pipes[i], 1 + i);
-		if (p[0].revents) {
-			r = moat_keeper_wait_recv(k, ret, err);
-			done = r >= 0;
-		}
-	}
-	/* What the command wrote before it ended, to the end of its pipes
-	 * (a process it left behind may hold them: not waited for beyond a
-	 * quiet second). */
-	while (pipes[0] >= 0 || pipes[1] >= 0) {
-		struct pollfd p[2] = {{.fd = pipes[0], .events = POLLIN}, {.fd = pipes[1], .events = POLLIN}};
-		if (poll(p, 2, 1000) <= 0)
-			break;
-		for (int i = 0; i < 2; i++)
-			if (pipes[i] >= 0 && p[i].revents)
-				relay(&pipes[i], 1 + i);
-	}
-	for (int i = 0; i < 2; i++)
-		if (pipes[i] >= 0)
-			close(pipes[i]);
-	moat_keeper_close(k2);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return r;
 }

@@ -34,8 +34,56 @@ typedef struct moat_session_info {
 	char dir[PATH_MAX]; /* the session's state folder */
 	char policy_sha256[65];
 	bool running;     /* its keeper answered */
-	char reason[128]; /* not running: why */
+	char reason[160]; /* not running: why, in words */
+	/* The host folder bound at /workspace ("" for a session made before
+	 * workspaces), and whether it is the session's own persistent one
+	 * (BASE/workspaces/ID: kept by stop and rm, removed by rm --purge). */
+	char workspace[PATH_MAX];
+	bool workspace_persistent;
+	uint64_t ttl_ms, idle_ms; /* its lifetime (0: none) */
+	/* Its audit log, and whether it is the session's own
+	 * (BASE/session-logs/ID.log: removed by rm) or create's --audit FILE. */
+	char audit_log[PATH_MAX];
+	bool audit_own;
+	/* create --record: each exec -t is recorded (asciicast) in dir */
+	bool record;
+	/* not running: what its keeper said when it ended (end.json's
+	 * reason: ttl, idle, stopped, limit, ended), or "" when it said
+	 * nothing (killed) */
+	char end_reason[16];
 } moat_session_info;
+
+/* The workspace a session is created with: host_path is bound read-write
+ * at /workspace (already in the policy); persistent_tmp, when set, is the
+ * temporary name of a folder moat__session_workspace_new made, which takes
+ * the session's id once it has one. */
+typedef struct moat_session_workspace {
+	const char *host_path;
+	const char *persistent_tmp;
+	/* The audit log the policy names; log_tmp, when set, is the temporary
+	 * name of the session's own (moat__session_log_new), which takes the
+	 * session's id. */
+	const char *log_path;
+	const char *log_tmp;
+	/* create --record */
+	bool record;
+} moat_session_workspace;
+
+/* A session's own end, enforced by its keeper (keeper-lifetime.h): it is
+ * stopped ttl_ms after it was made, and idle_ms after its last command
+ * ended with none started since (0: never). */
+typedef struct moat_session_lifetime {
+	uint64_t ttl_ms, idle_ms;
+} moat_session_lifetime;
+
+/* session-workspace.c: a fresh persistent workspace folder (0700, as root
+ * the sandbox's unprivileged uid's), its path and temporary name. */
+int moat__session_workspace_new(char *ret_path, size_t len, char *ret_name, size_t name_len, moat_error *err);
+/* Renames it to the session's id. */
+int moat__session_workspace_adopt(const char *tmp_name, const char *id, char *ret_path, size_t len, moat_error *err);
+/* Removes workspace name (an id or a temporary name) and everything in
+ * it, never following a link. */
+int moat__session_workspace_purge(const char *name, moat_error *err);
 
 /* A session's life is bounded by its policy's limits.wall, and the CPU time
  * of all its commands together by limits.cpu_time. A profile's defaults are
@@ -52,8 +100,9 @@ bool moat__session_name_valid(const char *s);
 /* Starts a keeper for policy (effective: moat_cli_load_run_policy) and
  * records the session under name (NULL: none). EEXIST: a session of that
  * name is there already (running or dead: removing it frees the name). */
-int moat_session_create(const moat_policy *policy, const char *name, const moat_keeper_start_opts *opts,
-			moat_session_info *ret, moat_error *err);
+int moat_session_create(const moat_policy *policy, const char *name, const moat_session_workspace *ws,
+			const moat_session_lifetime *life, const moat_keeper_start_opts *opts, moat_session_info *ret,
+			moat_error *err);
 
 /* Every session of this user, in the order of their creation; *ret is the
  * caller's to free. */
@@ -68,21 +117,102 @@ int moat_session_find(const char *key, moat_session_info *ret, moat_error *err);
 int moat_session_stop(const moat_session_info *s, moat_error *err);
 
 /* Stops the session if it runs and removes its record and its keeper's
- * runtime folder. */
-int moat_session_remove(const moat_session_info *s, moat_error *err);
+ * runtime folder; its persistent workspace too with purge (else it stays,
+ * and a bound --workspace folder always stays). */
+int moat_session_remove(const moat_session_info *s, bool purge, moat_error *err);
 
 /* One command through the session's keeper (never setns: its init starts
- * it). stdio: the caller's own descriptors 0, 1, 2, where a terminal is
- * never passed (standard input then is /dev/null; standard output and
- * error are relayed through pipes). SIGINT, SIGTERM and SIGHUP to the caller
- * are sent on to the command; if the caller is killed, the keeper kills the
- * command (spawn.attached). time_ms > 0: the command is killed after that
- * long (*ret_timed_out). */
+ * it; session-exec.c). Its standard streams are the caller's own 0, 1, 2,
+ * where a terminal is never passed: a terminal's input goes through a pipe
+ * (input), its output through pipes this process copies out. SIGINT,
+ * SIGTERM and SIGHUP to the caller are sent on to the command; if the
+ * caller is killed, the keeper kills the command (spawn.attached) unless
+ * it was detached. */
 typedef struct moat_session_exec_opts {
 	char *const *argv;
 	char *const *env; /* NAME=VALUE */
 	const char *cwd;  /* NULL: the sandbox's default */
+	/* > 0: the command is killed after that long (ret->timed_out). */
 	uint64_t time_ms;
+	/* A pseudo-terminal of the sandbox's own is the command's (-t): the
+	 * caller's terminal goes raw, its keystrokes and window size
+	 * (SIGWINCH) are relayed, and the command's output comes on stdout. */
+	bool tty;
+	/* The caller's standard input is the command's (-i); without it (and
+	 * without tty), /dev/null. */
+	bool input;
+	/* Output goes through this process, which counts it (--result). */
+	bool count_output;
+	/* Started and left running (--detach): not waited for, not killed
+	 * when the caller ends, its streams /dev/null. */
+	bool detach;
 } moat_session_exec_opts;
-int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *o, moat_keeper_exit *ret,
-		      bool *ret_timed_out, moat_error *err);
+
+typedef struct moat_session_exec_result {
+	uint32_t id;        /* the command's id in its sandbox */
+	pid_t pid;          /* its pid inside */
+	moat_keeper_exit exit; /* how it ended (not for detach) */
+	bool timed_out;     /* time_ms passed: it was killed */
+	uint64_t wall_ms;   /* the front's clock, start to end */
+	uint64_t stdout_bytes, stderr_bytes; /* what this process relayed */
+} moat_session_exec_result;
+
+int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *o, moat_session_exec_result *ret,
+		      moat_error *err);
+
+/* Writes x as `moat run`'s result JSON for that one command to path ("-":
+ * stdout; a host path never resolved through a link the sandbox could
+ * have planted), with the session's id and the command's; the isolation
+ * is the session's own and is not repeated there. */
+int moat_session_exec_result_write(const moat_session_info *s, const moat_session_exec_opts *o,
+				   const moat_session_exec_result *x, const char *path, moat_error *err);
+
+/* Copies host_path into the session at sandbox_path (into), or
+ * sandbox_path out to host_path: regular files and folders, recursively,
+ * never through a link or `..` on either side, refusing devices, FIFOs and
+ * sockets, keeping modes less setuid, setgid and sticky bits. The
+ * sandbox's side is written and read as the sandbox's own user (its
+ * limits, its ownership; never host root), the host's as the caller.
+ * Copying to a folder puts the source in it under its own name; a file
+ * there of that name is overwritten. A copy stopped by a refusal or a limit
+ * leaves what it copied before (session-cp.c). */
+typedef struct moat_session_cp_stats {
+	uint64_t files, dirs, bytes;
+} moat_session_cp_stats;
+int moat_session_cp(const moat_session_info *s, bool into, const char *host_path, const char *sandbox_path,
+		    moat_session_cp_stats *ret, moat_error *err);
+
+/* Pure: whether arg is KEY:PATH with KEY a session's name or id and PATH
+ * absolute (then key and *ret_path are filled). */
+bool moat__session_cp_split(const char *arg, char *key, size_t key_len, const char **ret_path);
+/* Pure: a path in a session: absolute, no `..` component, not too long. */
+int moat__session_cp_path_check(const char *p, moat_error *err);
+
+/* ---- the session's audit log (session-log.c) ---- */
+
+/* A fresh name for a session's own log, BASE/session-logs/.new-RND.log
+ * (the keeper makes the file). */
+int moat__session_log_new(char *ret_path, size_t len, char *ret_name, size_t name_len, moat_error *err);
+/* Renames it to ID.log. */
+int moat__session_log_adopt(const char *tmp_name, const char *id, char *ret_path, size_t len, moat_error *err);
+/* Removes a session's own log, by its id or temporary name. */
+int moat__session_log_remove(const char *name, moat_error *err);
+/* Pure: whether an event of type matches --type want: the same, or want
+ * is its prefix up to a dot ("command" matches "command.end"). */
+bool moat__session_log_type_matches(const char *type, const char *want);
+
+/* Prints the log's events (of type, NULL: all), one JSON line each; with
+ * follow, then each one as it is written, until session.end or the
+ * keeper is gone (inotify and the keeper's socket: no polling). */
+int moat_session_logs(const moat_session_info *s, const char *type, bool follow, moat_error *err);
+
+/* What the log says so far, for `show`. */
+typedef struct moat_session_log_summary {
+	uint64_t events, commands, copies, limit_hits;
+	uint64_t cpu_ms, wall_ms; /* of the commands that ended */
+	uint64_t cp_in_bytes, cp_out_bytes;
+	uint64_t head_seq; /* the last event: its seq, type, time and the hash it chains to */
+	char head_type[64], head_time[40], head_prev[72];
+	struct json_t *isolation; /* session.start's (a new reference, or NULL) */
+} moat_session_log_summary;
+int moat_session_log_summarize(const moat_session_info *s, moat_session_log_summary *ret, moat_error *err);

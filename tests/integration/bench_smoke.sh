@@ -34,6 +34,10 @@ t_nomatch "no sandboxed sleep is left behind" 'never appeared' "$OUT"
 for s in gateway "file trail" "moat judge"; do
 	t_match "$s: a number or not available yet" "^$s: (not available yet|.*[0-9])" "$OUT"
 done
+t_match "sessions: session exec against a cold run, as a ratio" 'result: session exec is [0-9.]+x a cold run' "$OUT"
+t_match "sessions: an idle keeper's memory and CPU time" 'result: an idle keeper holds [0-9.]+ MB .* [0-9]+ clock ticks' "$OUT"
+t_match "sessions: session create against a cold run, as a ratio" 'result: session create is [0-9.]+x a cold run' "$OUT"
+t_eq "sessions: the benchmark's session is removed" "" "$("$MOAT" session ls | grep ' bench-')"
 
 OUT=$("$BENCH" --moat "$MOAT" --runs 0 2>&1) && RC=0 || RC=$?
 t_eq "zero runs refused" 2 "$RC"

@@ -14,7 +14,7 @@ ms() { "$MOAT" session "$@"; }
 jget() { python3 -c "import json,sys; v=json.load(sys.stdin)['$1']; print('' if v is None else v)"; }
 # Sessions of ours still there at the end go, whatever failed.
 cleanup() {
-	for n in "$N-a" "$N-b" "$N-k"; do "$MOAT" session rm "$n" >/dev/null 2>&1; done
+	for n in "$N-a" "$N-b" "$N-k"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done
 }
 trap cleanup EXIT
 
@@ -31,6 +31,7 @@ t_check "create --json: the state folder exists" test -d "$(printf '%s' "$out" |
 t_check "the keeper outlives create" kill -0 "$kpid"
 t_eq "the keeper is not create's child: it is nobody's but the reaper's" 1 "$(ps -o ppid= -p "$kpid" | tr -d ' ')"
 t_check "the keeper's socket folder is its user's alone (0700)" test "$(stat -c %a "$(dirname "$sock")")" = 700
+t_eq "the keeper's control socket is mode 0600" 600 "$(stat -c %a "$sock")"
 
 # --- one after another
 out=$(ms exec "$N-a" -- sh -c 'echo out; echo err >&2; exit 3' 2>e1)
@@ -40,7 +41,9 @@ t_eq "exec by id" "0 written" "$? $out"
 out=$(ms exec "$N-a" -- cat /tmp/f)
 t_eq "a file written in one exec is there for the next (/tmp lasts as long as the session)" "0 kept" "$? $out"
 out=$(echo piped | ms exec "$N-a" -- cat)
-t_eq "exec: standard input that is not a terminal is the command's" "0 piped" "$? $out"
+t_eq "exec: without -i, the command's standard input is /dev/null" "0 " "$? $out"
+out=$(echo piped | ms exec -i "$N-a" -- cat)
+t_eq "exec -i: standard input that is not a terminal is the command's" "0 piped" "$? $out"
 out=$(ms exec "$N-a" --env GREETING=hi --cwd /tmp -- sh -c 'echo $GREETING $PWD')
 t_eq "exec --env, --cwd" "0 hi /tmp" "$? $out"
 ms exec "$N-a" -- no-such-command 2>e2
@@ -134,13 +137,13 @@ ms exec "$N-b" -- true 2>e10
 t_eq "exec in a stopped session: 125, one line" "125 1" "$? $(wc -l <e10)"
 ms stop "$N-b" 2>e11
 t_eq "stop of a stopped session: 125, one line" "125 1" "$? $(wc -l <e11)"
-ms rm "$N-b"
+ms rm --purge "$N-b"
 t_eq "rm of a stopped session" "0 " "$? $(ms ls | grep -- "$N-b")"
 
 ms stop "$N-a"
 for _ in $(seq 200); do kill -0 "$kpid" 2>/dev/null || break; sleep 0.05; done
 t_check "stop: the keeper has ended" sh -c "! kill -0 $kpid 2>/dev/null"
-ms rm "$N-a"
+ms rm --purge "$N-a"
 t_eq "rm: the session and its runtime folder are gone" "" \
 	"$(ms ls | grep -- "$id"; ls -d "$(dirname "$sock")" 2>/dev/null)"
 
@@ -173,11 +176,11 @@ t_eq "keeper killed: no process of the session is left" "" "$left"
 t_match "keeper killed: ls shows the session dead, with why" "$N-k +dead .*without a stop" "$(ms ls)"
 ms exec "$N-k" -- true 2>/dev/null
 t_eq "exec in a dead session: 125" 125 "$?"
-ms rm "$N-k"
+ms rm --purge "$N-k"
 t_eq "rm of a dead session: its record and runtime folder are gone" "0 " \
 	"$? $(ms ls | grep -- "$kid"; ls -d "$(dirname "$ksock")" 2>/dev/null)"
 # Its cgroup is swept by the next keeper started (as after any killed keeper).
-ms create --name "$N-b" >/dev/null && ms rm "$N-b"
+ms create --name "$N-b" >/dev/null && ms rm --purge "$N-b"
 t_eq "the dead keeper's cgroup is swept by the next keeper" "" \
 	"$(find /sys/fs/cgroup -mindepth 1 -maxdepth 8 -type d -name "moat-$kk-*" 2>/dev/null)"
 t_eq "nothing of ours is left in ls" "" "$(ms ls | grep -- "$N-")"

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <string.h>
 
 #include "keeper-proto.h"
@@ -236,6 +237,60 @@ static void test_approvals(void **state)
 	refused("{\"type\":\"approvals\",\"tag\":1,\"body\":{},\"id\":1}", EINVAL, "approvals.id: unknown field");
 }
 
+static void test_lifetime(void **state)
+{
+	(void)state;
+	moat_keeper_msg a, b;
+	moat_keeper_msg_init(&a, MOAT_KEEPER_LIFETIME);
+	a.tag = 9;
+	a.ttl_ms = 8ull * 3600 * 1000;
+	a.idle_ms = 1500;
+	roundtrip(&a, &b);
+	assert_true(b.ttl_ms == a.ttl_ms && b.idle_ms == 1500);
+	moat_keeper_msg_done(&b);
+	a.ttl_ms = MOAT_KEEPER_MAX_LIFETIME_MS + 1;
+	moat_error err = {0};
+	char *s = NULL;
+	assert_int_equal(moat__keeper_encode(&a, &s, &err), -EINVAL);
+	refused("{\"type\":\"lifetime\",\"tag\":1,\"ttl_ms\":0}", EINVAL, "lifetime.idle_ms: missing");
+	refused("{\"type\":\"lifetime\",\"tag\":1,\"ttl_ms\":-1,\"idle_ms\":0}", EINVAL,
+		"lifetime.ttl_ms: -1 is out of range (0..31622400000)");
+	refused("{\"type\":\"lifetime\",\"tag\":1,\"ttl_ms\":1,\"idle_ms\":0,\"dir\":\"/x\"}", EINVAL,
+		"lifetime.dir: unknown field");
+}
+
+static void test_copied(void **state)
+{
+	(void)state;
+	moat_keeper_msg a, b;
+	moat_keeper_msg_init(&a, MOAT_KEEPER_COPIED);
+	a.tag = 3;
+	a.into = true;
+	a.host = "src/a";
+	a.path = "/tmp/a";
+	a.files = 2;
+	a.dirs = 1;
+	a.bytes = 99;
+	a.message = "a FIFO (refused)";
+	roundtrip(&a, &b);
+	assert_true(b.into && b.files == 2 && b.dirs == 1 && b.bytes == 99);
+	assert_string_equal(b.host, "src/a");
+	assert_string_equal(b.path, "/tmp/a");
+	assert_string_equal(b.message, "a FIFO (refused)");
+	moat_keeper_msg_done(&b);
+	a.host = NULL;
+	moat_error err = {0};
+	char *s = NULL;
+	assert_int_equal(moat__keeper_encode(&a, &s, &err), -EINVAL);
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"record\":\"x.cast\"}", EINVAL,
+		"spawn.record: not an absolute path");
+	refused("{\"type\":\"copied\",\"tag\":1,\"into\":true,\"path\":\"/x\",\"files\":0,\"dirs\":0,\"bytes\":0}",
+		EINVAL, "copied.host: missing");
+	refused("{\"type\":\"copied\",\"tag\":1,\"into\":1,\"host\":\"h\",\"path\":\"/x\",\"files\":0,\"dirs\":0,"
+		"\"bytes\":0}",
+		EINVAL, "copied.into: not true or false");
+}
+
 static void test_ids(void **state)
 {
 	(void)state;
@@ -257,6 +312,8 @@ int main(void)
 		cmocka_unit_test(test_bad_input_names_the_field),
 		cmocka_unit_test(test_ids),
 		cmocka_unit_test(test_approvals),
+		cmocka_unit_test(test_lifetime),
+		cmocka_unit_test(test_copied),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

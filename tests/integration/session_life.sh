@@ -1,0 +1,64 @@
+#!/bin/bash
+# A session's own end (session.h, keeper-lifetime.h): --ttl and --idle are
+# timers in its keeper's loop; when the session ends, its keeper says why
+# (end.json), ls shows it (ttl, idle, stopped, a limit, or keeper killed),
+# and with --audit the log ends with session.end and the reason.
+. "$MOAT_SRC/lib.sh"
+cd "$MOAT_TDIR"
+
+N="l$$"
+ms() { "$MOAT" session "$@"; }
+cleanup() { for n in "$N-t" "$N-i" "$N-s" "$N-w"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done; }
+trap cleanup EXIT
+state() { # NAME -> "state end_reason"
+	ms ls --json | python3 -c "import json,sys
+for s in json.load(sys.stdin):
+    if s['name'] == '$1': print(s['state'], s['end_reason'])"
+}
+# Waits (generously: the machine may be loaded) until NAME is dead.
+wait_dead() {
+	for _ in $(seq 600); do
+		case "$(state "$1")" in dead*) return 0 ;; esac
+		sleep 0.1
+	done
+	return 1
+}
+
+# --- --ttl: a hard end, whatever runs
+ms create --name "$N-t" --ttl 3s --audit "$MOAT_TDIR/t.log" >/dev/null 2>err
+t_eq "create --ttl: exit 0" "0 " "$? $(cat err)"
+secs="96$$"
+ms exec "$N-t" --detach -- sleep "$secs" >/dev/null
+t_eq "--ttl: the session runs before its time" "running" "$(state "$N-t" | cut -d' ' -f1)"
+wait_dead "$N-t"
+t_eq "--ttl: the session ends; ls says why" "dead ttl" "$(state "$N-t")"
+t_match "--ttl: ls says it in words" "$N-t +dead .*ttl: its time to live \(3s\) passed" "$(ms ls)"
+t_eq "--ttl: what ran in it is gone" "" "$(pgrep -f "sleep $secs")"
+t_eq "--ttl: the audit log ends with session.end, reason ttl" "session.end ttl" \
+	"$(tail -1 t.log | python3 -c 'import json,sys; e=json.load(sys.stdin); print(e["type"], e.get("reason"))')"
+t_check "--ttl: the audit log verifies" "$MOAT" audit verify "$MOAT_TDIR/t.log"
+
+# --- --idle: not while a command runs; after the last one, that long
+ms create --name "$N-i" --idle 1500ms >/dev/null 2>err
+t_eq "create --idle: exit 0" "0 " "$? $(cat err)"
+out=$(ms exec "$N-i" -- sh -c 'sleep 3; echo done')
+t_eq "--idle: a command running longer than the idle time is not cut" "0 done" "$? $out"
+wait_dead "$N-i"
+t_eq "--idle: with no command for that long, the session ends; ls says why" "dead idle" "$(state "$N-i")"
+t_match "--idle: ls says it in words" "$N-i +dead .*idle: no command for 1500ms" "$(ms ls)"
+
+# --- stop, and a limit of the session's
+ms create --name "$N-s" >/dev/null && ms stop "$N-s"
+t_eq "stop: ls says stopped" "dead stopped" "$(state "$N-s")"
+ms create --name "$N-w" --time 2s >/dev/null
+wait_dead "$N-w"
+t_eq "limits.wall passed: ls says a limit ended it" "dead limit" "$(state "$N-w")"
+t_match "limits.wall passed: ls names it" "$N-w +dead .*limit: wall" "$(ms ls)"
+
+# --- bad input: 125, one line, nothing made
+for bad in "--ttl 0" "--ttl soon" "--idle" "--idle 400d"; do
+	# shellcheck disable=SC2086
+	ms create --name "$N-x" $bad >/dev/null 2>e1
+	t_eq "create $bad: 125, one line" "125 1" "$? $(wc -l <e1)"
+done
+t_eq "nothing was made by the refused creates" "" "$(ms ls | grep "$N-x")"
