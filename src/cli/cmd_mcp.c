@@ -605,6 +605,8 @@ static int start_tool(mcp_server *s, mcp_call *c, const char *tool, const json_t
 					return send_tool_error(s, c->id, "cannot write the input: %s", strerror(-r)), 0;
 				stdin_path = in;
 				c->bytes = json_string_length(sin);
+				/* An exec's stdin is /dev/null unless asked for. */
+				argv[n++] = "-i";
 			}
 			const char *path = str_arg(args, "path");
 			snprintf(c->path, sizeof(c->path), "%s", path ? path : "/tmp");

@@ -1,8 +1,11 @@
 /* A session's persistent workspace (session.h): a folder of the runtime
  * directory's, BASE/workspaces/ID, bound read-write at /workspace. It is
- * made before the keeper (whose sandbox binds it) under a temporary name,
- * and takes the session's id once the keeper has given one; it outlives
- * stop and rm, and goes with rm --purge. */
+ * made before the keeper (whose sandbox binds it) under a random name of
+ * its own, ws-RANDOM, which it keeps: the session's policy names that
+ * path, and a delegating session's nested runs bind it from there (a
+ * rename once the keeper gave the session its id would leave them a path
+ * that no longer exists). It outlives stop and rm, and goes with
+ * rm --purge; the session's record holds its path. */
 #include "session.h"
 
 #include "sandbox-internal.h"
@@ -49,7 +52,7 @@ int moat__session_workspace_new(char *ret_path, size_t len, char *ret_name, size
 	char rnd[25];
 	if (moat__random_hex(12, rnd) < 0)
 		return moat_error_errno(err, errno, "workspace: random name");
-	snprintf(ret_name, name_len, ".new-%s", rnd);
+	snprintf(ret_name, name_len, "ws-%s", rnd);
 	if (mkdirat(bfd, ret_name, 0700) < 0)
 		return moat_error_errno(err, errno, "workspace %s/%s: make it", base, ret_name);
 	_cleanup_close_ int fd = openat(bfd, ret_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -64,20 +67,6 @@ int moat__session_workspace_new(char *ret_path, size_t len, char *ret_name, size
 		(void)unlinkat(bfd, ret_name, AT_REMOVEDIR);
 		return moat_error_set(err, ENAMETOOLONG, "workspace %s: too long", base);
 	}
-	return 0;
-}
-
-int moat__session_workspace_adopt(const char *tmp_name, const char *id, char *ret_path, size_t len, moat_error *err)
-{
-	char base[PATH_MAX];
-	_cleanup_close_ int bfd = moat__runtime_base_open(WS_LEAF, base, sizeof(base), err);
-	if (bfd < 0)
-		return bfd;
-	/* A bind mount holds the folder, not its name: the live sandbox's
-	 * /workspace stays what it was. */
-	if (renameat(bfd, tmp_name, bfd, id) < 0)
-		return moat_error_errno(err, errno, "workspace %s/%s: name it %s", base, tmp_name, id);
-	snprintf(ret_path, len, "%s/%s", base, id);
 	return 0;
 }
 
@@ -135,7 +124,7 @@ static int purge_name(int bfd, const char *name)
 
 int moat__session_workspace_purge(const char *name, moat_error *err)
 {
-	if (!moat__keeper_id_valid(name) && strncmp(name, ".new-", 5) != 0)
+	if (strncmp(name, "ws-", 3) != 0 || !moat__keeper_id_valid(name + 3))
 		return moat_error_set(err, EINVAL, "workspace %s: not one of ours", name);
 	char base[PATH_MAX];
 	_cleanup_close_ int bfd = moat__runtime_base_open(WS_LEAF, base, sizeof(base), err);

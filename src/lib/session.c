@@ -317,8 +317,9 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 		r = moat__session_log_adopt(ws->log_tmp, s.id, s.audit_log, sizeof(s.audit_log), err);
 	}
 	if (r >= 0 && ws && ws->persistent_tmp) {
+		/* Its path, made before the keeper, is the one its policy
+		 * names: it keeps it (session-workspace.c). */
 		s.workspace_persistent = true;
-		r = moat__session_workspace_adopt(ws->persistent_tmp, s.id, s.workspace, sizeof(s.workspace), err);
 	}
 	_cleanup_close_ int dfd = -1;
 	if (r < 0)
@@ -349,7 +350,7 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 		}
 		(void)unlinkat(base_fd, s.id, AT_REMOVEDIR);
 		if (s.workspace_persistent)
-			(void)moat__session_workspace_purge(s.id, &e2);
+			(void)moat__session_workspace_purge(ws->persistent_tmp, &e2);
 		if (s.audit_own)
 			(void)moat__session_log_remove(s.id, &e2);
 		return r;
@@ -446,7 +447,8 @@ int moat_session_remove(const moat_session_info *s, bool purge, moat_error *err)
 			return r;
 	}
 	if (purge && cur.workspace_persistent) {
-		int r = moat__session_workspace_purge(cur.id, err);
+		const char *slash = strrchr(cur.workspace, '/');
+		int r = moat__session_workspace_purge(slash ? slash + 1 : cur.workspace, err);
 		if (r < 0)
 			return r;
 	}

@@ -55,8 +55,8 @@ typedef struct moat_session_info {
 
 /* The workspace a session is created with: host_path is bound read-write
  * at /workspace (already in the policy); persistent_tmp, when set, is the
- * temporary name of a folder moat__session_workspace_new made, which takes
- * the session's id once it has one. */
+ * name (ws-RANDOM) of a folder moat__session_workspace_new made, which it
+ * keeps for its life. */
 typedef struct moat_session_workspace {
 	const char *host_path;
 	const char *persistent_tmp;
@@ -77,11 +77,10 @@ typedef struct moat_session_lifetime {
 } moat_session_lifetime;
 
 /* session-workspace.c: a fresh persistent workspace folder (0700, as root
- * the sandbox's unprivileged uid's), its path and temporary name. */
+ * the sandbox's unprivileged uid's), its path and its name (ws-RANDOM,
+ * kept for its life). */
 int moat__session_workspace_new(char *ret_path, size_t len, char *ret_name, size_t name_len, moat_error *err);
-/* Renames it to the session's id. */
-int moat__session_workspace_adopt(const char *tmp_name, const char *id, char *ret_path, size_t len, moat_error *err);
-/* Removes workspace name (an id or a temporary name) and everything in
+/* Removes workspace name (ws-RANDOM) and everything in
  * it, never following a link. */
 int moat__session_workspace_purge(const char *name, moat_error *err);
 

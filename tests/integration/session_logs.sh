@@ -69,10 +69,13 @@ t_eq "rm: the session's own log goes" "no" "$(test -e "$log" && echo yes || echo
 ms logs "nosuch$$" 2>e1
 t_eq "logs of an unknown session: 125, one line" "125 1" "$? $(wc -l <e1)"
 
-# --- the agent profile (audit.files, which a keeper's sandbox does not
-# offer yet): the session is made, with its log, and says what it lacks
+# --- the agent profile (audit.files): the session's log has its file
+# events, from each command's seccomp trail
 ms create --name "$N-p" --profile agent >/dev/null 2>e2
-t_eq "create --profile agent: exit 0, one note on the file trail" "0 1" "$? $(grep -c 'no file events' e2)"
+t_eq "create --profile agent: exit 0, no note" "0 0" "$? $(grep -c 'no file events' e2)"
 ms exec "$N-p" -- true
 t_eq "create --profile agent: its log has its commands" 2 "$(ms logs "$N-p" --type command | wc -l)"
+ms exec "$N-p" -- cat /etc/hostname >/dev/null
+t_eq "create --profile agent: its log has the file a command opened" 1 \
+	"$(ms logs "$N-p" --type file.open | grep -c '"path":"/etc/hostname"')"
 ms rm --purge "$N-p"
