@@ -756,12 +756,14 @@ static void start_job_or_fail(srv *s, job *j, char **argv, const moatd_request *
 static void do_run(srv *s, struct evhttp_request *req, conn *cn, const caller *c, bool judge)
 {
 	moatd_request r;
+	/* Declared before the first jump to out, which runs its cleanup. */
+	_cleanup_strv_free_ char **argv = NULL;
+	job *j = NULL;
 	if (decode_or_reply(s, req, judge ? MOATD_BODY_JUDGE : MOATD_BODY_RUN, c, &r) < 0)
 		return;
 	if (quota_check(s, req, c, true, true) < 0)
 		goto out;
-	job *j = job_new(s, judge ? JOB_JUDGE : JOB_RUN, req, cn, c);
-	_cleanup_strv_free_ char **argv = NULL;
+	j = job_new(s, judge ? JOB_JUDGE : JOB_RUN, req, cn, c);
 	char p[PATH_MAX];
 	if (!j || job_mkdir(j) < 0) {
 		reply_error(s, req, 500, NULL, "scratch folder: %s", strerror(errno));
@@ -810,12 +812,13 @@ out:
 static void do_session_create(srv *s, struct evhttp_request *req, conn *cn, const caller *c)
 {
 	moatd_request r;
+	_cleanup_strv_free_ char **argv = NULL;
+	job *j = NULL;
 	if (decode_or_reply(s, req, MOATD_BODY_SESSION, c, &r) < 0)
 		return;
 	if (quota_check(s, req, c, true, false) < 0)
 		goto out;
-	job *j = job_new(s, JOB_CREATE, req, cn, c);
-	_cleanup_strv_free_ char **argv = NULL;
+	j = job_new(s, JOB_CREATE, req, cn, c);
 	char p[PATH_MAX], rnd[33];
 	if (!j || job_mkdir(j) < 0 || moat__random_hex(16, rnd) < 0) {
 		reply_error(s, req, 500, NULL, "scratch folder: %s", strerror(errno));
@@ -925,14 +928,15 @@ static void do_session_exec(srv *s, struct evhttp_request *req, conn *cn, const 
 	if (session_for(s, req, c, key, false, &v) < 0)
 		return;
 	moatd_request r;
+	_cleanup_strv_free_ char **argv = NULL;
+	job *j = NULL;
 	if (decode_or_reply(s, req, MOATD_BODY_EXEC, c, &r) < 0)
 		return;
 	if (!v.running) {
 		reply_error(s, req, 409, NULL, "session %s: not running (%s)", key, v.reason);
 		goto out;
 	}
-	job *j = job_new(s, JOB_EXEC, req, cn, c);
-	_cleanup_strv_free_ char **argv = NULL;
+	j = job_new(s, JOB_EXEC, req, cn, c);
 	int rc = j ? 0 : -1;
 	rc |= argv_add(&argv, "moat") | argv_add(&argv, "session") | argv_add(&argv, "exec") |
 	      argv_add(&argv, "%s", v.id);
