@@ -35,6 +35,27 @@ void moatd_config_done(moatd_config *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* A plain scalar reads as YAML 1.2's core schema says (true, false, null,
+ * integers, decimals); a quoted one is always a string. */
+static json_t *scalar_json(const char *v, size_t n, bool plain)
+{
+	if (plain && strlen(v) == n) {
+		if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0)
+			return json_boolean(v[0] == 't');
+		if (strcmp(v, "null") == 0 || strcmp(v, "~") == 0 || n == 0)
+			return json_null();
+		char *end;
+		errno = 0;
+		long long i = strtoll(v, &end, 10);
+		if (n && !*end && !errno && strspn(v, "-0123456789") == n)
+			return json_integer(i);
+		double d = strtod(v, &end);
+		if (n && !*end && strspn(v, "-+.0123456789eE") == n && strpbrk(v, "0123456789"))
+			return json_real(d);
+	}
+	return json_stringn(v, n);
+}
+
 int moatd_yaml_to_json(const char *text, size_t len, json_t **ret, moat_error *err)
 {
 	yaml_parser_t p;
@@ -69,7 +90,8 @@ int moatd_yaml_to_json(const char *text, size_t len, json_t **ret, moat_error *e
 				rc = moat_error_set(err, MOAT_EINPUT, "line %u: anchors and tags are not allowed", line);
 				break;
 			}
-			v = json_stringn((const char *)e.data.scalar.value, e.data.scalar.length);
+			v = scalar_json((const char *)e.data.scalar.value, e.data.scalar.length,
+					e.data.scalar.style == YAML_PLAIN_SCALAR_STYLE);
 			break;
 		case YAML_SEQUENCE_START_EVENT:
 		case YAML_MAPPING_START_EVENT:
@@ -167,14 +189,19 @@ static int cfg_string(json_t *v, const char *field, char **ret, moat_error *err)
 
 static int cfg_size(json_t *v, const char *field, bool duration, uint64_t *ret, moat_error *err)
 {
-	if (!json_is_string(v))
-		return moat_error_set(err, MOAT_EINPUT, "%s: expected a value", field);
+	char num[32];
+	const char *t = num;
+	if (json_is_integer(v) && json_integer_value(v) >= 0)
+		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+	else if (json_is_string(v))
+		t = json_string_value(v);
+	else
+		return moat_error_set(err, MOAT_EINPUT, "%s: expected a number or a size", field);
 	moat_error e = {0};
 	uint64_t x;
-	int rc = duration ? moat_parse_duration_ms(json_string_value(v), &x, &e)
-			  : moat_parse_count(json_string_value(v), &x, &e);
+	int rc = duration ? moat_parse_duration_ms(t, &x, &e) : moat_parse_count(t, &x, &e);
 	if (rc < 0 && !duration)
-		rc = moat_parse_size(json_string_value(v), &x, &e);
+		rc = moat_parse_size(t, &x, &e);
 	if (rc < 0)
 		return moat_error_set(err, MOAT_EINPUT, "%s: %s", field, e.msg);
 	*ret = duration ? (x + 999) / 1000 : x;
@@ -187,13 +214,10 @@ static int cfg_ids(json_t *v, const char *field, moatd_ids *ids, moat_error *err
 		return moat_error_set(err, MOAT_EINPUT, "%s: expected a list of at most %d numbers", field, MOATD_MAX_IDS);
 	for (size_t i = 0; i < json_array_size(v); i++) {
 		json_t *e = json_array_get(v, i);
-		const char *s = json_is_string(e) ? json_string_value(e) : "";
-		char *end;
-		errno = 0;
-		unsigned long n = strtoul(s, &end, 10);
-		if (!*s || *end || errno || n >= UINT32_MAX || s[0] == '-')
+		/* (uid_t)-1 means "no change" to the kernel: never an id. */
+		if (!json_is_integer(e) || json_integer_value(e) < 0 || json_integer_value(e) >= UINT32_MAX)
 			return moat_error_set(err, MOAT_EINPUT, "%s[%zu]: expected a numeric id", field, i);
-		ids->v[ids->n++] = (uint32_t)n;
+		ids->v[ids->n++] = (uint32_t)json_integer_value(e);
 	}
 	return 0;
 }

@@ -235,6 +235,18 @@ static void test_config(void **state)
 	assert_int_equal(moatd_role_for_peer(&c, 0, 1004, 9), MOATD_ROLE_NONE);
 	moatd_config_done(&c);
 
+	json_t *j = NULL;
+	const char *typed = "a: true\nb: '1'\nc: 2\nd: 1.5\ne: 3.1.0\nf: null\ng: -4\n";
+	assert_int_equal(moatd_yaml_to_json(typed, strlen(typed), &j, &err), 0);
+	assert_true(json_is_true(json_object_get(j, "a")));
+	assert_string_equal(json_string_value(json_object_get(j, "b")), "1");
+	assert_int_equal(json_integer_value(json_object_get(j, "c")), 2);
+	assert_true(json_is_real(json_object_get(j, "d")));
+	assert_string_equal(json_string_value(json_object_get(j, "e")), "3.1.0");
+	assert_true(json_is_null(json_object_get(j, "f")));
+	assert_int_equal(json_integer_value(json_object_get(j, "g")), -4);
+	json_decref(j);
+
 	static const struct {
 		const char *text, *field;
 	} bad[] = {
