@@ -89,6 +89,7 @@ struct srv {
 	char moat[PATH_MAX];
 	char state[PATH_MAX];
 	char socket[PATH_MAX];
+	bool activated; /* the socket is systemd's: left in place at exit */
 	moat_audit *audit;
 	conn *conns;
 	unsigned n_conns;
@@ -1201,8 +1202,36 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+/* Socket activation (contrib/moatd.socket): systemd passes the listening
+ * socket as descriptor 3 and names this process in LISTEN_PID. */
+static int listen_activated(srv *s, moat_error *err)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	if (!pid || !fds || strtol(pid, NULL, 10) != getpid())
+		return 0;
+	if (strcmp(fds, "1") != 0)
+		return moat_error_set(err, MOAT_EINPUT, "LISTEN_FDS=%s: expected one socket", fds);
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	int fd = 3;
+	int type = 0;
+	socklen_t n = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &n) < 0 || type != SOCK_STREAM)
+		return moat_error_set(err, EBADF, "the activated socket (descriptor 3)");
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
+		return moat_error_set(err, errno, "the activated socket");
+	if (!evhttp_accept_socket_with_handle(s->http_unix, fd))
+		return moat_error_set(err, EIO, "serve the activated socket");
+	s->activated = true;
+	return 1;
+}
+
 static int listen_unix(srv *s, moat_error *err)
 {
+	int r = listen_activated(s, err);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	if (strlen(s->socket) >= sizeof(a.sun_path))
 		return moat_error_set(err, ENAMETOOLONG, "socket %s", s->socket);
@@ -1332,10 +1361,12 @@ int moatd_serve(moatd_config *cfg, const char *moat, const char *openapi, moat_e
 	event_add(s->sigchld, NULL);
 	event_add(s->sigterm, NULL);
 	event_add(s->sigint, NULL);
-	fprintf(stderr, "moatd: serving on %s%s%s\n", s->socket, cfg->listen ? " and " : "",
+	fprintf(stderr, "moatd: serving on %s%s%s\n", s->activated ? "the socket systemd passed" : s->socket,
+		cfg->listen ? " and " : "",
 		cfg->listen ? cfg->listen : "");
 	event_base_dispatch(s->base);
-	unlink(s->socket);
+	if (!s->activated)
+		unlink(s->socket);
 out:
 	/* Commands under way are ended with moatd's orderly stop; sessions
 	 * are their keepers' and stay. */

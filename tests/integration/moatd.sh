@@ -178,3 +178,18 @@ wait "$DPID"
 t_eq "moatd ends on SIGTERM" 0 $?
 DPID=""
 t_check "and removes its socket" test ! -e "$SOCK"
+
+# --- socket activation (contrib/moatd.socket)
+if command -v systemd-socket-activate >/dev/null; then
+	systemd-socket-activate -l "$MOAT_TDIR/act.sock" "$MOATD" --state-dir "$STATE" 2>act.err &
+	apid=$!
+	for _ in $(seq 50); do [ -S "$MOAT_TDIR/act.sock" ] && break; sleep 0.1; done
+	t_eq "socket activation: moatd serves the socket systemd passes" ok \
+		"$(curl -sS --max-time 30 --unix-socket "$MOAT_TDIR/act.sock" http://m/v1/health | jq_ 'j["status"]')"
+	t_check "socket activation: moatd says which socket it serves" grep -q "the socket systemd passed" act.err
+	kill "$apid"
+	wait "$apid" 2>/dev/null
+	t_check "socket activation: the socket stays systemd's" test -S "$MOAT_TDIR/act.sock"
+else
+	t_skip "socket activation" "no systemd-socket-activate"
+fi
