@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "config.h"
+#include "units.h"
 #include "util.h"
 
 static const char *const route_names[_MOATD_R_MAX] = {
@@ -634,6 +636,50 @@ void moatd_request_done(moatd_request *r)
 	free(r->source_name);
 	free(r->cases);
 	memset(r, 0, sizeof(*r));
+}
+
+int moatd_limits_within(char *const *opts, const moat_limits *ceil, moat_error *err)
+{
+	static const struct {
+		const char *opt, *field;
+		size_t off;
+		enum { DUR, SIZE, COUNT, CPUS } kind;
+	} map[] = {
+		{"--time=", "limits.time", offsetof(moat_limits, wall_ms), DUR},
+		{"--cpu=", "limits.cpu", offsetof(moat_limits, cpu_ms), DUR},
+		{"--mem=", "limits.memory", offsetof(moat_limits, memory_bytes), SIZE},
+		{"--pids=", "limits.pids", offsetof(moat_limits, pids), COUNT},
+		{"--output=", "limits.output", offsetof(moat_limits, output_bytes), SIZE},
+		{"--tmp-size=", "limits.tmp_size", offsetof(moat_limits, tmp_bytes), SIZE},
+		{"--files=", "limits.files", offsetof(moat_limits, files), COUNT},
+		{"--cpus=", "limits.cpus", offsetof(moat_limits, cpus_milli), CPUS},
+	};
+	for (size_t i = 0; opts && opts[i]; i++) {
+		for (size_t k = 0; k < ELEMENTSOF(map); k++) {
+			size_t n = strlen(map[k].opt);
+			if (strncmp(opts[i], map[k].opt, n) != 0)
+				continue;
+			const char *v = opts[i] + n;
+			uint64_t x, cap;
+			memcpy(&cap, (const char *)ceil + map[k].off, sizeof(cap));
+			moat_error e = {0};
+			int rc = map[k].kind == DUR    ? moat_parse_duration_ms(v, &x, &e)
+				 : map[k].kind == SIZE  ? moat_parse_size(v, &x, &e)
+				 : map[k].kind == COUNT ? moat_parse_count(v, &x, &e)
+							: moat_parse_cpus_milli(v, &x, &e);
+			if (rc < 0)
+				return moat_error_set(err, MOAT_EINPUT, "%s: %s", map[k].field, e.msg);
+			/* No limit (0 for the CPU bandwidth) is the widest. */
+			bool none = x == MOAT_UNLIMITED || (map[k].kind == CPUS && x == 0);
+			bool cap_none = cap == MOAT_UNLIMITED || (map[k].kind == CPUS && cap == 0);
+			if (!cap_none && (none || x > cap))
+				return moat_error_set(err, EACCES,
+						      "%s: %s is above the profile's limit (the agent role may narrow limits, "
+						      "not lift them)",
+						      map[k].field, v);
+		}
+	}
+	return 0;
 }
 
 /* --- bytes */

@@ -101,6 +101,12 @@ int moatd_request_decode(moatd_body_kind kind, moatd_role role, const char *body
 			 moat_error *err);
 void moatd_request_done(moatd_request *r);
 
+/* Whether the limit options among opts (as decoded: "--time=5s") are each
+ * at most ceil's; EACCES naming the field otherwise. An agent may narrow
+ * its profile's limits, never lift them. */
+struct moat_limits;
+int moatd_limits_within(char *const *opts, const struct moat_limits *ceil, moat_error *err);
+
 /* Base64 (RFC 4648, padded). decode: MOAT_EINPUT on anything else. */
 int moatd_base64_decode(const char *s, size_t len, char **ret, size_t *ret_len);
 char *moatd_base64_encode(const void *buf, size_t len);

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "audit.h"
+#include "policy.h"
 #include "session.h"
 #include "util.h"
 
@@ -49,8 +50,11 @@ typedef struct conn {
 typedef struct ident {
 	char id[96];
 	unsigned inflight;
-	uint64_t minute;
-	uint64_t runs;
+	/* When its last runs started (monotonic ns), a ring as long as its
+	 * runs_per_minute: a sliding minute, not a calendar one that a burst
+	 * across its edge would pass twice. */
+	uint64_t *runs;
+	size_t n_runs, next_run;
 } ident;
 
 typedef enum job_kind { JOB_RUN, JOB_CREATE, JOB_DELETE, JOB_EXEC, JOB_JUDGE } job_kind;
@@ -299,15 +303,24 @@ static uint64_t sandboxes_of(srv *s, const char *identity, unsigned inflight)
 static int quota_check(srv *s, struct evhttp_request *req, const caller *c, bool sandbox, bool run)
 {
 	const moatd_quota *q = &s->cfg->quota[c->role];
-	if (!c->who)
-		return 0;
-	if (run && q->runs_per_minute) {
-		uint64_t minute = (uint64_t)time(NULL) / 60;
-		if (c->who->minute != minute) {
-			c->who->minute = minute;
-			c->who->runs = 0;
+	if (!c->who) {
+		if (!q->sandboxes && !q->runs_per_minute)
+			return 0;
+		/* No room to count this caller: refused, not let through. */
+		reply_error(s, req, 503, "callers", "too many distinct callers to count quotas for (at most %d)",
+			    MAX_IDENTS);
+		return -1;
+	}
+	ident *w = c->who;
+	size_t per_min = q->runs_per_minute > 100000 ? 100000 : (size_t)q->runs_per_minute;
+	uint64_t now = moat__now_ns();
+	if (run && per_min) {
+		if (!w->runs && !(w->runs = calloc(per_min, sizeof(*w->runs)))) {
+			reply_error(s, req, 500, NULL, "out of memory");
+			return -1;
 		}
-		if (c->who->runs >= q->runs_per_minute) {
+		/* The ring is full and its oldest start is within the minute. */
+		if (w->n_runs == per_min && now - w->runs[w->next_run] < 60ull * 1000000000) {
 			s->refused_429++;
 			reply_error(s, req, 429, "runs_per_minute", "quota: runs_per_minute (%llu) reached for %s",
 				    (unsigned long long)q->runs_per_minute, c->identity);
@@ -320,8 +333,12 @@ static int quota_check(srv *s, struct evhttp_request *req, const caller *c, bool
 			    (unsigned long long)q->sandboxes, c->identity);
 		return -1;
 	}
-	if (run && q->runs_per_minute)
-		c->who->runs++;
+	if (run && per_min) {
+		w->runs[w->next_run] = now;
+		w->next_run = (w->next_run + 1) % per_min;
+		if (w->n_runs < per_min)
+			w->n_runs++;
+	}
 	return 0;
 }
 
@@ -722,6 +739,22 @@ static int body_of(struct evhttp_request *req, const char **ret, size_t *ret_len
 	return 0;
 }
 
+/* An agent's limits stay within its profile's (a session's with the
+ * session defaults, docs/sessions.md). */
+static int agent_ceiling(moatd_body_kind kind, const moatd_request *r, moat_error *err)
+{
+	const char *profile = "code";
+	for (size_t i = 0; r->opts && r->opts[i]; i++)
+		if (strncmp(r->opts[i], "--profile=", 10) == 0)
+			profile = r->opts[i] + 10;
+	_cleanup_policy_ moat_policy *p = NULL;
+	if (moat_policy_load_profile(profile, &p, err) < 0)
+		return moat_error_wrap(err, "profile");
+	if (kind == MOATD_BODY_SESSION)
+		moat__session_default_limits(p);
+	return moatd_limits_within(r->opts, &p->limits, err);
+}
+
 static int decode_or_reply(srv *s, struct evhttp_request *req, moatd_body_kind kind, const caller *c,
 			   moatd_request *r)
 {
@@ -732,8 +765,10 @@ static int decode_or_reply(srv *s, struct evhttp_request *req, moatd_body_kind k
 		reply_error(s, req, 500, NULL, "out of memory");
 		return -1;
 	}
-	if (moatd_request_decode(kind, c->role, body, len, r, &err) < 0) {
+	if (moatd_request_decode(kind, c->role, body, len, r, &err) < 0 ||
+	    (c->role == MOATD_ROLE_AGENT && kind != MOATD_BODY_EXEC && agent_ceiling(kind, r, &err) < 0)) {
 		reply_error(s, req, err.code == EACCES ? 403 : err.code == ENOMEM ? 500 : 400, NULL, "%s", err.msg);
+		moatd_request_done(r);
 		return -1;
 	}
 	return 0;
@@ -1388,5 +1423,7 @@ out:
 	if (s->base)
 		event_base_free(s->base);
 	moat_audit_close(s->audit);
+	for (size_t i = 0; i < s->n_idents; i++)
+		free(s->idents[i].runs);
 	return rc;
 }

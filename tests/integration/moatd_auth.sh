@@ -58,7 +58,7 @@ listen: 127.0.0.1:$port
 roles:
   viewer: {uids: [$(id -u moat-test 2>/dev/null || echo 4000000000)]}
 quotas:
-  agent: {sandboxes: 1, runs_per_minute: 3}
+  agent: {sandboxes: 1, runs_per_minute: 5}
 EOT
 t_check "--check-config reads the token file" "$MOATD" --check-config --config moatd.yaml
 start "$SOCK" moatd.yaml
@@ -78,6 +78,12 @@ t_eq "agent: may not pass a policy of its own" "403 policy" \
 	"$(tcode "$TA" POST /v1/runs '{"argv":["true"],"policy":{"filesystem":{"read_write":["/"]}}}') $(jq_ 'j["error"].split(":")[0]' <body)"
 t_eq "agent: may not open the network" "403 allow_hosts" \
 	"$(tcode "$TA" POST /v1/runs '{"argv":["true"],"allow_hosts":["example.com"]}') $(jq_ 'j["error"].split(":")[0]' <body)"
+t_eq "agent: may not lift its profile's limits" "403 limits.memory" \
+	"$(tcode "$TA" POST /v1/runs '{"argv":["true"],"limits":{"memory":"unlimited"}}') $(jq_ 'j["error"].split(":")[0]' <body)"
+t_eq "agent: may narrow them" "200 timeout" \
+	"$(tcode "$TA" POST /v1/runs '{"argv":["sleep","20"],"limits":{"time":"1s"}}') $(jq_ 'j["status"]' <body)"
+t_eq "operator: may lift them" 200 \
+	"$(tcode "$TO" POST /v1/runs '{"argv":["true"],"limits":{"time":"1h"}}')"
 st=$(tcode "$TA" POST /v1/sessions "{\"name\":\"$N-alice\"}")
 sid=$(jq_ 'j["id"]' <body)
 t_eq "agent: creates a session, owned by its token" "201 token:alice" "$st $(jq_ 'j["owner"]' <body)"
@@ -99,7 +105,7 @@ t_eq "viewer: may not exec" 403 "$(tcode "$TV" POST "/v1/sessions/$sid/exec" '{"
 t_eq "quota: an agent holding its one sandbox gets 429 naming the limit" "429 sandboxes" \
 	"$(tcode "$TA" POST /v1/runs '{"argv":["true"]}') $(jq_ 'j["limit"]' <body)"
 t_eq "quota: sessions count as sandboxes too" 429 "$(tcode "$TA" POST /v1/sessions '{}')"
-for i in 1 2 3; do st=$(tcode "$TB" POST /v1/runs '{"argv":["true"]}'); done
+for i in 1 2 3 4 5; do st=$(tcode "$TB" POST /v1/runs '{"argv":["true"]}'); done
 t_eq "quota: runs within runs_per_minute pass" 200 "$st"
 t_eq "quota: past runs_per_minute, 429 naming it" "429 runs_per_minute" \
 	"$(tcode "$TB" POST /v1/runs '{"argv":["true"]}') $(jq_ 'j["limit"]' <body)"

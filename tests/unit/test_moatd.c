@@ -9,6 +9,7 @@
 #include <openssl/sha.h>
 #include <string.h>
 
+#include "config.h"
 #include "moatd.h"
 
 static void test_routes(void **state)
@@ -173,6 +174,28 @@ static void test_decode_other(void **state)
 	dec(MOATD_BODY_JUDGE, MOATD_ROLE_AGENT, "{\"source\":\"x\",\"cases\":[{}],\"language\":\"c\"}", "language", &r);
 }
 
+static void test_limits_within(void **state)
+{
+	(void)state;
+	moat_limits ceil;
+	moat_limits_default_code(&ceil);
+	moat_error err = {0};
+	char *ok[] = {"--profile=code", "--time=1s", "--mem=1M", "--pids=2", "--env=A=1", NULL};
+	assert_int_equal(moatd_limits_within(ok, &ceil, &err), 0);
+	char *high[] = {"--time=1h", NULL};
+	assert_int_equal(moatd_limits_within(high, &ceil, &err), -EACCES);
+	assert_true(strncmp(err.msg, "limits.time: 1h is above", 24) == 0);
+	char *lifted[] = {"--mem=unlimited", NULL};
+	assert_int_equal(moatd_limits_within(lifted, &ceil, &err), -EACCES);
+	assert_true(strncmp(err.msg, "limits.memory", 13) == 0);
+	char *bad[] = {"--pids=many", NULL};
+	assert_int_equal(moatd_limits_within(bad, &ceil, &err), -MOAT_EINPUT);
+	/* Where the profile sets no limit, any value is narrower. */
+	ceil.cpus_milli = 0;
+	char *cpus[] = {"--cpus=64", NULL};
+	assert_int_equal(moatd_limits_within(cpus, &ceil, &err), 0);
+}
+
 static void test_bytes(void **state)
 {
 	(void)state;
@@ -311,7 +334,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_routes),     cmocka_unit_test(test_roles),  cmocka_unit_test(test_decode_run),
-		cmocka_unit_test(test_decode_other), cmocka_unit_test(test_bytes), cmocka_unit_test(test_config),
+		cmocka_unit_test(test_decode_other), cmocka_unit_test(test_limits_within), cmocka_unit_test(test_bytes), cmocka_unit_test(test_config),
 		cmocka_unit_test(test_tokens),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
