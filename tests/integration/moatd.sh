@@ -193,3 +193,6 @@ if command -v systemd-socket-activate >/dev/null; then
 else
 	t_skip "socket activation" "no systemd-socket-activate"
 fi
+
+# moatd under a sanitizer build reports to its stderr: nothing there.
+t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat "$MOAT_TDIR"/*.err 2>/dev/null)"

@@ -200,3 +200,8 @@ PY
 )
 t_eq "connections past max_connections get 503; closed ones free their place" "200 200 503 200" "$(printf '%s\n' "$out" | head -1)"
 t_eq "a slow client is timed out" "closed within bound" "$(printf '%s\n' "$out" | sed -n 2p)"
+for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null && wait "$p"; done
+PIDS=()
+
+# moatd under a sanitizer build reports to its stderr: nothing there.
+t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat "$MOAT_TDIR"/*.err 2>/dev/null)"

@@ -37,3 +37,9 @@ json.dump(j,open("broken.json","w"))'
 else
 	t_skip "@redocly/cli lint" "npm or the registry is not reachable (tests/run installs @redocly/cli@2 into BUILD/npm)"
 fi
+kill "$DPID"
+wait "$DPID"
+t_eq "moatd ends cleanly on SIGTERM" 0 "$?"
+
+# moatd under a sanitizer build reports to its stderr: nothing there.
+t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat "$MOAT_TDIR"/*.err 2>/dev/null)"
