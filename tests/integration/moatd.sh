@@ -67,6 +67,18 @@ t_eq "run: output past output_cap is cut and says so" "4096 True" \
 code POST /v1/runs '{"argv":["sleep","30"],"limits":{"time":"1s"}}' >/dev/null
 t_eq "run: a limit from the request holds" "timeout" "$(jq_ 'j["status"]' <body)"
 
+# --- judge: the cases in the body, one NDJSON line per case as they finish
+c -X POST -D jhdr -d '{"source":"a, b = map(int, input().split())\nprint(a + b)\n","cases":[{"name":"add","stdin":"1 2\n","expected_stdout":"3\n"},{"name":"wrong","stdin":"2 2\n","expected_stdout":"5\n"}],"limits":{"time":"10s"}}' \
+	http://moatd/v1/judge >judge.ndjson
+t_check "judge: chunked NDJSON" grep -qi '^transfer-encoding: chunked' jhdr
+t_eq "judge: a verdict per case, then the summary" "add:pass wrong:wrong_answer summary:1/2" \
+	"$(python3 -c '
+import json
+ev=[json.loads(l) for l in open("judge.ndjson")]
+print(" ".join(e["case"]+":"+e["verdict"] for e in ev if "verdict" in e), "summary:%d/%d" % (ev[-1]["passed"], ev[-1]["total"]))')"
+t_eq "judge: bad cases are 400 naming the field" "400 cases" \
+	"$(code POST /v1/judge '{"source":"x","cases":[]}') $(jq_ 'j["error"].split(":")[0]' <body)"
+
 # --- bad input
 t_eq "malformed JSON: 400" "400 body" "$(code POST /v1/runs '{"argv":' ) $(jq_ 'j["error"].split(":")[0]' <body)"
 t_eq "wrong type: 400 naming the field" "400 argv[1]" \
@@ -104,6 +116,8 @@ t_eq "exec: the session keeps its /tmp between commands" "kept" \
 	"$(python3 -c 'import json; print("".join(json.loads(l).get("data","") for l in open("ev")).strip())')"
 c -X POST -d '{"argv":["cat"],"stdin":"in\n","env":{"X":"y"}}' "http://moatd/v1/sessions/$id/exec" >ev
 t_eq "exec: stdin" "in" "$(python3 -c 'import json; print("".join(json.loads(l).get("data","") for l in open("ev")).strip())')"
+c -X POST -d '{"argv":["sleep","30"],"time":"1s"}' "http://moatd/v1/sessions/$id/exec" >ev
+t_eq "exec: time kills the command when it passes" 137 "$(python3 -c 'import json; print([json.loads(l) for l in open("ev")][-1]["code"])')"
 t_eq "exec: bad input is 400 naming the field" "400 argv" \
 	"$(code POST "/v1/sessions/$id/exec" '{"argv":[]}') $(jq_ 'j["error"].split(":")[0]' <body)"
 
