@@ -79,6 +79,11 @@ print(" ".join(e["case"]+":"+e["verdict"] for e in ev if "verdict" in e), "summa
 t_eq "judge: bad cases are 400 naming the field" "400 cases" \
 	"$(code POST /v1/judge '{"source":"x","cases":[]}') $(jq_ 'j["error"].split(":")[0]' <body)"
 
+# --- a sandbox moatd started cannot reach moatd (tests/attacks/moatd_socket.c)
+code POST /v1/runs "{\"policy\":{\"version\":1,\"filesystem\":{\"read_only\":[\"$MOAT_ATTACKS:/attacks\"]}},\"argv\":[\"/attacks/attack_moatd_socket\",\"$SOCK\"]}" >/dev/null
+t_eq "attack moatd_socket through moatd: blocked" "0 BLOCKED" \
+	"$(jq_ 'str(j["exit_code"])+" "+j["stdout"].split(":")[0]' <body)"
+
 # --- bad input
 t_eq "malformed JSON: 400" "400 body" "$(code POST /v1/runs '{"argv":' ) $(jq_ 'j["error"].split(":")[0]' <body)"
 t_eq "wrong type: 400 naming the field" "400 argv[1]" \
