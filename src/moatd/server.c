@@ -786,6 +786,15 @@ static void start_job_or_fail(srv *s, job *j, char **argv, const moatd_request *
 		evhttp_add_header(h, "Content-Type", "application/x-ndjson");
 		count_reply(s, 200);
 		evhttp_send_reply_start(j->req, 200, "OK");
+		/* A streamed reply may be silent as long as its command is:
+		 * the client owes nothing more to read, so no read timeout;
+		 * the write timeout stays, and drops a client that stops
+		 * reading while output waits for it. */
+		struct evhttp_connection *evcon = evhttp_request_get_connection(j->req);
+		struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+		struct timeval w = {.tv_sec = (time_t)s->cfg->timeout_s};
+		if (bev)
+			bufferevent_set_timeouts(bev, NULL, &w);
 	}
 }
 

@@ -200,6 +200,16 @@ PY
 )
 t_eq "connections past max_connections get 503; closed ones free their place" "200 200 503 200" "$(printf '%s\n' "$out" | head -1)"
 t_eq "a slow client is timed out" "closed within bound" "$(printf '%s\n' "$out" | sed -n 2p)"
+# The timeout is for silent clients, not for silent commands.
+SS="$MOAT_TDIR/small.sock"
+curl -sS --unix-socket "$SS" -o /dev/null -d "{\"name\":\"$N-slow\"}" http://m/v1/sessions
+out=$(curl -sS --max-time 60 --unix-socket "$SS" -d '{"argv":["sh","-c","sleep 4; echo done"]}' "http://m/v1/sessions/$N-slow/exec")
+t_eq "an exec silent for longer than the timeout still streams to its end" '{"type":"stdout","data":"done\n"} {"type":"exit","code":0}' \
+	"$(printf '%s' "$out" | tr '\n' ' ' | sed 's/ $//')"
+out=$(curl -sS --max-time 60 --unix-socket "$SS" -d '{"argv":["sh","-c","sleep 4; echo done"]}' http://m/v1/runs | jq_ 'j["stdout"]')
+t_eq "a run longer than the timeout gets its result" done "$out"
+curl -sS --unix-socket "$SS" -o /dev/null -X DELETE "http://m/v1/sessions/$N-slow"
+
 for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null && wait "$p"; done
 PIDS=()
 
