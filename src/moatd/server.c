@@ -66,6 +66,7 @@ struct job {
 	pid_t pid;
 	int fd[2];
 	struct event *ev[2];
+	struct event *resume; /* the pipes paused for a client that reads slowly */
 	struct evbuffer *buf[2];
 	bool trunc[2];
 	bool exited;
@@ -352,6 +353,8 @@ static void job_free(job *j)
 			*p = j->next;
 			break;
 		}
+	if (j->resume)
+		event_free(j->resume);
 	for (int i = 0; i < 2; i++) {
 		if (j->ev[i])
 			event_free(j->ev[i]);
@@ -376,6 +379,48 @@ static void job_free(job *j)
 		rmdir(j->dir);
 	}
 	free(j);
+}
+
+/* Output streamed to a client waits in its connection's buffer; past this
+ * much, moatd stops reading the command's pipes until the client drains it
+ * (the command then blocks on its full pipe), so a slow reader costs moatd
+ * bounded memory. */
+#define STREAM_PAUSE_AT (1u << 20)
+#define STREAM_RESUME_AT (256u << 10)
+
+static size_t stream_pending(job *j)
+{
+	struct evhttp_connection *evcon = j->gone ? NULL : evhttp_request_get_connection(j->req);
+	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+	return bev ? evbuffer_get_length(bufferevent_get_output(bev)) : 0;
+}
+
+static void stream_resume(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	job *j = arg;
+	if (!j->gone && stream_pending(j) > STREAM_RESUME_AT) {
+		struct timeval tv = {.tv_usec = 50000};
+		evtimer_add(j->resume, &tv);
+		return;
+	}
+	for (int i = 0; i < 2; i++)
+		if (j->ev[i])
+			event_add(j->ev[i], NULL);
+}
+
+static void stream_throttle(job *j)
+{
+	if (j->gone || stream_pending(j) <= STREAM_PAUSE_AT)
+		return;
+	if (!j->resume && !(j->resume = evtimer_new(j->s->base, stream_resume, j)))
+		return;
+	for (int i = 0; i < 2; i++)
+		if (j->ev[i])
+			event_del(j->ev[i]);
+	struct timeval tv = {.tv_usec = 50000};
+	evtimer_add(j->resume, &tv);
 }
 
 static void stream_line(job *j, json_t *ev)
@@ -565,6 +610,7 @@ static void on_output(evutil_socket_t fd, short what, void *arg)
 		json_t *ev = json_pack("{s:s}", "type", i ? "stderr" : "stdout");
 		moatd_json_set_bytes(ev, "data", "data_base64", buf, (size_t)n);
 		stream_line(j, ev);
+		stream_throttle(j);
 	} else if (j->kind == JOB_JUDGE && i == 0) {
 		/* moat judge writes one JSON line per case: relayed as
 		 * they come. */
@@ -573,6 +619,7 @@ static void on_output(evutil_socket_t fd, short what, void *arg)
 			evbuffer_add(b, buf, (size_t)n);
 			evhttp_send_reply_chunk(j->req, b);
 			evbuffer_free(b);
+			stream_throttle(j);
 		}
 	} else {
 		size_t have = evbuffer_get_length(j->buf[i]), cap = j->s->cfg->output_cap;

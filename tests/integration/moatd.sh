@@ -141,6 +141,27 @@ gone=no
 for _ in $(seq 100); do pgrep -f "sleep 300 # $mark" >/dev/null || { gone=yes; break; }; sleep 0.1; done
 t_eq "a client that disconnects mid-exec gets its command killed" yes "$gone"
 
+# A client that stops reading a large stream: moatd pauses the command's
+# pipes instead of buffering its output.
+out=$(python3 - "$SOCK" "$id" "$DPID" <<'PY'
+import json, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.settimeout(60); s.connect(sys.argv[1])
+body = json.dumps({"argv": ["sh", "-c", "head -c 100000000 /dev/zero | tr '\\0' a; echo end"]}).encode()
+s.sendall(b"POST /v1/sessions/%s/exec HTTP/1.1\r\nHost: m\r\nContent-Length: %d\r\n\r\n" % (sys.argv[2].encode(), len(body)) + body)
+s.recv(100)
+time.sleep(3)
+rss = int(open("/proc/%s/status" % sys.argv[3]).read().split("VmRSS:")[1].split()[0])
+tail = b""
+while True:
+    d = s.recv(1 << 20)
+    if not d: break
+    tail = (tail + d)[-200:]
+    if b'"type":"exit"' in tail: break
+print("bounded" if rss < 64 * 1024 else "rss %d KB" % rss, "exit" if b'"code":0' in tail else "no exit")
+PY
+)
+t_eq "a client that reads slowly costs moatd bounded memory, and still gets all" "bounded exit" "$out"
+
 c "http://moatd/v1/sessions/$id/audit" >audit.jsonl
 t_eq "GET audit: JSON Lines with the session's start and its execs" "log.start session.start exec" \
 	"$(python3 -c '
