@@ -57,7 +57,7 @@ typedef struct ident {
 	size_t n_runs, next_run;
 } ident;
 
-typedef enum job_kind { JOB_RUN, JOB_CREATE, JOB_DELETE, JOB_EXEC, JOB_JUDGE } job_kind;
+typedef enum job_kind { JOB_RUN, JOB_CREATE, JOB_DELETE, JOB_EXEC, JOB_JUDGE, JOB_FOLLOW } job_kind;
 
 struct job {
 	srv *s;
@@ -80,6 +80,10 @@ struct job {
 	char session[MOATD_ID_MAX + 1];
 	char audit_path[PATH_MAX];
 	uint64_t t0;
+	/* JOB_FOLLOW: the audit log read so far, and the next look at it */
+	int follow_fd;
+	struct event *tick;
+	unsigned ticks;
 };
 
 static const double lat_bounds[] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
@@ -355,6 +359,10 @@ static void job_free(job *j)
 		}
 	if (j->resume)
 		event_free(j->resume);
+	if (j->tick)
+		event_free(j->tick);
+	if (j->kind == JOB_FOLLOW && j->follow_fd >= 0)
+		close(j->follow_fd);
 	for (int i = 0; i < 2; i++) {
 		if (j->ev[i])
 			event_free(j->ev[i]);
@@ -572,6 +580,8 @@ static void job_finish(job *j)
 		stream_line(j, json_pack("{s:s, s:i}", "type", "exit", "code", code));
 		evhttp_send_reply_end(j->req);
 		break;
+	case JOB_FOLLOW: /* ended by its timer, never by an exit */
+		break;
 	case JOB_JUDGE:
 		if (code == 125) {
 			_cleanup_free_ char *m = moat_message(j);
@@ -638,7 +648,9 @@ static void on_sigchld(evutil_socket_t sig, short what, void *arg)
 	for (job *j = s->jobs, *next; j; j = next) {
 		next = j->next;
 		int st;
-		if (j->exited || waitpid(j->pid, &st, WNOHANG) != j->pid)
+		/* A job without a process (pid 0) must never reach waitpid,
+		 * which would take any child of the process group. */
+		if (j->pid <= 0 || j->exited || waitpid(j->pid, &st, WNOHANG) != j->pid)
 			continue;
 		j->exited = true;
 		j->status = st;
@@ -727,6 +739,7 @@ static job *job_new(srv *s, job_kind kind, struct evhttp_request *req, conn *cn,
 	j->kind = kind;
 	j->req = req;
 	j->fd[0] = j->fd[1] = -1;
+	j->follow_fd = -1;
 	j->t0 = moat__now_ns();
 	snprintf(j->identity, sizeof(j->identity), "%s", c->identity);
 	if (cn) {
@@ -1049,19 +1062,90 @@ out:
 	moatd_request_done(&r);
 }
 
-static void do_session_audit(srv *s, struct evhttp_request *req, const caller *c, const char *key)
+/* ?follow=1: what the log holds, then what is appended to it, until the
+ * session ends or the client leaves. */
+static void follow_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	job *j = arg;
+	if (j->gone) {
+		evhttp_send_reply_end(j->req);
+		job_free(j);
+		return;
+	}
+	bool running = true;
+	if (++j->ticks % 5 == 0) {
+		moat_session_info v;
+		moat_error err = {0};
+		running = moat_session_find(j->session, &v, &err) == 0 && v.running;
+	}
+	if (stream_pending(j) < STREAM_PAUSE_AT) {
+		char buf[65536];
+		ssize_t n;
+		size_t sent = 0;
+		struct evbuffer *b = evbuffer_new();
+		while (b && sent < STREAM_PAUSE_AT && (n = read(j->follow_fd, buf, sizeof(buf))) > 0) {
+			evbuffer_add(b, buf, (size_t)n);
+			sent += (size_t)n;
+		}
+		if (b && evbuffer_get_length(b))
+			evhttp_send_reply_chunk(j->req, b);
+		if (b)
+			evbuffer_free(b);
+	}
+	if (!running) {
+		evhttp_send_reply_end(j->req);
+		job_free(j);
+		return;
+	}
+	struct timeval tv = {.tv_usec = 200000};
+	evtimer_add(j->tick, &tv);
+}
+
+static void do_session_audit(srv *s, struct evhttp_request *req, conn *cn, const caller *c, const char *key)
 {
 	moat_session_info v;
 	if (session_for(s, req, c, key, true, &v) < 0)
 		return;
 	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
-	if (q && strstr(q, "follow=")) {
-		reply_error(s, req, 400, NULL, "follow: not supported yet (read the log again for new events)");
-		return;
+	bool follow = false;
+	if (q) {
+		if (strcmp(q, "follow=1") == 0 || strcmp(q, "follow=true") == 0)
+			follow = true;
+		else if (strcmp(q, "follow=0") != 0 && strcmp(q, "follow=false") != 0) {
+			reply_error(s, req, 400, NULL, "%.64s: unknown query (expected follow=1)", q);
+			return;
+		}
 	}
 	json_t *o = owner_read(s, v.id);
 	const char *a = json_string_value(json_object_get(o, "audit"));
 	_cleanup_free_ char *text = NULL;
+	if (follow && a) {
+		int fd = open(a, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		json_decref(o);
+		job *j = fd >= 0 ? job_new(s, JOB_FOLLOW, req, cn, c) : NULL;
+		if (!j) {
+			if (fd >= 0)
+				close(fd);
+			reply_error(s, req, 404, NULL, "session %s: no audit log", key);
+			return;
+		}
+		j->follow_fd = fd;
+		snprintf(j->session, sizeof(j->session), "%s", v.id);
+		j->tick = evtimer_new(s->base, follow_tick, j);
+		j->next = s->jobs;
+		s->jobs = j;
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/jsonl");
+		count_reply(s, 200);
+		evhttp_send_reply_start(req, 200, "OK");
+		struct bufferevent *bev = evhttp_connection_get_bufferevent(evhttp_request_get_connection(req));
+		struct timeval w = {.tv_sec = (time_t)s->cfg->timeout_s};
+		if (bev)
+			bufferevent_set_timeouts(bev, NULL, &w);
+		follow_tick(-1, 0, j);
+		return;
+	}
 	if (a)
 		read_text(a, AUDIT_READ_MAX, &text);
 	json_decref(o);
@@ -1237,7 +1321,7 @@ static void handle(struct evhttp_request *req, void *arg, bool tcp)
 		do_session_exec(s, req, cn, &c, key);
 		break;
 	case MOATD_R_SESSION_AUDIT:
-		do_session_audit(s, req, &c, key);
+		do_session_audit(s, req, cn, &c, key);
 		break;
 	case MOATD_R_SESSION_FILE_PUT:
 	case MOATD_R_SESSION_FILE_GET:
@@ -1462,7 +1546,7 @@ out:
 	/* Commands under way are ended with moatd's orderly stop; sessions
 	 * are their keepers' and stay. */
 	for (job *j = s->jobs; j; j = j->next)
-		if (!j->exited)
+		if (j->pid > 0 && !j->exited)
 			kill(j->pid, SIGTERM);
 	if (s->sigchld)
 		event_free(s->sigchld);

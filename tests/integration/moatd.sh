@@ -169,7 +169,17 @@ import json
 t=[json.loads(l)["type"] for l in open("audit.jsonl")]
 print(" ".join(x for i,x in enumerate(t) if x not in t[:i]))')"
 t_check "the audit log verifies (its hash chain is whole)" "$MOAT" audit verify audit.jsonl
-t_eq "audit ?follow=1 is refused with a reason, not ignored" 400 "$(code GET "/v1/sessions/$id/audit?follow=1")"
+t_eq "audit: an unknown query is 400" 400 "$(code GET "/v1/sessions/$id/audit?tail=5")"
+# ?follow=1 streams what is appended: an exec made while it follows shows.
+curl -sS --max-time 60 --unix-socket "$SOCK" -N "http://moatd/v1/sessions/$id/audit?follow=1" >follow.jsonl 2>/dev/null &
+fpid=$!
+sleep 1
+c -X POST -d '{"argv":["echo","followed-marker"]}' "http://moatd/v1/sessions/$id/exec" >/dev/null
+seen=no
+for _ in $(seq 100); do grep -q followed-marker follow.jsonl && { seen=yes; break; }; sleep 0.1; done
+t_eq "audit ?follow=1: an event appended later is streamed" yes "$seen"
+kill "$fpid" 2>/dev/null
+wait "$fpid" 2>/dev/null
 
 # --- moatd killed and restarted: its sessions live in their keepers.
 st=$(code POST /v1/sessions "{\"name\":\"$N-k\"}")
