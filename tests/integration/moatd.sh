@@ -221,7 +221,6 @@ t_eq "examples/api/moatd_client.py: create, exec, audit, delete" \
 	"ok hello piped in True" \
 	"$(printf '%s\n' "$out" | sed -n 's/^health: //p; s/^event: .*"data": "\(hello\)\\n".*/\1/p; s/^stdin round trip: //p; s/^deleted: //p' | tr '\n' ' ' | sed 's/ $//')"
 
-rm "$N-a" 2>/dev/null
 st=$(code DELETE "/v1/sessions/$id")
 kill "$DPID"
 wait "$DPID"
