@@ -1162,15 +1162,30 @@ static void do_session_audit(srv *s, struct evhttp_request *req, conn *cn, const
 	evbuffer_free(b);
 }
 
+/* A process's resident memory in bytes (0 when it is gone). */
+static uint64_t rss_of(pid_t pid)
+{
+	char p[64];
+	_cleanup_free_ char *st = NULL;
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+	read_text(p, 8192, &st);
+	const char *l = st ? strstr(st, "\nVmRSS:") : NULL;
+	return l ? strtoull(l + 8, NULL, 10) * 1024 : 0;
+}
+
 static void do_metrics(srv *s, struct evhttp_request *req)
 {
 	struct evbuffer *b = evbuffer_new();
 	moat_session_info *v = NULL;
 	size_t n = 0, running = 0;
+	uint64_t keeper_rss = 0;
 	moat_error err = {0};
 	if (moat_session_list(&v, &n, &err) == 0)
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			running += v[i].running;
+			if (v[i].running)
+				keeper_rss += rss_of(v[i].keeper_pid);
+		}
 	free(v);
 	unsigned inflight = 0;
 	for (job *j = s->jobs; j; j = j->next)
@@ -1196,6 +1211,12 @@ static void do_metrics(srv *s, struct evhttp_request *req)
 			       "moatd_refused_total{reason=\"connections\"} %llu\n"
 			       "moatd_refused_total{reason=\"quota\"} %llu\n",
 			    (unsigned long long)s->refused_503, (unsigned long long)s->refused_429);
+	evbuffer_add_printf(b, "# HELP moatd_keeper_rss_bytes Resident memory of the running sessions' keepers.\n"
+			       "# TYPE moatd_keeper_rss_bytes gauge\nmoatd_keeper_rss_bytes %llu\n",
+			    (unsigned long long)keeper_rss);
+	evbuffer_add_printf(b, "# HELP moatd_rss_bytes Resident memory of moatd itself.\n"
+			       "# TYPE moatd_rss_bytes gauge\nmoatd_rss_bytes %llu\n",
+			    (unsigned long long)rss_of(getpid()));
 	evbuffer_add_printf(b, "# HELP moatd_connections Open client connections.\n# TYPE moatd_connections gauge\n"
 			       "moatd_connections %u\n",
 			    s->n_conns);

@@ -210,6 +210,8 @@ out=$(python3 "$MOAT_SRC/integration/prom_parse.py" <metrics.txt 2>&1)
 t_eq "GET /metrics: valid Prometheus text format" 0 $?
 t_match "metrics: running sessions counted" 'moatd_sandboxes\{kind=session,state=running\} [1-9]' "$out"
 t_match "metrics: runs by status" 'moatd_runs_total\{status=timeout\} [1-9]' "$out"
+t_match "metrics: the keepers' memory" 'moatd_keeper_rss_bytes\{\} [1-9]' "$out"
+t_match "metrics: moatd's own memory" 'moatd_rss_bytes\{\} [1-9]' "$out"
 t_match "metrics: the run latency histogram" 'moatd_run_seconds_count\{\} [1-9]' "$out"
 
 # --- the API description
