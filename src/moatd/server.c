@@ -1,0 +1,1590 @@
+/* moatd's server: libevent's evhttp on a unix socket (and optionally TCP
+ * with TLS), routing each request to libmoat or to a `moat` process.
+ *
+ * moatd owns no sandbox's memory. A session lives in its keeper, which
+ * moatd finds again from the runtime folder after a restart; a run, a
+ * session's creation, an exec and a judge are each a `moat` process forked
+ * and exec'd for that request alone, so nothing of another request's data
+ * is in a sandbox's init, and a moatd crash takes no sandbox with it. */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <limits.h>
+#include <dirent.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <fcntl.h>
+#include <openssl/ssl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "audit.h"
+#include "policy.h"
+#include "session.h"
+#include "util.h"
+
+#define MAX_IDENTS 256
+#define AUDIT_READ_MAX (16u << 20)
+
+typedef struct srv srv;
+typedef struct job job;
+
+typedef struct conn {
+	srv *s;
+	struct evhttp_connection *evcon;
+	job *job;
+	struct conn *next;
+} conn;
+
+typedef struct ident {
+	char id[96];
+	unsigned inflight;
+	/* When its last runs started (monotonic ns), a ring as long as its
+	 * runs_per_minute: a sliding minute, not a calendar one that a burst
+	 * across its edge would pass twice. */
+	uint64_t *runs;
+	size_t n_runs, next_run;
+} ident;
+
+typedef enum job_kind { JOB_RUN, JOB_CREATE, JOB_DELETE, JOB_EXEC, JOB_JUDGE, JOB_FOLLOW } job_kind;
+
+struct job {
+	srv *s;
+	job *next;
+	job_kind kind;
+	pid_t pid;
+	int fd[2];
+	struct event *ev[2];
+	struct event *resume; /* the pipes paused for a client that reads slowly */
+	struct evbuffer *buf[2];
+	bool trunc[2];
+	bool exited;
+	int status;
+	struct evhttp_request *req;
+	conn *conn;
+	bool gone; /* the client left */
+	ident *who;
+	char dir[PATH_MAX]; /* the job's scratch folder, removed at its end */
+	char identity[96];
+	char session[MOATD_ID_MAX + 1];
+	char audit_path[PATH_MAX];
+	uint64_t t0;
+	/* JOB_FOLLOW: the audit log read so far, and the next look at it */
+	int follow_fd;
+	struct event *tick;
+	unsigned ticks;
+};
+
+static const double lat_bounds[] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+
+struct srv {
+	moatd_config *cfg;
+	struct event_base *base;
+	struct evhttp *http_unix, *http_tcp;
+	SSL_CTX *ssl;
+	struct event *sigchld, *sigterm, *sigint;
+	uid_t self_uid;
+	char moat[PATH_MAX];
+	char state[PATH_MAX];
+	char socket[PATH_MAX];
+	bool activated; /* the socket is systemd's: left in place at exit */
+	moat_audit *audit;
+	conn *conns;
+	unsigned n_conns;
+	job *jobs;
+	ident idents[MAX_IDENTS];
+	size_t n_idents;
+	const char *openapi;
+	/* metrics */
+	uint64_t requests[6];
+	uint64_t refused_503, refused_429;
+	uint64_t runs_by_status[8];
+	uint64_t execs;
+	uint64_t lat_buckets[ELEMENTSOF(lat_bounds)], lat_count;
+	double lat_sum;
+};
+
+static const char *const run_statuses[] = {"ok", "exit", "signal", "timeout", "limit", "error", "other"};
+
+typedef struct caller {
+	moatd_role role;
+	char identity[96];
+	ident *who;
+} caller;
+
+/* --- replies */
+
+static void count_reply(srv *s, int code)
+{
+	if (code >= 100 && code < 600)
+		s->requests[code / 100]++;
+}
+
+static void reply_json(srv *s, struct evhttp_request *req, int code, json_t *j)
+{
+	char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	struct evbuffer *b = evbuffer_new();
+	if (t)
+		evbuffer_add_printf(b, "%s\n", t);
+	free(t);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/json");
+	count_reply(s, code);
+	evhttp_send_reply(req, code, NULL, b);
+	evbuffer_free(b);
+}
+
+static void reply_error(srv *s, struct evhttp_request *req, int code, const char *limit, const char *fmt, ...)
+	_printf_(5, 6);
+static void reply_error(srv *s, struct evhttp_request *req, int code, const char *limit, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = NULL;
+	if (vasprintf(&m, fmt, ap) < 0)
+		m = NULL;
+	va_end(ap);
+	json_t *j = json_pack("{s:s}", "error", m ? m : "out of memory");
+	if (limit)
+		json_object_set_new(j, "limit", json_string(limit));
+	free(m);
+	reply_json(s, req, code, j);
+}
+
+static void audit_call(srv *s, const caller *c, moatd_route r, struct evhttp_request *req, int status,
+		       const char *session)
+{
+	if (!s->audit)
+		return;
+	json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:i}", "identity", c->identity, "role", moatd_role_name(c->role),
+			      "call", moatd_route_name(r), "uri", evhttp_request_get_uri(req), "status", status);
+	if (session && *session)
+		json_object_set_new(f, "session", json_string(session));
+	moat_error err = {0};
+	if (moat_audit_event(s->audit, "api.call", f, 0, &err) < 0)
+		fprintf(stderr, "moatd: audit: %s\n", err.msg);
+}
+
+/* --- connections: counted, and told when they close */
+
+static void conn_closed(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	conn *c = arg;
+	srv *s = c->s;
+	if (c->job) {
+		/* The client left mid-request: its command goes too. A
+		 * `moat session exec` that dies closes its keeper connection,
+		 * and the keeper kills the command (spawn.attached). */
+		c->job->gone = true;
+		c->job->conn = NULL;
+		if (c->job->pid > 0 && !c->job->exited)
+			kill(c->job->pid, c->job->kind == JOB_EXEC ? SIGKILL : SIGTERM);
+	}
+	for (conn **p = &s->conns; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	s->n_conns--;
+	free(c);
+}
+
+static conn *conn_of(srv *s, struct evhttp_request *req, bool *ret_new)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	*ret_new = false;
+	for (conn *c = s->conns; c; c = c->next)
+		if (c->evcon == evcon)
+			return c;
+	conn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->s = s;
+	c->evcon = evcon;
+	c->next = s->conns;
+	s->conns = c;
+	s->n_conns++;
+	evhttp_connection_set_closecb(evcon, conn_closed, c);
+	*ret_new = true;
+	return c;
+}
+
+/* --- callers */
+
+static ident *ident_get(srv *s, const char *id)
+{
+	for (size_t i = 0; i < s->n_idents; i++)
+		if (strcmp(s->idents[i].id, id) == 0)
+			return &s->idents[i];
+	if (s->n_idents == MAX_IDENTS)
+		return NULL;
+	ident *x = &s->idents[s->n_idents++];
+	snprintf(x->id, sizeof(x->id), "%s", id);
+	return x;
+}
+
+static int caller_of(srv *s, struct evhttp_request *req, bool tcp, caller *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (tcp) {
+		const char *name = NULL;
+		const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+		c->role = moatd_role_for_bearer(s->cfg, h, &name);
+		snprintf(c->identity, sizeof(c->identity), "token:%s", name ? name : "-");
+	} else {
+		struct bufferevent *bev = evhttp_connection_get_bufferevent(evhttp_request_get_connection(req));
+		struct ucred cr;
+		socklen_t n = sizeof(cr);
+		if (!bev || getsockopt(bufferevent_getfd(bev), SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0)
+			return -1;
+		c->role = moatd_role_for_peer(s->cfg, s->self_uid, cr.uid, cr.gid);
+		snprintf(c->identity, sizeof(c->identity), "uid:%u", (unsigned)cr.uid);
+	}
+	c->who = c->role != MOATD_ROLE_NONE ? ident_get(s, c->identity) : NULL;
+	return 0;
+}
+
+/* --- session owners: a small record per session made through moatd, in
+ * moatd's state folder, so that they outlive a restart as the sessions do */
+
+static int owner_write(srv *s, const char *id, const char *identity, const char *audit_path)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/owners/%s.json", s->state, id);
+	json_t *j = json_pack("{s:s, s:s}", "owner", identity, "audit", audit_path);
+	int r = j ? json_dump_file(j, p, JSON_COMPACT) : -1;
+	json_decref(j);
+	return r;
+}
+
+static json_t *owner_read(srv *s, const char *id)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/owners/%s.json", s->state, id);
+	return json_load_file(p, 0, NULL);
+}
+
+static const char *owner_of(json_t *o)
+{
+	return o ? json_string_value(json_object_get(o, "owner")) : NULL;
+}
+
+/* Sandboxes an identity holds now: its runs under way and the sessions it
+ * made that are still running. */
+static uint64_t sandboxes_of(srv *s, const char *identity, unsigned inflight)
+{
+	moat_session_info *v = NULL;
+	size_t n = 0;
+	moat_error err = {0};
+	uint64_t count = inflight;
+	if (moat_session_list(&v, &n, &err) < 0)
+		return count;
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].running)
+			continue;
+		json_t *o = owner_read(s, v[i].id);
+		const char *w = owner_of(o);
+		if (w && strcmp(w, identity) == 0)
+			count++;
+		json_decref(o);
+	}
+	free(v);
+	return count;
+}
+
+/* 0, or replies 429 naming the limit. */
+static int quota_check(srv *s, struct evhttp_request *req, const caller *c, bool sandbox, bool run)
+{
+	const moatd_quota *q = &s->cfg->quota[c->role];
+	if (!c->who) {
+		if (!q->sandboxes && !q->runs_per_minute)
+			return 0;
+		/* No room to count this caller: refused, not let through. */
+		reply_error(s, req, 503, "callers", "too many distinct callers to count quotas for (at most %d)",
+			    MAX_IDENTS);
+		return -1;
+	}
+	ident *w = c->who;
+	size_t per_min = q->runs_per_minute > 100000 ? 100000 : (size_t)q->runs_per_minute;
+	uint64_t now = moat__now_ns();
+	if (run && per_min) {
+		if (!w->runs && !(w->runs = calloc(per_min, sizeof(*w->runs)))) {
+			reply_error(s, req, 500, NULL, "out of memory");
+			return -1;
+		}
+		/* The ring is full and its oldest start is within the minute. */
+		if (w->n_runs == per_min && now - w->runs[w->next_run] < 60ull * 1000000000) {
+			s->refused_429++;
+			reply_error(s, req, 429, "runs_per_minute", "quota: runs_per_minute (%llu) reached for %s",
+				    (unsigned long long)q->runs_per_minute, c->identity);
+			return -1;
+		}
+	}
+	if (sandbox && q->sandboxes && sandboxes_of(s, c->identity, c->who->inflight) >= q->sandboxes) {
+		s->refused_429++;
+		reply_error(s, req, 429, "sandboxes", "quota: sandboxes (%llu) reached for %s",
+			    (unsigned long long)q->sandboxes, c->identity);
+		return -1;
+	}
+	if (run && per_min) {
+		w->runs[w->next_run] = now;
+		w->next_run = (w->next_run + 1) % per_min;
+		if (w->n_runs < per_min)
+			w->n_runs++;
+	}
+	return 0;
+}
+
+/* --- jobs: one `moat` process per request */
+
+static void job_free(job *j)
+{
+	srv *s = j->s;
+	for (job **p = &s->jobs; *p; p = &(*p)->next)
+		if (*p == j) {
+			*p = j->next;
+			break;
+		}
+	if (j->resume)
+		event_free(j->resume);
+	if (j->tick)
+		event_free(j->tick);
+	if (j->kind == JOB_FOLLOW && j->follow_fd >= 0)
+		close(j->follow_fd);
+	for (int i = 0; i < 2; i++) {
+		if (j->ev[i])
+			event_free(j->ev[i]);
+		if (j->fd[i] >= 0)
+			close(j->fd[i]);
+		if (j->buf[i])
+			evbuffer_free(j->buf[i]);
+	}
+	if (j->conn)
+		j->conn->job = NULL;
+	if (j->who && j->who->inflight)
+		j->who->inflight--;
+	if (j->dir[0]) {
+		/* The scratch folder holds only what moatd wrote there. */
+		DIR *d = opendir(j->dir);
+		struct dirent *e;
+		while (d && (e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				unlinkat(dirfd(d), e->d_name, 0);
+		if (d)
+			closedir(d);
+		rmdir(j->dir);
+	}
+	free(j);
+}
+
+/* Output streamed to a client waits in its connection's buffer; past this
+ * much, moatd stops reading the command's pipes until the client drains it
+ * (the command then blocks on its full pipe), so a slow reader costs moatd
+ * bounded memory. */
+#define STREAM_PAUSE_AT (1u << 20)
+#define STREAM_RESUME_AT (256u << 10)
+
+static size_t stream_pending(job *j)
+{
+	struct evhttp_connection *evcon = j->gone ? NULL : evhttp_request_get_connection(j->req);
+	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+	return bev ? evbuffer_get_length(bufferevent_get_output(bev)) : 0;
+}
+
+static void stream_resume(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	job *j = arg;
+	if (!j->gone && stream_pending(j) > STREAM_RESUME_AT) {
+		struct timeval tv = {.tv_usec = 50000};
+		evtimer_add(j->resume, &tv);
+		return;
+	}
+	for (int i = 0; i < 2; i++)
+		if (j->ev[i])
+			event_add(j->ev[i], NULL);
+}
+
+static void stream_throttle(job *j)
+{
+	if (j->gone || stream_pending(j) <= STREAM_PAUSE_AT)
+		return;
+	if (!j->resume && !(j->resume = evtimer_new(j->s->base, stream_resume, j)))
+		return;
+	for (int i = 0; i < 2; i++)
+		if (j->ev[i])
+			event_del(j->ev[i]);
+	struct timeval tv = {.tv_usec = 50000};
+	evtimer_add(j->resume, &tv);
+}
+
+static void stream_line(job *j, json_t *ev)
+{
+	char *t = json_dumps(ev, JSON_COMPACT);
+	json_decref(ev);
+	if (!t || j->gone)
+		goto out;
+	struct evbuffer *b = evbuffer_new();
+	evbuffer_add_printf(b, "%s\n", t);
+	evhttp_send_reply_chunk(j->req, b);
+	evbuffer_free(b);
+out:
+	free(t);
+}
+
+static int exit_code(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void read_text(const char *path, size_t max, char **ret)
+{
+	/* Files moatd or moat wrote into moatd's own folder: never through
+	 * a link. */
+	*ret = NULL;
+	(void)moat__read_file_at(AT_FDCWD, path, max, ret);
+}
+
+static char *buf_text(struct evbuffer *b)
+{
+	size_t n = evbuffer_get_length(b);
+	char *t = malloc(n + 1);
+	if (t) {
+		evbuffer_copyout(b, t, n);
+		t[n] = '\0';
+	}
+	return t;
+}
+
+/* moat's own message (its stderr's last line) for an error reply. */
+static char *moat_message(job *j)
+{
+	_cleanup_free_ char *t = buf_text(j->buf[1]);
+	if (!t)
+		return strdup("moat failed");
+	size_t n = strlen(t);
+	while (n && t[n - 1] == '\n')
+		t[--n] = '\0';
+	char *l = strrchr(t, '\n');
+	const char *m = l ? l + 1 : t;
+	if (strncmp(m, "moat: ", 6) == 0)
+		m += 6;
+	return strdup(*m ? m : "moat failed");
+}
+
+static void observe_latency(srv *s, uint64_t ns)
+{
+	double sec = (double)ns / 1e9;
+	for (size_t i = 0; i < ELEMENTSOF(lat_bounds); i++)
+		if (sec <= lat_bounds[i])
+			s->lat_buckets[i]++;
+	s->lat_count++;
+	s->lat_sum += sec;
+}
+
+static void job_finish(job *j)
+{
+	srv *s = j->s;
+	int code = exit_code(j->status);
+	if (j->gone) {
+		/* Nobody to answer: the reply frees the request libevent
+		 * handed over when the connection went. */
+		if (j->kind == JOB_EXEC || j->kind == JOB_JUDGE)
+			evhttp_send_reply_end(j->req);
+		else
+			evhttp_send_reply(j->req, 499, "Client Closed Request", NULL);
+		job_free(j);
+		return;
+	}
+	switch (j->kind) {
+	case JOB_RUN: {
+		char p[PATH_MAX];
+		_cleanup_free_ char *text = NULL;
+		snprintf(p, sizeof(p), "%s/result.json", j->dir);
+		read_text(p, 1u << 20, &text);
+		json_t *r = text ? json_loads(text, 0, NULL) : NULL;
+		if (!json_is_object(r)) {
+			json_decref(r);
+			_cleanup_free_ char *m = moat_message(j);
+			s->runs_by_status[5]++;
+			reply_error(s, j->req, code == 125 ? 400 : 500, NULL, "%s", m);
+			break;
+		}
+		observe_latency(s, moat__now_ns() - j->t0);
+		const char *st = json_string_value(json_object_get(r, "status"));
+		size_t k = 0;
+		while (k < ELEMENTSOF(run_statuses) - 1 && !(st && strcmp(st, run_statuses[k]) == 0))
+			k++;
+		s->runs_by_status[k]++;
+		for (int i = 0; i < 2; i++) {
+			_cleanup_free_ char *t = NULL;
+			size_t n = evbuffer_get_length(j->buf[i]);
+			t = malloc(n + 1);
+			if (t) {
+				evbuffer_copyout(j->buf[i], t, n);
+				moatd_json_set_bytes(r, i ? "stderr" : "stdout", i ? "stderr_base64" : "stdout_base64", t, n);
+			}
+			json_object_set_new(r, i ? "stderr_truncated" : "stdout_truncated", json_boolean(j->trunc[i]));
+		}
+		reply_json(s, j->req, 200, r);
+		break;
+	}
+	case JOB_CREATE: {
+		_cleanup_free_ char *t = buf_text(j->buf[0]);
+		json_t *r = code == 0 && t ? json_loads(t, 0, NULL) : NULL;
+		const char *id = json_string_value(json_object_get(r, "id"));
+		if (!id) {
+			json_decref(r);
+			_cleanup_free_ char *m = moat_message(j);
+			reply_error(s, j->req, code == 125 ? 400 : 500, NULL, "%s", m);
+			break;
+		}
+		owner_write(s, id, j->identity, j->audit_path);
+		json_object_set_new(r, "owner", json_string(j->identity));
+		json_object_del(r, "socket");
+		json_object_del(r, "state_dir");
+		reply_json(s, j->req, 201, r);
+		break;
+	}
+	case JOB_DELETE: {
+		if (code != 0) {
+			_cleanup_free_ char *m = moat_message(j);
+			reply_error(s, j->req, 500, NULL, "%s", m);
+			break;
+		}
+		char p[PATH_MAX];
+		json_t *o = owner_read(s, j->session);
+		const char *a = json_string_value(json_object_get(o, "audit"));
+		if (a)
+			unlink(a);
+		json_decref(o);
+		snprintf(p, sizeof(p), "%s/owners/%s.json", s->state, j->session);
+		unlink(p);
+		reply_json(s, j->req, 200, json_pack("{s:s, s:b}", "id", j->session, "deleted", 1));
+		break;
+	}
+	case JOB_EXEC:
+		stream_line(j, json_pack("{s:s, s:i}", "type", "exit", "code", code));
+		evhttp_send_reply_end(j->req);
+		break;
+	case JOB_FOLLOW: /* ended by its timer, never by an exit */
+		break;
+	case JOB_JUDGE:
+		if (code == 125) {
+			_cleanup_free_ char *m = moat_message(j);
+			stream_line(j, json_pack("{s:s, s:s}", "type", "error", "error", m ? m : "moat failed"));
+		}
+		evhttp_send_reply_end(j->req);
+		break;
+	}
+	job_free(j);
+}
+
+static void job_maybe_done(job *j)
+{
+	if (j->exited && j->fd[0] < 0 && j->fd[1] < 0)
+		job_finish(j);
+}
+
+static void on_output(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	job *j = arg;
+	int i = fd == j->fd[0] ? 0 : 1;
+	char buf[16384];
+	ssize_t n = read(fd, buf, sizeof(buf));
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		event_free(j->ev[i]);
+		j->ev[i] = NULL;
+		close(j->fd[i]);
+		j->fd[i] = -1;
+		job_maybe_done(j);
+		return;
+	}
+	if (j->kind == JOB_EXEC) {
+		json_t *ev = json_pack("{s:s}", "type", i ? "stderr" : "stdout");
+		moatd_json_set_bytes(ev, "data", "data_base64", buf, (size_t)n);
+		stream_line(j, ev);
+		stream_throttle(j);
+	} else if (j->kind == JOB_JUDGE && i == 0) {
+		/* moat judge writes one JSON line per case: relayed as
+		 * they come. */
+		if (!j->gone) {
+			struct evbuffer *b = evbuffer_new();
+			evbuffer_add(b, buf, (size_t)n);
+			evhttp_send_reply_chunk(j->req, b);
+			evbuffer_free(b);
+			stream_throttle(j);
+		}
+	} else {
+		size_t have = evbuffer_get_length(j->buf[i]), cap = j->s->cfg->output_cap;
+		size_t take = have >= cap ? 0 : (size_t)n < cap - have ? (size_t)n : cap - have;
+		evbuffer_add(j->buf[i], buf, take);
+		if (take < (size_t)n)
+			j->trunc[i] = true;
+	}
+}
+
+static void on_sigchld(evutil_socket_t sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	srv *s = arg;
+	for (job *j = s->jobs, *next; j; j = next) {
+		next = j->next;
+		int st;
+		/* A job without a process (pid 0) must never reach waitpid,
+		 * which would take any child of the process group. */
+		if (j->pid <= 0 || j->exited || waitpid(j->pid, &st, WNOHANG) != j->pid)
+			continue;
+		j->exited = true;
+		j->status = st;
+		job_maybe_done(j);
+	}
+}
+
+/* A memfd holding data, for the child's standard input. */
+static int data_fd(const char *data, size_t len)
+{
+	int fd = memfd_create("moatd-stdin", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (moat__write_all(fd, data, len) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int job_spawn(job *j, char **argv, const char *stdin_data, size_t stdin_len)
+{
+	srv *s = j->s;
+	int out[2] = {-1, -1}, err[2] = {-1, -1};
+	_cleanup_close_ int in = -1;
+	if (stdin_data)
+		in = data_fd(stdin_data, stdin_len);
+	else
+		in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (in < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+		goto fail;
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0)
+		goto fail;
+	if (pid == 0) {
+		/* The child holds only its three descriptors (the rest are
+		 * O_CLOEXEC) and default signal handling. */
+		sigset_t all;
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		/* A process whose client was moatd goes with moatd: an exec's
+		 * client at once (the keeper then kills the command), a run
+		 * orderly. Creating and removing a session finish. */
+		if (j->kind == JOB_EXEC || j->kind == JOB_RUN || j->kind == JOB_JUDGE)
+			prctl(PR_SET_PDEATHSIG, j->kind == JOB_EXEC ? SIGKILL : SIGTERM);
+		if (getppid() != parent)
+			_exit(125);
+		if (dup2(in, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+			_exit(125);
+		execv(s->moat, argv);
+		dprintf(2, "moat: cannot run %s: %s\n", s->moat, strerror(errno));
+		_exit(125);
+	}
+	close(out[1]);
+	close(err[1]);
+	j->pid = pid;
+	j->fd[0] = out[0];
+	j->fd[1] = err[0];
+	for (int i = 0; i < 2; i++) {
+		fcntl(j->fd[i], F_SETFL, O_NONBLOCK);
+		j->buf[i] = evbuffer_new();
+		j->ev[i] = event_new(s->base, j->fd[i], EV_READ | EV_PERSIST, on_output, j);
+		event_add(j->ev[i], NULL);
+	}
+	j->next = s->jobs;
+	s->jobs = j;
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (out[i] >= 0)
+			close(out[i]);
+		if (err[i] >= 0)
+			close(err[i]);
+	}
+	return -1;
+}
+
+static job *job_new(srv *s, job_kind kind, struct evhttp_request *req, conn *cn, const caller *c)
+{
+	job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	j->s = s;
+	j->kind = kind;
+	j->req = req;
+	j->fd[0] = j->fd[1] = -1;
+	j->follow_fd = -1;
+	j->t0 = moat__now_ns();
+	snprintf(j->identity, sizeof(j->identity), "%s", c->identity);
+	if (cn) {
+		j->conn = cn;
+		cn->job = j;
+	}
+	return j;
+}
+
+static int job_mkdir(job *j)
+{
+	snprintf(j->dir, sizeof(j->dir), "%s/jobs/XXXXXX", j->s->state);
+	if (!mkdtemp(j->dir)) {
+		j->dir[0] = '\0';
+		return -1;
+	}
+	/* The sandbox's init opens the files placed in it as the sandbox's
+	 * user (nobody, when moatd is root): it may pass through the folder,
+	 * not list it, and the files' names are random. */
+	return chmod(j->dir, 0711);
+}
+
+static int write_job_file(job *j, const char *name, const char *data, size_t len, char *ret, size_t ret_len)
+{
+	char rnd[33];
+	if (moat__random_hex(16, rnd) < 0)
+		return -1;
+	snprintf(ret, ret_len, "%s/%s-%s", j->dir, rnd, name);
+	_cleanup_close_ int fd = open(ret, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 || moat__write_all(fd, data, len) < 0)
+		return -1;
+	return 0;
+}
+
+static int argv_add(char ***v, const char *fmt, ...) _printf_(2, 3);
+static int argv_add(char ***v, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	_cleanup_free_ char *s = NULL;
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return n < 0 ? -ENOMEM : moat__strv_push(v, s);
+}
+
+/* --- handlers */
+
+static int body_of(struct evhttp_request *req, const char **ret, size_t *ret_len)
+{
+	struct evbuffer *b = evhttp_request_get_input_buffer(req);
+	size_t n = evbuffer_get_length(b);
+	const char *p = n ? (const char *)evbuffer_pullup(b, (ev_ssize_t)n) : "";
+	if (!p)
+		return -1;
+	*ret = p;
+	*ret_len = n;
+	return 0;
+}
+
+/* An agent's limits stay within its profile's (a session's with the
+ * session defaults, docs/sessions.md). */
+static int agent_ceiling(moatd_body_kind kind, const moatd_request *r, moat_error *err)
+{
+	const char *profile = "code";
+	for (size_t i = 0; r->opts && r->opts[i]; i++)
+		if (strncmp(r->opts[i], "--profile=", 10) == 0)
+			profile = r->opts[i] + 10;
+	_cleanup_policy_ moat_policy *p = NULL;
+	if (moat_policy_load_profile(profile, &p, err) < 0)
+		return moat_error_wrap(err, "profile");
+	if (kind == MOATD_BODY_SESSION)
+		moat__session_default_limits(p);
+	return moatd_limits_within(r->opts, &p->limits, err);
+}
+
+static int decode_or_reply(srv *s, struct evhttp_request *req, moatd_body_kind kind, const caller *c,
+			   moatd_request *r)
+{
+	const char *body;
+	size_t len;
+	moat_error err = {0};
+	if (body_of(req, &body, &len) < 0) {
+		reply_error(s, req, 500, NULL, "out of memory");
+		return -1;
+	}
+	if (moatd_request_decode(kind, c->role, body, len, r, &err) < 0 ||
+	    (c->role == MOATD_ROLE_AGENT && kind != MOATD_BODY_EXEC && agent_ceiling(kind, r, &err) < 0)) {
+		reply_error(s, req, err.code == EACCES ? 403 : err.code == ENOMEM ? 500 : 400, NULL, "%s", err.msg);
+		moatd_request_done(r);
+		return -1;
+	}
+	return 0;
+}
+
+static void start_job_or_fail(srv *s, job *j, char **argv, const moatd_request *r)
+{
+	if (job_spawn(j, argv, r ? r->stdin_data : NULL, r ? r->stdin_len : 0) < 0) {
+		reply_error(s, j->req, 500, NULL, "cannot start %s: %s", s->moat, strerror(errno));
+		job_free(j);
+		return;
+	}
+	if (j->kind == JOB_EXEC || j->kind == JOB_JUDGE) {
+		struct evkeyvalq *h = evhttp_request_get_output_headers(j->req);
+		evhttp_add_header(h, "Content-Type", "application/x-ndjson");
+		count_reply(s, 200);
+		evhttp_send_reply_start(j->req, 200, "OK");
+		/* A streamed reply may be silent as long as its command is:
+		 * the client owes nothing more to read, so no read timeout;
+		 * the write timeout stays, and drops a client that stops
+		 * reading while output waits for it. */
+		struct evhttp_connection *evcon = evhttp_request_get_connection(j->req);
+		struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+		struct timeval w = {.tv_sec = (time_t)s->cfg->timeout_s};
+		if (bev)
+			bufferevent_set_timeouts(bev, NULL, &w);
+	}
+}
+
+static void do_run(srv *s, struct evhttp_request *req, conn *cn, const caller *c, bool judge)
+{
+	moatd_request r;
+	/* Declared before the first jump to out, which runs its cleanup. */
+	_cleanup_strv_free_ char **argv = NULL;
+	job *j = NULL;
+	if (decode_or_reply(s, req, judge ? MOATD_BODY_JUDGE : MOATD_BODY_RUN, c, &r) < 0)
+		return;
+	if (quota_check(s, req, c, true, true) < 0)
+		goto out;
+	j = job_new(s, judge ? JOB_JUDGE : JOB_RUN, req, cn, c);
+	char p[PATH_MAX];
+	if (!j || job_mkdir(j) < 0) {
+		reply_error(s, req, 500, NULL, "scratch folder: %s", strerror(errno));
+		if (j)
+			job_free(j);
+		goto out;
+	}
+	int rc = argv_add(&argv, "moat") | argv_add(&argv, judge ? "judge" : "run");
+	if (r.policy && write_job_file(j, "policy.json", r.policy, strlen(r.policy), p, sizeof(p)) == 0)
+		rc |= argv_add(&argv, "--policy=%s", p);
+	for (size_t i = 0; r.opts && r.opts[i]; i++)
+		rc |= moat__strv_push(&argv, r.opts[i]);
+	for (size_t i = 0; i < r.n_files; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "file%zu", i);
+		if (write_job_file(j, name, r.files[i].data, r.files[i].len, p, sizeof(p)) < 0)
+			rc = -1;
+		rc |= argv_add(&argv, "--ro=%s:%s", p, r.files[i].path);
+	}
+	if (judge) {
+		if (write_job_file(j, "cases.jsonl", r.cases, strlen(r.cases), p, sizeof(p)) < 0)
+			rc = -1;
+		rc |= argv_add(&argv, "--tests=%s", p);
+		if (write_job_file(j, r.source_name, r.source, strlen(r.source), p, sizeof(p)) < 0)
+			rc = -1;
+		rc |= argv_add(&argv, "--source=%s", p);
+	} else {
+		rc |= argv_add(&argv, "--result=%s/result.json", j->dir);
+		rc |= argv_add(&argv, "--");
+		for (size_t i = 0; r.argv[i]; i++)
+			rc |= moat__strv_push(&argv, r.argv[i]);
+	}
+	if (rc < 0) {
+		reply_error(s, req, 500, NULL, "preparing the run: %s", strerror(errno));
+		job_free(j);
+		goto out;
+	}
+	j->who = c->who;
+	if (j->who)
+		j->who->inflight++;
+	start_job_or_fail(s, j, argv, &r);
+out:
+	moatd_request_done(&r);
+}
+
+static void do_session_create(srv *s, struct evhttp_request *req, conn *cn, const caller *c)
+{
+	moatd_request r;
+	_cleanup_strv_free_ char **argv = NULL;
+	job *j = NULL;
+	if (decode_or_reply(s, req, MOATD_BODY_SESSION, c, &r) < 0)
+		return;
+	if (quota_check(s, req, c, true, false) < 0)
+		goto out;
+	j = job_new(s, JOB_CREATE, req, cn, c);
+	char p[PATH_MAX], rnd[33];
+	if (!j || job_mkdir(j) < 0 || moat__random_hex(16, rnd) < 0) {
+		reply_error(s, req, 500, NULL, "scratch folder: %s", strerror(errno));
+		if (j)
+			job_free(j);
+		goto out;
+	}
+	/* The session's audit log is moatd's: the keeper appends to it. */
+	snprintf(j->audit_path, sizeof(j->audit_path), "%s/audit/%s.jsonl", s->state, rnd);
+	int rc = argv_add(&argv, "moat") | argv_add(&argv, "session") | argv_add(&argv, "create") |
+		 argv_add(&argv, "--json") | argv_add(&argv, "--audit=%s", j->audit_path);
+	if (r.policy && write_job_file(j, "policy.json", r.policy, strlen(r.policy), p, sizeof(p)) == 0)
+		rc |= argv_add(&argv, "--policy=%s", p);
+	for (size_t i = 0; r.opts && r.opts[i]; i++)
+		rc |= moat__strv_push(&argv, r.opts[i]);
+	if (rc < 0) {
+		reply_error(s, req, 500, NULL, "out of memory");
+		job_free(j);
+		goto out;
+	}
+	j->who = c->who;
+	if (j->who)
+		j->who->inflight++;
+	start_job_or_fail(s, j, argv, NULL);
+out:
+	moatd_request_done(&r);
+}
+
+static json_t *session_json(srv *s, const moat_session_info *v)
+{
+	json_t *o = owner_read(s, v->id);
+	json_t *j = json_pack("{s:s, s:s?, s:s, s:s?, s:I, s:i, s:s, s:s?}", "id", v->id, "name",
+			      v->name[0] ? v->name : NULL, "state", v->running ? "running" : "dead", "reason",
+			      v->running ? NULL : v->reason, "created", (json_int_t)v->created, "keeper_pid",
+			      (int)v->keeper_pid, "policy_sha256", v->policy_sha256, "owner", owner_of(o));
+	json_decref(o);
+	return j;
+}
+
+static void do_session_list(srv *s, struct evhttp_request *req, const caller *c)
+{
+	moat_session_info *v = NULL;
+	size_t n = 0;
+	moat_error err = {0};
+	if (moat_session_list(&v, &n, &err) < 0) {
+		reply_error(s, req, 500, NULL, "%s", err.msg);
+		return;
+	}
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = owner_read(s, v[i].id);
+		/* An agent sees its own sessions only. */
+		if (moatd_may_touch_session(c->role, c->identity, owner_of(o)) || c->role == MOATD_ROLE_VIEWER)
+			json_array_append_new(a, session_json(s, &v[i]));
+		json_decref(o);
+	}
+	free(v);
+	reply_json(s, req, 200, json_pack("{s:o}", "sessions", a));
+}
+
+/* Finds the session and checks the caller may touch it; replies on failure. */
+static int session_for(srv *s, struct evhttp_request *req, const caller *c, const char *key, bool read_only,
+		       moat_session_info *ret)
+{
+	moat_error err = {0};
+	if (moat_session_find(key, ret, &err) < 0) {
+		if (err.code == ENOENT)
+			reply_error(s, req, 404, NULL, "session %s: no such session", key);
+		else
+			reply_error(s, req, 500, NULL, "session %s: %s", key, err.msg);
+		return -1;
+	}
+	json_t *o = owner_read(s, ret->id);
+	bool ok = moatd_may_touch_session(c->role, c->identity, owner_of(o)) ||
+		  (read_only && c->role == MOATD_ROLE_VIEWER);
+	json_decref(o);
+	if (!ok) {
+		/* Not found, rather than forbidden: an agent learns nothing of
+		 * others' sessions. */
+		reply_error(s, req, 404, NULL, "session %s: no such session", key);
+		return -1;
+	}
+	return 0;
+}
+
+static void do_session_delete(srv *s, struct evhttp_request *req, conn *cn, const caller *c, const char *key)
+{
+	moat_session_info v;
+	if (session_for(s, req, c, key, false, &v) < 0)
+		return;
+	job *j = job_new(s, JOB_DELETE, req, cn, c);
+	_cleanup_strv_free_ char **argv = NULL;
+	if (!j || (argv_add(&argv, "moat") | argv_add(&argv, "session") | argv_add(&argv, "rm") |
+		   argv_add(&argv, "%s", v.id)) < 0) {
+		reply_error(s, req, 500, NULL, "out of memory");
+		if (j)
+			job_free(j);
+		return;
+	}
+	snprintf(j->session, sizeof(j->session), "%s", v.id);
+	start_job_or_fail(s, j, argv, NULL);
+}
+
+static void do_session_exec(srv *s, struct evhttp_request *req, conn *cn, const caller *c, const char *key)
+{
+	moat_session_info v;
+	if (session_for(s, req, c, key, false, &v) < 0)
+		return;
+	moatd_request r;
+	_cleanup_strv_free_ char **argv = NULL;
+	job *j = NULL;
+	if (decode_or_reply(s, req, MOATD_BODY_EXEC, c, &r) < 0)
+		return;
+	if (!v.running) {
+		reply_error(s, req, 409, NULL, "session %s: not running (%s)", key, v.reason);
+		goto out;
+	}
+	j = job_new(s, JOB_EXEC, req, cn, c);
+	int rc = j ? 0 : -1;
+	rc |= argv_add(&argv, "moat") | argv_add(&argv, "session") | argv_add(&argv, "exec") |
+	      argv_add(&argv, "%s", v.id);
+	for (size_t i = 0; r.opts && r.opts[i]; i++)
+		rc |= moat__strv_push(&argv, r.opts[i]);
+	rc |= argv_add(&argv, "--");
+	for (size_t i = 0; r.argv[i]; i++)
+		rc |= moat__strv_push(&argv, r.argv[i]);
+	if (rc < 0) {
+		reply_error(s, req, 500, NULL, "out of memory");
+		if (j)
+			job_free(j);
+		goto out;
+	}
+	s->execs++;
+	start_job_or_fail(s, j, argv, &r);
+out:
+	moatd_request_done(&r);
+}
+
+/* ?follow=1: what the log holds, then what is appended to it, until the
+ * session ends or the client leaves. */
+static void follow_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	job *j = arg;
+	if (j->gone) {
+		evhttp_send_reply_end(j->req);
+		job_free(j);
+		return;
+	}
+	bool running = true;
+	if (++j->ticks % 5 == 0) {
+		moat_session_info v;
+		moat_error err = {0};
+		running = moat_session_find(j->session, &v, &err) == 0 && v.running;
+	}
+	if (stream_pending(j) < STREAM_PAUSE_AT) {
+		char buf[65536];
+		ssize_t n;
+		size_t sent = 0;
+		struct evbuffer *b = evbuffer_new();
+		while (b && sent < STREAM_PAUSE_AT && (n = read(j->follow_fd, buf, sizeof(buf))) > 0) {
+			evbuffer_add(b, buf, (size_t)n);
+			sent += (size_t)n;
+		}
+		if (b && evbuffer_get_length(b))
+			evhttp_send_reply_chunk(j->req, b);
+		if (b)
+			evbuffer_free(b);
+	}
+	if (!running) {
+		evhttp_send_reply_end(j->req);
+		job_free(j);
+		return;
+	}
+	struct timeval tv = {.tv_usec = 200000};
+	evtimer_add(j->tick, &tv);
+}
+
+static void do_session_audit(srv *s, struct evhttp_request *req, conn *cn, const caller *c, const char *key)
+{
+	moat_session_info v;
+	if (session_for(s, req, c, key, true, &v) < 0)
+		return;
+	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+	bool follow = false;
+	if (q) {
+		if (strcmp(q, "follow=1") == 0 || strcmp(q, "follow=true") == 0)
+			follow = true;
+		else if (strcmp(q, "follow=0") != 0 && strcmp(q, "follow=false") != 0) {
+			reply_error(s, req, 400, NULL, "%.64s: unknown query (expected follow=1)", q);
+			return;
+		}
+	}
+	json_t *o = owner_read(s, v.id);
+	const char *a = json_string_value(json_object_get(o, "audit"));
+	_cleanup_free_ char *text = NULL;
+	if (follow && a) {
+		int fd = open(a, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		json_decref(o);
+		job *j = fd >= 0 ? job_new(s, JOB_FOLLOW, req, cn, c) : NULL;
+		if (!j) {
+			if (fd >= 0)
+				close(fd);
+			reply_error(s, req, 404, NULL, "session %s: no audit log", key);
+			return;
+		}
+		j->follow_fd = fd;
+		snprintf(j->session, sizeof(j->session), "%s", v.id);
+		j->tick = evtimer_new(s->base, follow_tick, j);
+		j->next = s->jobs;
+		s->jobs = j;
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/jsonl");
+		count_reply(s, 200);
+		evhttp_send_reply_start(req, 200, "OK");
+		struct bufferevent *bev = evhttp_connection_get_bufferevent(evhttp_request_get_connection(req));
+		struct timeval w = {.tv_sec = (time_t)s->cfg->timeout_s};
+		if (bev)
+			bufferevent_set_timeouts(bev, NULL, &w);
+		follow_tick(-1, 0, j);
+		return;
+	}
+	if (a)
+		read_text(a, AUDIT_READ_MAX, &text);
+	json_decref(o);
+	if (!text) {
+		reply_error(s, req, 404, NULL, "session %s: no audit log (a session made outside moatd has none here)",
+			    key);
+		return;
+	}
+	struct evbuffer *b = evbuffer_new();
+	evbuffer_add(b, text, strlen(text));
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/jsonl");
+	count_reply(s, 200);
+	evhttp_send_reply(req, 200, "OK", b);
+	evbuffer_free(b);
+}
+
+/* A process's resident memory in bytes (0 when it is gone). */
+static uint64_t rss_of(pid_t pid)
+{
+	char p[64];
+	_cleanup_free_ char *st = NULL;
+	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+	read_text(p, 8192, &st);
+	const char *l = st ? strstr(st, "\nVmRSS:") : NULL;
+	return l ? strtoull(l + 8, NULL, 10) * 1024 : 0;
+}
+
+static void do_metrics(srv *s, struct evhttp_request *req)
+{
+	struct evbuffer *b = evbuffer_new();
+	moat_session_info *v = NULL;
+	size_t n = 0, running = 0;
+	uint64_t keeper_rss = 0;
+	moat_error err = {0};
+	if (moat_session_list(&v, &n, &err) == 0)
+		for (size_t i = 0; i < n; i++) {
+			running += v[i].running;
+			if (v[i].running)
+				keeper_rss += rss_of(v[i].keeper_pid);
+		}
+	free(v);
+	unsigned inflight = 0;
+	for (job *j = s->jobs; j; j = j->next)
+		inflight += j->kind == JOB_RUN;
+	evbuffer_add_printf(b, "# HELP moatd_sandboxes Sandboxes by state.\n# TYPE moatd_sandboxes gauge\n");
+	evbuffer_add_printf(b, "moatd_sandboxes{kind=\"session\",state=\"running\"} %zu\n", running);
+	evbuffer_add_printf(b, "moatd_sandboxes{kind=\"session\",state=\"dead\"} %zu\n", n - running);
+	evbuffer_add_printf(b, "moatd_sandboxes{kind=\"run\",state=\"running\"} %u\n", inflight);
+	evbuffer_add_printf(b, "# HELP moatd_runs_total Runs finished, by status.\n# TYPE moatd_runs_total counter\n");
+	for (size_t i = 0; i < ELEMENTSOF(run_statuses); i++)
+		evbuffer_add_printf(b, "moatd_runs_total{status=\"%s\"} %llu\n", run_statuses[i],
+				    (unsigned long long)s->runs_by_status[i]);
+	evbuffer_add_printf(b, "# HELP moatd_execs_total Commands started in sessions.\n# TYPE moatd_execs_total counter\n"
+			       "moatd_execs_total %llu\n",
+			    (unsigned long long)s->execs);
+	evbuffer_add_printf(b, "# HELP moatd_requests_total Requests answered, by status class.\n"
+			       "# TYPE moatd_requests_total counter\n");
+	for (int i = 1; i < 6; i++)
+		evbuffer_add_printf(b, "moatd_requests_total{code=\"%dxx\"} %llu\n", i,
+				    (unsigned long long)s->requests[i]);
+	evbuffer_add_printf(b, "# HELP moatd_refused_total Requests refused for load or quota.\n"
+			       "# TYPE moatd_refused_total counter\n"
+			       "moatd_refused_total{reason=\"connections\"} %llu\n"
+			       "moatd_refused_total{reason=\"quota\"} %llu\n",
+			    (unsigned long long)s->refused_503, (unsigned long long)s->refused_429);
+	evbuffer_add_printf(b, "# HELP moatd_keeper_rss_bytes Resident memory of the running sessions' keepers.\n"
+			       "# TYPE moatd_keeper_rss_bytes gauge\nmoatd_keeper_rss_bytes %llu\n",
+			    (unsigned long long)keeper_rss);
+	evbuffer_add_printf(b, "# HELP moatd_rss_bytes Resident memory of moatd itself.\n"
+			       "# TYPE moatd_rss_bytes gauge\nmoatd_rss_bytes %llu\n",
+			    (unsigned long long)rss_of(getpid()));
+	evbuffer_add_printf(b, "# HELP moatd_connections Open client connections.\n# TYPE moatd_connections gauge\n"
+			       "moatd_connections %u\n",
+			    s->n_conns);
+	evbuffer_add_printf(b, "# HELP moatd_run_seconds Time from request to result of a run.\n"
+			       "# TYPE moatd_run_seconds histogram\n");
+	for (size_t i = 0; i < ELEMENTSOF(lat_bounds); i++)
+		evbuffer_add_printf(b, "moatd_run_seconds_bucket{le=\"%g\"} %llu\n", lat_bounds[i],
+				    (unsigned long long)s->lat_buckets[i]);
+	evbuffer_add_printf(b, "moatd_run_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)s->lat_count);
+	evbuffer_add_printf(b, "moatd_run_seconds_sum %.6f\nmoatd_run_seconds_count %llu\n", s->lat_sum,
+			    (unsigned long long)s->lat_count);
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
+	count_reply(s, 200);
+	evhttp_send_reply(req, 200, "OK", b);
+	evbuffer_free(b);
+}
+
+static void do_openapi(srv *s, struct evhttp_request *req)
+{
+	json_t *j = NULL;
+	moat_error err = {0};
+	if (moatd_yaml_to_json(s->openapi, strlen(s->openapi), &j, &err) < 0) {
+		reply_error(s, req, 500, NULL, "openapi: %s", err.msg);
+		return;
+	}
+	reply_json(s, req, 200, j);
+}
+
+static void handle(struct evhttp_request *req, void *arg, bool tcp)
+{
+	srv *s = arg;
+	bool fresh;
+	conn *cn = conn_of(s, req, &fresh);
+	if (!cn) {
+		reply_error(s, req, 503, NULL, "out of memory");
+		return;
+	}
+	if (fresh && s->n_conns > s->cfg->max_connections) {
+		/* Past the cap a connection gets one answer and is closed,
+		 * rather than holding a descriptor of moatd's. */
+		s->refused_503++;
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+		reply_error(s, req, 503, "max_connections", "too many connections (at most %llu)",
+			    (unsigned long long)s->cfg->max_connections);
+		return;
+	}
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *path = uri ? evhttp_uri_get_path(uri) : NULL;
+	const char *method;
+	switch (evhttp_request_get_command(req)) {
+	case EVHTTP_REQ_GET: method = "GET"; break;
+	case EVHTTP_REQ_POST: method = "POST"; break;
+	case EVHTTP_REQ_PUT: method = "PUT"; break;
+	case EVHTTP_REQ_DELETE: method = "DELETE"; break;
+	default: method = "OTHER"; break;
+	}
+	char key[MOATD_ID_MAX + 1];
+	moatd_route r = path ? moatd_route_match(method, path, key) : MOATD_R_NOT_FOUND;
+	if (r == MOATD_R_NOT_FOUND) {
+		reply_error(s, req, 404, NULL, "%s: no such route", path ? path : "?");
+		return;
+	}
+	if (r == MOATD_R_BAD_METHOD) {
+		reply_error(s, req, 405, NULL, "%s: method %s not allowed", path, method);
+		return;
+	}
+	caller c;
+	if (caller_of(s, req, tcp, &c) < 0) {
+		reply_error(s, req, 500, NULL, "cannot tell who is calling");
+		return;
+	}
+	if (r != MOATD_R_HEALTH && c.role == MOATD_ROLE_NONE) {
+		if (moatd_route_changes(r))
+			audit_call(s, &c, r, req, tcp ? 401 : 403, key);
+		if (tcp) {
+			evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", "Bearer");
+			reply_error(s, req, 401, NULL, "a bearer token is needed (Authorization: Bearer TOKEN)");
+		} else
+			reply_error(s, req, 403, NULL, "%s has no role here", c.identity);
+		return;
+	}
+	if (!moatd_role_allows(c.role, r)) {
+		if (moatd_route_changes(r))
+			audit_call(s, &c, r, req, 403, key);
+		reply_error(s, req, 403, NULL, "%s: the %s role may not call this", moatd_route_name(r),
+			    moatd_role_name(c.role));
+		return;
+	}
+	if (moatd_route_changes(r))
+		audit_call(s, &c, r, req, 0, key);
+	switch (r) {
+	case MOATD_R_HEALTH:
+		reply_json(s, req, 200, json_pack("{s:s, s:s}", "status", "ok", "version", MOATD_VERSION));
+		break;
+	case MOATD_R_METRICS:
+		do_metrics(s, req);
+		break;
+	case MOATD_R_OPENAPI:
+		do_openapi(s, req);
+		break;
+	case MOATD_R_RUN:
+		do_run(s, req, cn, &c, false);
+		break;
+	case MOATD_R_JUDGE:
+		do_run(s, req, cn, &c, true);
+		break;
+	case MOATD_R_SESSION_CREATE:
+		do_session_create(s, req, cn, &c);
+		break;
+	case MOATD_R_SESSION_LIST:
+		do_session_list(s, req, &c);
+		break;
+	case MOATD_R_SESSION_GET: {
+		moat_session_info v;
+		if (session_for(s, req, &c, key, true, &v) == 0)
+			reply_json(s, req, 200, session_json(s, &v));
+		break;
+	}
+	case MOATD_R_SESSION_DELETE:
+		do_session_delete(s, req, cn, &c, key);
+		break;
+	case MOATD_R_SESSION_EXEC:
+		do_session_exec(s, req, cn, &c, key);
+		break;
+	case MOATD_R_SESSION_AUDIT:
+		do_session_audit(s, req, cn, &c, key);
+		break;
+	case MOATD_R_SESSION_FILE_PUT:
+	case MOATD_R_SESSION_FILE_GET:
+		reply_error(s, req, 501, NULL, "session files: not available yet (needs moat session cp)");
+		break;
+	default:
+		reply_error(s, req, 404, NULL, "no such route");
+	}
+}
+
+static void handle_unix(struct evhttp_request *req, void *arg)
+{
+	handle(req, arg, false);
+}
+
+static void handle_tcp(struct evhttp_request *req, void *arg)
+{
+	handle(req, arg, true);
+}
+
+static struct bufferevent *tls_bev(struct event_base *base, void *arg)
+{
+	srv *s = arg;
+	SSL *ssl = SSL_new(s->ssl);
+	return ssl ? bufferevent_openssl_socket_new(base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE)
+		   : NULL;
+}
+
+static void on_stop(evutil_socket_t sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	srv *s = arg;
+	event_base_loopbreak(s->base);
+}
+
+/* --- setup */
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s", path);
+	for (char *c = p + 1; *c; c++) {
+		if (*c != '/')
+			continue;
+		*c = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*c = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* Socket activation (contrib/moatd.socket): systemd passes the listening
+ * socket as descriptor 3 and names this process in LISTEN_PID. */
+static int listen_activated(srv *s, moat_error *err)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	if (!pid || !fds || strtol(pid, NULL, 10) != getpid())
+		return 0;
+	if (strcmp(fds, "1") != 0)
+		return moat_error_set(err, MOAT_EINPUT, "LISTEN_FDS=%s: expected one socket", fds);
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	int fd = 3;
+	int type = 0;
+	socklen_t n = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &n) < 0 || type != SOCK_STREAM)
+		return moat_error_set(err, EBADF, "the activated socket (descriptor 3)");
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
+		return moat_error_set(err, errno, "the activated socket");
+	if (!evhttp_accept_socket_with_handle(s->http_unix, fd))
+		return moat_error_set(err, EIO, "serve the activated socket");
+	s->activated = true;
+	return 1;
+}
+
+static int listen_unix(srv *s, moat_error *err)
+{
+	int r = listen_activated(s, err);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (strlen(s->socket) >= sizeof(a.sun_path))
+		return moat_error_set(err, ENAMETOOLONG, "socket %s", s->socket);
+	strcpy(a.sun_path, s->socket);
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", s->socket);
+	char *sl = strrchr(dir, '/');
+	if (sl && sl != dir) {
+		*sl = '\0';
+		/* As root the socket is for every user the configuration
+		 * gives a role (the folder is searchable, the socket open to
+		 * all; the role is checked per request); rootless it is the
+		 * user's alone. */
+		if (mkdir_p(dir, s->self_uid == 0 ? 0755 : 0700) < 0)
+			return moat_error_set(err, errno, "socket folder %s", dir);
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return moat_error_set(err, errno, "socket");
+	/* A socket left by a moatd that died is replaced; a live one is not. */
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 || errno == EAGAIN) {
+		close(fd);
+		return moat_error_set(err, EADDRINUSE, "%s: another moatd answers there", s->socket);
+	}
+	unlink(s->socket);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(s->socket, s->self_uid == 0 ? 0666 : 0600) < 0 ||
+	    listen(fd, 128) < 0) {
+		int e = errno;
+		close(fd);
+		return moat_error_set(err, e, "listen on %s", s->socket);
+	}
+	if (!evhttp_accept_socket_with_handle(s->http_unix, fd)) {
+		close(fd);
+		return moat_error_set(err, EIO, "serve %s", s->socket);
+	}
+	return 0;
+}
+
+static int listen_tcp(srv *s, moat_error *err)
+{
+	const char *l = s->cfg->listen;
+	const char *colon = strrchr(l, ':');
+	char host[256];
+	if (!colon || (size_t)(colon - l) >= sizeof(host))
+		return moat_error_set(err, MOAT_EINPUT, "listen %s: expected HOST:PORT", l);
+	memcpy(host, l, (size_t)(colon - l));
+	host[colon - l] = '\0';
+	char *end;
+	unsigned long port = strtoul(colon + 1, &end, 10);
+	if (*end || !port || port > 65535)
+		return moat_error_set(err, MOAT_EINPUT, "listen %s: bad port", l);
+	struct in_addr ia;
+	if (inet_pton(AF_INET, host, &ia) != 1)
+		return moat_error_set(err, MOAT_EINPUT, "listen %s: expected an IPv4 address", l);
+	/* Tokens travel in the clear without TLS: only on loopback then. */
+	if (!s->cfg->tls_cert && (ntohl(ia.s_addr) >> 24) != 127)
+		return moat_error_set(err, MOAT_EINPUT, "listen %s: beyond loopback only with tls (cert and key)", l);
+	s->http_tcp = evhttp_new(s->base);
+	if (!s->http_tcp)
+		return moat_error_set(err, ENOMEM, "http");
+	if (s->cfg->tls_cert) {
+		s->ssl = SSL_CTX_new(TLS_server_method());
+		if (!s->ssl || SSL_CTX_set_min_proto_version(s->ssl, TLS1_2_VERSION) != 1 ||
+		    SSL_CTX_use_certificate_chain_file(s->ssl, s->cfg->tls_cert) != 1 ||
+		    SSL_CTX_use_PrivateKey_file(s->ssl, s->cfg->tls_key, SSL_FILETYPE_PEM) != 1 ||
+		    SSL_CTX_check_private_key(s->ssl) != 1)
+			return moat_error_set(err, MOAT_EINPUT, "tls: cannot load %s / %s", s->cfg->tls_cert,
+					      s->cfg->tls_key);
+		evhttp_set_bevcb(s->http_tcp, tls_bev, s);
+	}
+	evhttp_set_gencb(s->http_tcp, handle_tcp, s);
+	evhttp_set_max_body_size(s->http_tcp, (ev_ssize_t)s->cfg->max_body);
+	evhttp_set_timeout(s->http_tcp, (int)s->cfg->timeout_s);
+	evhttp_set_allowed_methods(s->http_tcp,
+				   EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE);
+	if (!evhttp_bind_socket_with_handle(s->http_tcp, host, (ev_uint16_t)port))
+		return moat_error_set(err, errno ? errno : EADDRINUSE, "listen %s", l);
+	return 0;
+}
+
+int moatd_serve(moatd_config *cfg, const char *moat, const char *openapi, moat_error *err)
+{
+	srv s_, *s = &s_;
+	memset(s, 0, sizeof(*s));
+	s->cfg = cfg;
+	s->openapi = openapi;
+	s->self_uid = getuid();
+	snprintf(s->moat, sizeof(s->moat), "%s", moat);
+	snprintf(s->socket, sizeof(s->socket), "%s", cfg->socket);
+	snprintf(s->state, sizeof(s->state), "%s", cfg->state_dir);
+	int rc = 0;
+	/* The state folder and jobs/ are passed through by sandboxes' inits
+	 * (see job_mkdir); owners/ and audit/ are moatd's alone. */
+	const struct {
+		const char *sub;
+		mode_t mode;
+	} subs[] = {{"", 0711}, {"/jobs", 0711}, {"/owners", 0700}, {"/audit", 0700}};
+	for (size_t i = 0; i < ELEMENTSOF(subs); i++) {
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s%s", s->state, subs[i].sub);
+		if (mkdir_p(p, subs[i].mode) < 0 || chmod(p, subs[i].mode) < 0)
+			return moat_error_set(err, errno, "state folder %s", p);
+	}
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/moatd-audit.jsonl", s->state);
+	if ((rc = moat_audit_open(p, NULL, &s->audit, err)) < 0)
+		return moat_error_wrap(err, "audit log");
+	signal(SIGPIPE, SIG_IGN);
+	s->base = event_base_new();
+	s->http_unix = s->base ? evhttp_new(s->base) : NULL;
+	if (!s->http_unix) {
+		rc = moat_error_set(err, ENOMEM, "event loop");
+		goto out;
+	}
+	evhttp_set_gencb(s->http_unix, handle_unix, s);
+	evhttp_set_max_body_size(s->http_unix, (ev_ssize_t)cfg->max_body);
+	evhttp_set_timeout(s->http_unix, (int)cfg->timeout_s);
+	evhttp_set_allowed_methods(s->http_unix,
+				   EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE);
+	if ((rc = listen_unix(s, err)) < 0)
+		goto out;
+	if (cfg->listen && (rc = listen_tcp(s, err)) < 0)
+		goto out;
+	s->sigchld = evsignal_new(s->base, SIGCHLD, on_sigchld, s);
+	s->sigterm = evsignal_new(s->base, SIGTERM, on_stop, s);
+	s->sigint = evsignal_new(s->base, SIGINT, on_stop, s);
+	event_add(s->sigchld, NULL);
+	event_add(s->sigterm, NULL);
+	event_add(s->sigint, NULL);
+	fprintf(stderr, "moatd: serving on %s%s%s\n", s->activated ? "the socket systemd passed" : s->socket,
+		cfg->listen ? " and " : "",
+		cfg->listen ? cfg->listen : "");
+	event_base_dispatch(s->base);
+	if (!s->activated)
+		unlink(s->socket);
+out:
+	/* Commands under way are ended with moatd's orderly stop; sessions
+	 * are their keepers' and stay. */
+	for (job *j = s->jobs; j; j = j->next)
+		if (j->pid > 0 && !j->exited)
+			kill(j->pid, SIGTERM);
+	if (s->sigchld)
+		event_free(s->sigchld);
+	if (s->sigterm)
+		event_free(s->sigterm);
+	if (s->sigint)
+		event_free(s->sigint);
+	if (s->http_unix)
+		evhttp_free(s->http_unix);
+	if (s->http_tcp)
+		evhttp_free(s->http_tcp);
+	if (s->ssl)
+		SSL_CTX_free(s->ssl);
+	if (s->base)
+		event_base_free(s->base);
+	moat_audit_close(s->audit);
+	for (size_t i = 0; i < s->n_idents; i++)
+		free(s->idents[i].runs);
+	return rc;
+}

@@ -1,0 +1,49 @@
+/* Fuzz target: moatd's router and request decoders (src/moatd/api.c). The
+ * first byte picks the body kind and the caller's role, the rest is the
+ * body; the same bytes are also routed as a path. Whatever decodes holds
+ * only what the checks allow, and every failure names one field. */
+#include "fuzz.h"
+
+#include <string.h>
+
+#include "moatd.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	moatd_body_kind kind = (moatd_body_kind)(data[0] & 3);
+	moatd_role role = (moatd_role)(1 + (data[0] >> 2) % 4);
+	const char *body = (const char *)data + 1;
+	size_t len = size - 1;
+
+	char path[512], id[MOATD_ID_MAX + 1];
+	size_t n = len < sizeof(path) - 1 ? len : sizeof(path) - 1;
+	memcpy(path, body, n);
+	path[n] = '\0';
+	static const char *const methods[] = {"GET", "POST", "PUT", "DELETE"};
+	moatd_route r = moatd_route_match(methods[data[0] & 3], path, id);
+	FUZZ_CHECK(r >= MOATD_R_BAD_METHOD && r < _MOATD_R_MAX);
+	if (r < 0)
+		FUZZ_CHECK(id[0] == '\0');
+	FUZZ_CHECK(strlen(id) <= MOATD_ID_MAX && !strchr(id, '/'));
+
+	moatd_request q;
+	moat_error err = {0};
+	int rc = moatd_request_decode(kind, role, body, len, &q, &err);
+	if (rc < 0) {
+		FUZZ_CHECK(err.msg[0] && err.code > 0);
+		return 0;
+	}
+	/* Every option is one "--name=value" that moat reads as one option. */
+	for (size_t i = 0; q.opts && q.opts[i]; i++)
+		FUZZ_CHECK(strncmp(q.opts[i], "--", 2) == 0 && strchr(q.opts[i], '='));
+	if (kind == MOATD_BODY_RUN || kind == MOATD_BODY_EXEC)
+		FUZZ_CHECK(q.argv && q.argv[0] && q.argv[0][0]);
+	if (role < MOATD_ROLE_OPERATOR)
+		FUZZ_CHECK(!q.policy);
+	for (size_t i = 0; i < q.n_files; i++)
+		FUZZ_CHECK(q.files[i].path[0] == '/' && !strchr(q.files[i].path, ':') && !strstr(q.files[i].path, "/../"));
+	moatd_request_done(&q);
+	return 0;
+}

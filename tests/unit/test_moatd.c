@@ -1,0 +1,341 @@
+/* moatd's pure parts (src/moatd/api.c, config.c): the router, the request
+ * decoders with their errors naming the field, base64 and UTF-8, the
+ * configuration, the token file and the roles. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <openssl/sha.h>
+#include <string.h>
+
+#include "config.h"
+#include "moatd.h"
+
+static void test_routes(void **state)
+{
+	(void)state;
+	char id[MOATD_ID_MAX + 1];
+	assert_int_equal(moatd_route_match("GET", "/v1/health", id), MOATD_R_HEALTH);
+	assert_int_equal(moatd_route_match("POST", "/v1/health", id), MOATD_R_BAD_METHOD);
+	assert_int_equal(moatd_route_match("GET", "/metrics", id), MOATD_R_METRICS);
+	assert_int_equal(moatd_route_match("POST", "/v1/runs", id), MOATD_R_RUN);
+	assert_int_equal(moatd_route_match("GET", "/v1/runs", id), MOATD_R_BAD_METHOD);
+	assert_int_equal(moatd_route_match("POST", "/v1/sessions", id), MOATD_R_SESSION_CREATE);
+	assert_int_equal(moatd_route_match("GET", "/v1/sessions", id), MOATD_R_SESSION_LIST);
+	assert_int_equal(moatd_route_match("GET", "/v1/sessions/abc", id), MOATD_R_SESSION_GET);
+	assert_string_equal(id, "abc");
+	assert_int_equal(moatd_route_match("DELETE", "/v1/sessions/a.b-c_d", id), MOATD_R_SESSION_DELETE);
+	assert_string_equal(id, "a.b-c_d");
+	assert_int_equal(moatd_route_match("POST", "/v1/sessions/x1/exec", id), MOATD_R_SESSION_EXEC);
+	assert_int_equal(moatd_route_match("GET", "/v1/sessions/x1/exec", id), MOATD_R_BAD_METHOD);
+	assert_string_equal(id, "");
+	assert_int_equal(moatd_route_match("GET", "/v1/sessions/x1/audit", id), MOATD_R_SESSION_AUDIT);
+	assert_int_equal(moatd_route_match("PUT", "/v1/sessions/x1/files", id), MOATD_R_SESSION_FILE_PUT);
+	/* Keys that could be read as a path or an option are no route. */
+	assert_int_equal(moatd_route_match("GET", "/v1/sessions/..", id), MOATD_R_NOT_FOUND);
+	assert_int_equal(moatd_route_match("GET", "/v1/sessions/-rf", id), MOATD_R_NOT_FOUND);
+	assert_int_equal(moatd_route_match("GET", "/v1/sessions/", id), MOATD_R_NOT_FOUND);
+	assert_int_equal(moatd_route_match("GET", "/v1/sessions/a/b/exec", id), MOATD_R_NOT_FOUND);
+	assert_int_equal(moatd_route_match("GET", "/v1/sessions/a%2fb", id), MOATD_R_NOT_FOUND);
+	assert_int_equal(moatd_route_match("GET", "/v2/health", id), MOATD_R_NOT_FOUND);
+	assert_int_equal(moatd_route_match("GET", "/v1/health/", id), MOATD_R_NOT_FOUND);
+	assert_true(moatd_route_changes(MOATD_R_RUN));
+	assert_false(moatd_route_changes(MOATD_R_SESSION_LIST));
+}
+
+static void test_roles(void **state)
+{
+	(void)state;
+	assert_true(moatd_role_allows(MOATD_ROLE_NONE, MOATD_R_HEALTH));
+	assert_false(moatd_role_allows(MOATD_ROLE_NONE, MOATD_R_METRICS));
+	assert_true(moatd_role_allows(MOATD_ROLE_VIEWER, MOATD_R_METRICS));
+	assert_true(moatd_role_allows(MOATD_ROLE_VIEWER, MOATD_R_SESSION_AUDIT));
+	assert_false(moatd_role_allows(MOATD_ROLE_VIEWER, MOATD_R_RUN));
+	assert_false(moatd_role_allows(MOATD_ROLE_VIEWER, MOATD_R_SESSION_EXEC));
+	assert_false(moatd_role_allows(MOATD_ROLE_VIEWER, MOATD_R_SESSION_DELETE));
+	assert_true(moatd_role_allows(MOATD_ROLE_AGENT, MOATD_R_RUN));
+	assert_true(moatd_role_allows(MOATD_ROLE_AGENT, MOATD_R_SESSION_EXEC));
+	assert_true(moatd_role_allows(MOATD_ROLE_OPERATOR, MOATD_R_SESSION_DELETE));
+	assert_true(moatd_may_touch_session(MOATD_ROLE_AGENT, "uid:5", "uid:5"));
+	assert_false(moatd_may_touch_session(MOATD_ROLE_AGENT, "uid:5", "uid:6"));
+	assert_false(moatd_may_touch_session(MOATD_ROLE_AGENT, "uid:5", NULL));
+	assert_false(moatd_may_touch_session(MOATD_ROLE_VIEWER, "uid:5", "uid:5"));
+	assert_true(moatd_may_touch_session(MOATD_ROLE_OPERATOR, "uid:5", NULL));
+	assert_int_equal(moatd_role_from_name("agent"), MOATD_ROLE_AGENT);
+	assert_int_equal(moatd_role_from_name("root"), MOATD_ROLE_NONE);
+}
+
+/* Decodes body; on failure the message must start with field. */
+static int dec(moatd_body_kind k, moatd_role role, const char *body, const char *field, moatd_request *r)
+{
+	moat_error err = {0};
+	int rc = moatd_request_decode(k, role, body, strlen(body), r, &err);
+	if (field) {
+		if (rc >= 0 || strncmp(err.msg, field, strlen(field)) != 0)
+			fail_msg("%s: expected an error naming '%s', got %d '%s'", body, field, rc, err.msg);
+		return err.code;
+	}
+	if (rc < 0)
+		fail_msg("%s: %s", body, err.msg);
+	return 0;
+}
+
+static void test_decode_run(void **state)
+{
+	(void)state;
+	moatd_request r;
+	dec(MOATD_BODY_RUN, MOATD_ROLE_AGENT,
+	    "{\"argv\":[\"sh\",\"-c\",\"x\"],\"profile\":\"code\",\"env\":{\"A\":\"1\"},\"cwd\":\"/tmp\","
+	    "\"limits\":{\"time\":\"5s\",\"memory\":1048576},\"stdin_base64\":\"aGk=\","
+	    "\"files\":[{\"path\":\"/in/a\",\"content\":\"x\"}]}",
+	    NULL, &r);
+	assert_string_equal(r.argv[0], "sh");
+	assert_string_equal(r.argv[2], "x");
+	assert_null(r.argv[3]);
+	assert_string_equal(r.opts[0], "--profile=code");
+	assert_string_equal(r.opts[1], "--env=A=1");
+	assert_string_equal(r.opts[2], "--cwd=/tmp");
+	assert_string_equal(r.opts[3], "--time=5s");
+	assert_string_equal(r.opts[4], "--mem=1048576");
+	assert_int_equal(r.stdin_len, 2);
+	assert_memory_equal(r.stdin_data, "hi", 2);
+	assert_int_equal(r.n_files, 1);
+	assert_string_equal(r.files[0].path, "/in/a");
+	moatd_request_done(&r);
+
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{", "body", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "[1]", "body", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{}", "argv", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[]}", "argv", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":\"ls\"}", "argv", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\",3]}", "argv[1]", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"a\\u0000b\"]}", "body", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"color\":1}", "color: unknown field", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"name\":\"x\"}", "name: unknown field", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"argv\":[\"id\"]}", "body", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"env\":{\"A=B\":\"1\"}}", "env.A=B", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"env\":{\"A\":1}}", "env.A", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"limits\":{\"time\":\"-5\"}}", "limits.time", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"limits\":{\"time\":\"5s --rw=/\"}}", "limits.time",
+	    &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"limits\":{\"disk\":1}}", "limits.disk", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"limits\":{\"pids\":-1}}", "limits.pids", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"cwd\":\"tmp\"}", "cwd", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"profile\":\"../x\"}", "profile", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"stdin\":\"a\",\"stdin_base64\":\"YQ==\"}", "stdin",
+	    &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"stdin_base64\":\"Y===\"}", "stdin_base64", &r);
+	/* Paths moat's HOST:PATH syntax would read another way. */
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"files\":[{\"path\":\"/a:/b\",\"content\":\"\"}]}",
+	    "files[0].path", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"files\":[{\"path\":\"/a/../b\",\"content\":\"\"}]}",
+	    "files[0].path", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"files\":[{\"path\":\"rel\",\"content\":\"\"}]}",
+	    "files[0].path", &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"files\":[{\"path\":\"/a\"}]}", "files[0].content",
+	    &r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_ADMIN, "{\"argv\":[\"ls\"],\"files\":[{\"path\":\"/a\",\"content\":\"\",\"mode\":1}]}",
+	    "files[0].mode", &r);
+	/* An agent may not widen its sandbox; an operator may. */
+	assert_int_equal(dec(MOATD_BODY_RUN, MOATD_ROLE_AGENT, "{\"argv\":[\"ls\"],\"policy\":{}}", "policy", &r), EACCES);
+	assert_int_equal(dec(MOATD_BODY_RUN, MOATD_ROLE_AGENT, "{\"argv\":[\"ls\"],\"allow_hosts\":[\"x.com\"]}",
+			     "allow_hosts", &r),
+			 EACCES);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_OPERATOR, "{\"argv\":[\"ls\"],\"policy\":{\"limits\":{\"wall\":\"1s\"}}}", NULL, &r);
+	assert_non_null(r.policy);
+	moatd_request_done(&r);
+	dec(MOATD_BODY_RUN, MOATD_ROLE_OPERATOR, "{\"argv\":[\"ls\"],\"policy\":{},\"profile\":\"code\"}", "profile and policy",
+	    &r);
+}
+
+static void test_decode_other(void **state)
+{
+	(void)state;
+	moatd_request r;
+	dec(MOATD_BODY_SESSION, MOATD_ROLE_AGENT, "{\"name\":\"s1\",\"profile\":\"agent\"}", NULL, &r);
+	assert_string_equal(r.opts[0], "--profile=agent");
+	assert_string_equal(r.opts[1], "--name=s1");
+	moatd_request_done(&r);
+	dec(MOATD_BODY_SESSION, MOATD_ROLE_AGENT, "{\"argv\":[\"ls\"]}", "argv: unknown field", &r);
+	dec(MOATD_BODY_SESSION, MOATD_ROLE_AGENT, "{\"name\":\"-x\"}", "name", &r);
+	dec(MOATD_BODY_EXEC, MOATD_ROLE_AGENT, "{\"argv\":[\"ls\"],\"time\":3,\"stdin\":\"x\"}", NULL, &r);
+	assert_string_equal(r.opts[0], "--time=3");
+	moatd_request_done(&r);
+	dec(MOATD_BODY_EXEC, MOATD_ROLE_AGENT, "{\"argv\":[\"ls\"],\"time\":\"x y\"}", "time", &r);
+	dec(MOATD_BODY_EXEC, MOATD_ROLE_AGENT, "{\"argv\":[\"ls\"],\"wait\":\"no\"}", "wait", &r);
+	dec(MOATD_BODY_EXEC, MOATD_ROLE_AGENT, "{\"argv\":[\"ls\"],\"files\":[]}", "files: unknown field", &r);
+	dec(MOATD_BODY_JUDGE, MOATD_ROLE_AGENT, "{\"source\":\"print(1)\",\"cases\":[{\"stdin\":\"\"}]}", NULL, &r);
+	assert_string_equal(r.source_name, "solution.py");
+	assert_string_equal(r.cases, "{\"stdin\":\"\"}\n");
+	moatd_request_done(&r);
+	dec(MOATD_BODY_JUDGE, MOATD_ROLE_AGENT, "{\"source\":\"x\",\"cases\":[]}", "cases", &r);
+	dec(MOATD_BODY_JUDGE, MOATD_ROLE_AGENT, "{\"cases\":[{}]}", "source", &r);
+	dec(MOATD_BODY_JUDGE, MOATD_ROLE_AGENT, "{\"source\":\"x\",\"cases\":[{}],\"language\":\"c\"}", "language", &r);
+}
+
+static void test_limits_within(void **state)
+{
+	(void)state;
+	moat_limits ceil;
+	moat_limits_default_code(&ceil);
+	moat_error err = {0};
+	char *ok[] = {"--profile=code", "--time=1s", "--mem=1M", "--pids=2", "--env=A=1", NULL};
+	assert_int_equal(moatd_limits_within(ok, &ceil, &err), 0);
+	char *high[] = {"--time=1h", NULL};
+	assert_int_equal(moatd_limits_within(high, &ceil, &err), -EACCES);
+	assert_true(strncmp(err.msg, "limits.time: 1h is above", 24) == 0);
+	char *lifted[] = {"--mem=unlimited", NULL};
+	assert_int_equal(moatd_limits_within(lifted, &ceil, &err), -EACCES);
+	assert_true(strncmp(err.msg, "limits.memory", 13) == 0);
+	char *bad[] = {"--pids=many", NULL};
+	assert_int_equal(moatd_limits_within(bad, &ceil, &err), -MOAT_EINPUT);
+	/* Where the profile sets no limit, any value is narrower. */
+	ceil.cpus_milli = 0;
+	char *cpus[] = {"--cpus=64", NULL};
+	assert_int_equal(moatd_limits_within(cpus, &ceil, &err), 0);
+}
+
+static void test_bytes(void **state)
+{
+	(void)state;
+	char *d;
+	size_t n;
+	assert_int_equal(moatd_base64_decode("", 0, &d, &n), 0);
+	assert_int_equal(n, 0);
+	free(d);
+	assert_int_equal(moatd_base64_decode("AP8A", 4, &d, &n), 0);
+	assert_int_equal(n, 3);
+	assert_memory_equal(d, "\0\xff\0", 3);
+	free(d);
+	assert_true(moatd_base64_decode("YQ", 2, &d, &n) < 0);
+	assert_true(moatd_base64_decode("Y=Q=", 4, &d, &n) < 0);
+	assert_true(moatd_base64_decode("YQ==YQ==", 8, &d, &n) < 0);
+	assert_true(moatd_base64_decode("Y Q=", 4, &d, &n) < 0);
+	for (size_t len = 0; len < 9; len++) {
+		const char src[] = "\x01\xfe\x80hello";
+		char *e = moatd_base64_encode(src, len);
+		assert_int_equal(moatd_base64_decode(e, strlen(e), &d, &n), 0);
+		assert_int_equal(n, len);
+		assert_memory_equal(d, src, len);
+		free(d);
+		free(e);
+	}
+	assert_true(moatd_utf8_valid("h\xc3\xa9", 3));
+	assert_true(moatd_utf8_valid("\xf0\x9f\x98\x80", 4));
+	assert_false(moatd_utf8_valid("\xff", 1));
+	assert_false(moatd_utf8_valid("\xc3", 1));        /* cut */
+	assert_false(moatd_utf8_valid("\xc0\xaf", 2));    /* overlong */
+	assert_false(moatd_utf8_valid("\xed\xa0\x80", 3)); /* surrogate */
+	assert_false(moatd_utf8_valid("a\0b", 3));
+	json_t *o = json_object();
+	assert_int_equal(moatd_json_set_bytes(o, "d", "d64", "\xff", 1), 0);
+	assert_string_equal(json_string_value(json_object_get(o, "d64")), "/w==");
+	assert_null(json_object_get(o, "d"));
+	json_decref(o);
+}
+
+static void test_config(void **state)
+{
+	(void)state;
+	moatd_config c;
+	moat_error err = {0};
+	moatd_config_init(&c);
+	const char *y = "socket: /tmp/x.sock\nmax_connections: 8\ntimeout: 5s\nmax_body: 64K\n"
+			"roles:\n  agent: {uids: [1001, 1002], gids: [50]}\n  viewer:\n    uids: [1003]\n"
+			"quotas:\n  agent: {sandboxes: 2, runs_per_minute: 10}\n";
+	assert_int_equal(moatd_config_parse(y, strlen(y), &c, &err), 0);
+	assert_string_equal(c.socket, "/tmp/x.sock");
+	assert_int_equal(c.max_connections, 8);
+	assert_int_equal(c.timeout_s, 5);
+	assert_int_equal(c.max_body, 65536);
+	assert_int_equal(c.quota[MOATD_ROLE_AGENT].sandboxes, 2);
+	assert_int_equal(c.quota[MOATD_ROLE_AGENT].runs_per_minute, 10);
+	assert_int_equal(moatd_role_for_peer(&c, 0, 0, 0), MOATD_ROLE_ADMIN);
+	assert_int_equal(moatd_role_for_peer(&c, 0, 1002, 9), MOATD_ROLE_AGENT);
+	assert_int_equal(moatd_role_for_peer(&c, 0, 7, 50), MOATD_ROLE_AGENT);
+	assert_int_equal(moatd_role_for_peer(&c, 0, 1003, 9), MOATD_ROLE_VIEWER);
+	assert_int_equal(moatd_role_for_peer(&c, 0, 1004, 9), MOATD_ROLE_NONE);
+	moatd_config_done(&c);
+
+	json_t *j = NULL;
+	const char *typed = "a: true\nb: '1'\nc: 2\nd: 1.5\ne: 3.1.0\nf: null\ng: -4\n";
+	assert_int_equal(moatd_yaml_to_json(typed, strlen(typed), &j, &err), 0);
+	assert_true(json_is_true(json_object_get(j, "a")));
+	assert_string_equal(json_string_value(json_object_get(j, "b")), "1");
+	assert_int_equal(json_integer_value(json_object_get(j, "c")), 2);
+	assert_true(json_is_real(json_object_get(j, "d")));
+	assert_string_equal(json_string_value(json_object_get(j, "e")), "3.1.0");
+	assert_true(json_is_null(json_object_get(j, "f")));
+	assert_int_equal(json_integer_value(json_object_get(j, "g")), -4);
+	json_decref(j);
+
+	static const struct {
+		const char *text, *field;
+	} bad[] = {
+		{"sockt: /x\n", "sockt: unknown field"},
+		{"roles: {root: {uids: [0]}}\n", "roles.root"},
+		{"roles: {agent: {uids: [-1]}}\n", "roles.agent.uids[0]"},
+		{"roles: {agent: {users: [1]}}\n", "roles.agent.users"},
+		{"quotas: {agent: {cpu: 1}}\n", "quotas.agent.cpu"},
+		{"max_body: lots\n", "max_body"},
+		{"tls: {cert: /a}\n", "tls"},
+		{"a: &x 1\nb: *x\n", "line"},
+		{"socket: [1\n", "line"},
+		{"max_connections: 0\n", "max_connections"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		moatd_config_init(&c);
+		memset(&err, 0, sizeof(err));
+		if (moatd_config_parse(bad[i].text, strlen(bad[i].text), &c, &err) >= 0 ||
+		    strncmp(err.msg, bad[i].field, strlen(bad[i].field)) != 0)
+			fail_msg("%s: expected an error naming %s, got '%s'", bad[i].text, bad[i].field, err.msg);
+		moatd_config_done(&c);
+	}
+}
+
+static void test_tokens(void **state)
+{
+	(void)state;
+	moatd_config c;
+	moat_error err = {0};
+	moatd_config_init(&c);
+	unsigned char d[32];
+	char hex[65], text[256];
+	SHA256((const unsigned char *)"s3cret", 6, d);
+	for (int i = 0; i < 32; i++)
+		sprintf(hex + 2 * i, "%02x", d[i]);
+	snprintf(text, sizeof(text), "# tokens\n\nagent %s ci-bot\nviewer %064d dash\n", hex, 0);
+	assert_int_equal(moatd_tokens_parse(text, strlen(text), &c, &err), 0);
+	assert_int_equal(c.n_tokens, 2);
+	const char *name = NULL;
+	assert_int_equal(moatd_role_for_bearer(&c, "Bearer s3cret", &name), MOATD_ROLE_AGENT);
+	assert_string_equal(name, "ci-bot");
+	assert_int_equal(moatd_role_for_bearer(&c, "Bearer s3cre", NULL), MOATD_ROLE_NONE);
+	assert_int_equal(moatd_role_for_bearer(&c, "Bearer s3cret ", NULL), MOATD_ROLE_NONE);
+	assert_int_equal(moatd_role_for_bearer(&c, "Basic s3cret", NULL), MOATD_ROLE_NONE);
+	assert_int_equal(moatd_role_for_bearer(&c, "Bearer ", NULL), MOATD_ROLE_NONE);
+	assert_int_equal(moatd_role_for_bearer(&c, NULL, NULL), MOATD_ROLE_NONE);
+	moatd_config_done(&c);
+	static const char *const bad[] = {
+		"agent abc x\n", "king 0000000000000000000000000000000000000000000000000000000000000000 x\n",
+		"agent 000000000000000000000000000000000000000000000000000000000000000G x\n",
+		"agent 0000000000000000000000000000000000000000000000000000000000000000\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		moatd_config_init(&c);
+		assert_true(moatd_tokens_parse(bad[i], strlen(bad[i]), &c, &err) < 0);
+		assert_true(strncmp(err.msg, "line 1", 6) == 0);
+		moatd_config_done(&c);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_routes),     cmocka_unit_test(test_roles),  cmocka_unit_test(test_decode_run),
+		cmocka_unit_test(test_decode_other), cmocka_unit_test(test_limits_within), cmocka_unit_test(test_bytes), cmocka_unit_test(test_config),
+		cmocka_unit_test(test_tokens),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
