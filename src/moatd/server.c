@@ -1047,6 +1047,9 @@ static void do_session_exec(srv *s, struct evhttp_request *req, conn *cn, const 
 	      argv_add(&argv, "%s", v.id);
 	for (size_t i = 0; r.opts && r.opts[i]; i++)
 		rc |= moat__strv_push(&argv, r.opts[i]);
+	/* An exec's stdin is /dev/null unless asked for (session exec -i). */
+	if (r.stdin_data)
+		rc |= argv_add(&argv, "-i");
 	rc |= argv_add(&argv, "--");
 	for (size_t i = 0; r.argv[i]; i++)
 		rc |= moat__strv_push(&argv, r.argv[i]);

@@ -163,7 +163,7 @@ PY
 t_eq "a client that reads slowly costs moatd bounded memory, and still gets all" "bounded exit" "$out"
 
 c "http://moatd/v1/sessions/$id/audit" >audit.jsonl
-t_eq "GET audit: JSON Lines with the session's start and its execs" "log.start session.start exec" \
+t_eq "GET audit: JSON Lines with the session's start and its execs" "log.start session.start exec command.start command.end" \
 	"$(python3 -c '
 import json
 t=[json.loads(l)["type"] for l in open("audit.jsonl")]
