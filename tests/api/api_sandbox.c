@@ -225,6 +225,115 @@ static bool proc_gone(pid_t pid)
 	return access(path, F_OK) < 0;
 }
 
+/* Short commands on a terminal, each ending before the caller has read
+ * that it started (as on a loaded host). short_tty_commands runs in a
+ * child process: a sandbox, SHORT_TTY_RUNS times a command that writes to
+ * its terminal and ends. Its exit status is how many outputs were lost,
+ * 100 when it could not run. */
+#define SHORT_TTY_RUNS 20
+static int short_tty_commands(int ready_fd)
+{
+	moat_error err = {0};
+	moat_sandbox *sb = NULL;
+	moat_config *c = new_config(120000);
+	moat_sandbox_opts o;
+	moat_sandbox_opts_init(&o);
+	if (moat_sandbox_create(c, &o, &sb, &err) < 0)
+		return 100;
+	if (write(ready_fd, "r", 1) != 1)
+		return 100;
+	close(ready_fd);
+	char *echo[] = {"/bin/sh", "-c", "echo written-before-the-end", NULL};
+	int lost = 0;
+	for (int i = 0; i < SHORT_TTY_RUNS; i++) {
+		moat_spawn_spec s;
+		moat_spawn_spec_init(&s);
+		s.argv = echo;
+		s.tty = true;
+		moat_command tc;
+		moat_command_result res;
+		if (moat_sandbox_spawn(sb, &s, &tc, &err) < 0) {
+			lost++;
+			continue;
+		}
+		char buf[256];
+		size_t len = 0;
+		ssize_t n;
+		struct pollfd p = {.fd = tc.pty_fd, .events = POLLIN};
+		/* EIO once the command's side is closed and all is read. */
+		while (tc.pty_fd >= 0 && len < sizeof(buf) - 1 && poll(&p, 1, 10000) > 0 &&
+		       (n = read(tc.pty_fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+			len += (size_t)n;
+		buf[len] = '\0';
+		moat_sandbox_wait(sb, tc.id, -1, &res, &err);
+		lost += strstr(buf, "written-before-the-end") == NULL;
+		if (tc.pty_fd >= 0)
+			close(tc.pty_fd);
+	}
+	moat_sandbox_destroy(sb, NULL, &err);
+	moat_config_free(c);
+	return lost;
+}
+
+/* The first child of pid, 0 for none (the kernel's list, cheap enough to
+ * read in a tight loop). */
+static pid_t first_child(pid_t pid)
+{
+	char path[64], buf[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return (pid_t)atoi(buf);
+}
+
+/* Runs short_tty_commands and holds it stopped whenever its sandbox forks
+ * a command, until the init has reaped that command and had time to say
+ * so: spawn then reads the command's start and its end in one go. Returns
+ * how many outputs were lost; *ret_held how many commands the caller was
+ * held over. */
+static int short_tty_held(int *ret_held)
+{
+	int ready[2];
+	*ret_held = 0;
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return 100;
+	fflush(NULL);
+	pid_t child = fork();
+	if (child == 0) {
+		close(ready[0]);
+		_exit(short_tty_commands(ready[1]));
+	}
+	close(ready[1]);
+	char ch;
+	pid_t init = 0;
+	if (child > 0 && read(ready[0], &ch, 1) == 1)
+		init = first_child(child);
+	close(ready[0]);
+	if (child < 0)
+		return 100;
+	if (init <= 0)
+		kill(child, SIGKILL);
+	int st = 0;
+	pid_t w;
+	while ((w = waitpid(child, &st, WNOHANG)) == 0) {
+		pid_t cmd = first_child(init);
+		if (cmd <= 0)
+			continue;
+		kill(child, SIGSTOP);
+		while (kill(cmd, 0) == 0 && first_child(init) == cmd)
+			usleep(1000);
+		/* The init sends EXITED right after it reaps. */
+		usleep(100000);
+		(*ret_held)++;
+		kill(child, SIGCONT);
+	}
+	return w == child && WIFEXITED(st) ? WEXITSTATUS(st) : 100;
+}
+
 /* "hold SECS": a live sandbox whose two commands sleep SECS (a number the
  * caller can look for) until this process is killed; api_sandbox.sh kills
  * it with SIGKILL and looks for what is left. */
@@ -471,6 +580,20 @@ int main(int argc, char **argv)
 		ok(r == 0 && res.exit_code == 0 && strncmp(tbuf, "/dev/pts/", 9) == 0,
 		   "tty: the command's streams are the sandbox's own terminal");
 		close(tc.pty_fd);
+	}
+
+	/* A terminal's output outlives a command that ends before spawn
+	 * returns. */
+	{
+		/* This child's end is no SIGCHLD the library sent. */
+		struct sigaction dfl = {.sa_handler = SIG_DFL}, was;
+		sigaction(SIGCHLD, &dfl, &was);
+		int held = 0;
+		int lost = short_tty_held(&held);
+		sigaction(SIGCHLD, &was, NULL);
+		ok(lost == 0 && held > 0,
+		   "tty: %d short commands' output, the caller held until %d of them ended: %d lost",
+		   SHORT_TTY_RUNS, held, lost);
 	}
 
 	/* An end that a later call reads off the init's socket (here the
