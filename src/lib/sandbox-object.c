@@ -61,6 +61,9 @@ typedef struct sb_command {
 	uint32_t id;
 	pid_t pid;
 	int pty_fd;
+	/* spawn waits on its answer: the terminal's master, should it come,
+	 * is spawn's to hand out even if the command ends meanwhile. */
+	bool in_spawn;
 	uint64_t t0;
 	/* How its start went, kept until the slot is reused. */
 	bool start_answered;
@@ -114,10 +117,6 @@ struct moat_sandbox {
 	uint32_t first_id;
 	bool first_ended;
 	moat_command_result first;
-	/* The command moat_sandbox_spawn waits on: if it ends within that wait
-	 * (a fast command's EXITED read in the same pump as its STARTED), its
-	 * terminal's master is kept for spawn to hand out, not closed. */
-	sb_command *spawning;
 	uint32_t next_id;
 	size_t n_live;
 	sb_command cmds[MOAT_SANDBOX_MAX_COMMANDS];
@@ -188,7 +187,11 @@ static void command_free(moat_sandbox *sb, sb_command *cmd)
 	if (cmd->state == CMD_LIVE)
 		sb->n_live--;
 	cmd->state = CMD_FREE;
-	if (cmd != sb->spawning)
+	/* A command that wrote to its terminal and ended before spawn
+	 * returned (a short one on a loaded host: its STARTED, then its
+	 * EXITED, are read in one go) still has its output in the master: the
+	 * caller must get it to read what was written. */
+	if (!cmd->in_spawn)
 		close_fd(&cmd->pty_fd);
 }
 
@@ -840,9 +843,11 @@ int moat_sandbox_spawn(moat_sandbox *sb, const moat_spawn_spec *spec, moat_comma
 	if (++sb->next_id == 0)
 		sb->next_id = 1;
 	close_fd(&cmd->pty_fd);
-	*cmd = (sb_command){.state = CMD_STARTING, .id = sb->next_id, .pty_fd = -1, .t0 = moat__now_ns()};
+	*cmd = (sb_command){
+		.state = CMD_STARTING, .id = sb->next_id, .pty_fd = -1, .in_spawn = true, .t0 = moat__now_ns()};
 	int e = moat__ctl_send_fds(sb->ctl, MOAT_CTL_SPAWN, (int)cmd->id, fds, 4);
 	if (e < 0) {
+		cmd->in_spawn = false;
 		command_free(sb, cmd);
 		/* An init that failed its setup meanwhile said why before it
 		 * closed its end: that, not a broken pipe, is the error. */
@@ -856,20 +861,19 @@ int moat_sandbox_spawn(moat_sandbox *sb, const moat_spawn_spec *spec, moat_comma
 		sb->first_id = cmd->id;
 	/* The init answers once the command's execve is done or failed (it
 	 * starts it vfork-style, so that is all it waits for). */
-	sb->spawning = cmd;
 	while (!cmd->start_answered) {
 		/* The wall timer and the cgroup's events too: a run's setup
 		 * may still be under way. */
 		struct pollfd p = {.fd = sb->epfd, .events = POLLIN};
 		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
-			sb->spawning = NULL;
+			cmd->in_spawn = false;
 			return moat_error_set(err, errno, "spawn %s: wait for the init", spec->argv[0]);
 		}
 		pump(sb);
 	}
-	sb->spawning = NULL;
-	if (cmd->refused)
-		close_fd(&cmd->pty_fd);
+	/* The slot may be free already: the command may have ended too. */
+	cmd->in_spawn = false;
+	_cleanup_close_ int pty_fd = TAKE_FD(cmd->pty_fd);
 	if (cmd->refused && sb->setup_failed)
 		return moat_error_set_said(err, sb->setup_errno ? sb->setup_errno : EIO, "%s", sb->r.error);
 	if (cmd->refused && sb->killed && sb->kill_reason == MOAT_STATUS_TIMEOUT)
@@ -885,7 +889,7 @@ int moat_sandbox_spawn(moat_sandbox *sb, const moat_spawn_spec *spec, moat_comma
 		moat_audit_exec(sb->opts.audit, spec->argv[0], spec->argv, cmd->pid, 1, "supervisor", NULL);
 	ret->id = cmd->id;
 	ret->pid = cmd->pid;
-	ret->pty_fd = TAKE_FD(cmd->pty_fd);
+	ret->pty_fd = TAKE_FD(pty_fd);
 	return 0;
 }
 

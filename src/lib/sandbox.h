@@ -169,7 +169,8 @@ typedef struct moat_command {
 	pid_t pid;    /* inside the sandbox's pid namespace; 0 when it never ran
 		       * (its end event says why) */
 	int pty_fd;   /* with spec->tty: the terminal's master, the caller's to
-		       * close; else -1 */
+		       * close; else -1. It comes back even when the command
+		       * has ended already, holding what the command wrote. */
 } moat_command;
 
 /* Asks the init to start spec's command; returns once the init says it
