@@ -792,11 +792,13 @@ int moat_sandbox_spawn(moat_sandbox *sb, const moat_spawn_spec *spec, moat_comma
 	 * asked for: what it said is the reason. */
 	if (sb->setup_failed)
 		return moat_error_set_said(err, sb->setup_errno ? sb->setup_errno : EIO, "%s", sb->r.error);
-	if (sb->reaped || sb->stopping || sb->killed)
-		return moat_error_set(err, ESRCH, "spawn %s: the sandbox has ended", spec->argv[0]);
+	/* Asked first: whether or not that first command has ended yet (a
+	 * race the caller cannot see), a second one is refused the same way. */
 	if (sb->opts.ends_with_first_command && sb->spawned)
 		return moat_error_set(err, EALREADY, "spawn %s: this sandbox ends with its first command",
 				      spec->argv[0]);
+	if (sb->reaped || sb->stopping || sb->killed)
+		return moat_error_set(err, ESRCH, "spawn %s: the sandbox has ended", spec->argv[0]);
 	if (sb->n_live + sb->qlen >= MOAT_SANDBOX_MAX_COMMANDS)
 		return moat_error_set(err, EAGAIN,
 				      "spawn %s: %d commands are running or ended unreported in this sandbox, the "
