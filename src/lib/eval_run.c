@@ -7,6 +7,7 @@
 
 #include "sandbox.h"
 #include "util.h"
+#include "workpool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -163,26 +164,15 @@ int moat_eval_run_sample(const moat_config *base, const struct moat_gateway_conf
  * newline. A result line holds the sample's code: up to the field cap. */
 #define WORKER_MSG_MAX (MOAT_EVAL_MAX_FIELD_BYTES * 2 + (64u << 10))
 
-typedef struct worker {
-	pid_t pid;
-	int fd;
-	size_t index;
-	char *buf;
-	size_t len;
-} worker;
-
-typedef struct pool {
+typedef struct run_ctx {
 	const moat_config *base;
 	const struct moat_gateway_config *gateway;
 	const moat_eval_problems *p;
 	const moat_eval_samples *s;
 	const moat_eval_options *o;
-	worker *w;
-	unsigned n_w;
-	char **lines;
 	moat_eval_verdict *verdicts;
 	moat_eval_totals *totals;
-} pool;
+} run_ctx;
 
 static char *isolation_json(const moat_result *r)
 {
@@ -193,11 +183,10 @@ static char *isolation_json(const moat_result *r)
 	return out;
 }
 
-_noreturn_ static void worker_main(const pool *pl, size_t i, int fd)
+/* In the worker (workpool.h): one sample, its message on fd. */
+static void sample_work(void *arg, size_t i, int fd)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT};
-	for (size_t k = 0; k < ELEMENTSOF(sigs); k++)
-		signal(sigs[k], SIG_DFL);
+	const run_ctx *pl = arg;
 	const moat_eval_sample *s = &pl->s->v[i];
 	moat_eval_verdict v;
 	char result[MOAT_EVAL_DETAIL_MAX + 64];
@@ -223,52 +212,22 @@ _noreturn_ static void worker_main(const pool *pl, size_t i, int fd)
 	_exit(0);
 }
 
-static int start_worker(pool *pl, worker *w, size_t i, moat_error *err)
-{
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return moat_error_set(err, errno, "worker pipe");
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		return moat_error_set(err, e, "fork a worker");
-	}
-	if (pid == 0) {
-		/* When eval dies, its workers stop too: SIGTERM reaches the
-		 * sandbox's signal handling, which ends the run cleanly. */
-		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
-			_exit(5);
-		close(pfd[0]);
-		for (unsigned k = 0; k < pl->n_w; k++)
-			if (pl->w[k].fd >= 0)
-				close(pl->w[k].fd);
-		worker_main(pl, i, pfd[1]);
-	}
-	close(pfd[1]);
-	*w = (worker){.pid = pid, .fd = pfd[0], .index = i};
-	return 0;
-}
-
 /* A worker ended: its message becomes the sample's line; a worker that died
  * is moat's failure and reads as setup_error. */
-static int finish_worker(pool *pl, worker *w)
+static char *sample_done(void *arg, size_t i, const char *buf, size_t len, int status)
 {
-	int status = 0;
-	while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
-		;
-	const moat_eval_sample *s = &pl->s->v[w->index];
+	run_ctx *pl = arg;
+	const moat_eval_sample *s = &pl->s->v[i];
 	/* The verdict byte first, then text: the first newline is after it. */
-	char *nl0 = w->len > 1 ? memchr(w->buf + 1, '\n', w->len - 1) : NULL;
-	char *nl1 = nl0 ? memchr(nl0 + 1, '\n', (size_t)(w->buf + w->len - nl0 - 1)) : NULL;
-	char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(w->buf + w->len - nl1 - 1)) : NULL;
+	const char *nl0 = buf && len > 1 ? memchr(buf + 1, '\n', len - 1) : NULL;
+	const char *nl1 = nl0 ? memchr(nl0 + 1, '\n', (size_t)(buf + len - nl0 - 1)) : NULL;
+	const char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(buf + len - nl1 - 1)) : NULL;
 	moat_eval_verdict v;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && nl2 && (unsigned char)w->buf[0] < _MOAT_EVAL_VERDICT_MAX) {
-		v = (moat_eval_verdict)(unsigned char)w->buf[0];
-		pl->totals->cpu_ms += strtoull(w->buf + 1, NULL, 10);
-		pl->lines[w->index] = strndup(nl0 + 1, (size_t)(nl1 - nl0 - 1));
+	char *line;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && nl2 && (unsigned char)buf[0] < _MOAT_EVAL_VERDICT_MAX) {
+		v = (moat_eval_verdict)(unsigned char)buf[0];
+		pl->totals->cpu_ms += strtoull(buf + 1, NULL, 10);
+		line = strndup(nl0 + 1, (size_t)(nl1 - nl0 - 1));
 		if (!pl->totals->isolation_json)
 			pl->totals->isolation_json = strndup(nl1 + 1, (size_t)(nl2 - nl1 - 1));
 	} else {
@@ -283,44 +242,27 @@ static int finish_worker(pool *pl, worker *w)
 			snprintf(result, sizeof(result), "failed: setup error: the worker running it failed (status %d)",
 				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		v = MOAT_EVAL_SETUP_ERROR;
-		pl->lines[w->index] = moat_eval_result_json(pl->p, s, w->index, v, result, &r);
+		line = moat_eval_result_json(pl->p, s, i, v, result, &r);
 	}
-	pl->verdicts[w->index] = v;
+	pl->verdicts[i] = v;
 	moat_eval_totals_add(pl->totals, s, v);
-	free(w->buf);
-	close(w->fd);
-	*w = (worker){.fd = -1};
-	return pl->lines[s - pl->s->v] ? 0 : -ENOMEM;
+	return line;
 }
 
-static int read_worker(pool *pl, worker *w)
+static void sample_emit(void *arg, size_t i, char *line)
 {
-	char tmp[16384];
-	ssize_t n = read(w->fd, tmp, sizeof(tmp));
-	if (n < 0)
-		return errno == EINTR || errno == EAGAIN ? 0 : finish_worker(pl, w);
-	if (n == 0 || w->len + (size_t)n > WORKER_MSG_MAX)
-		return finish_worker(pl, w);
-	char *b = realloc(w->buf, w->len + (size_t)n);
-	if (!b)
-		return -ENOMEM;
-	w->buf = b;
-	memcpy(w->buf + w->len, tmp, (size_t)n);
-	w->len += (size_t)n;
-	return 0;
+	(void)i;
+	run_ctx *pl = arg;
+	if (pl->o->emit)
+		pl->o->emit(pl->o->userdata, line);
+	free(line);
 }
 
-static void kill_workers(pool *pl)
+static void sample_progress(void *arg, size_t done, size_t n)
 {
-	for (unsigned k = 0; k < pl->n_w; k++) {
-		if (pl->w[k].pid > 0) {
-			kill(pl->w[k].pid, SIGTERM);
-			waitpid(pl->w[k].pid, NULL, 0);
-		}
-		if (pl->w[k].fd >= 0)
-			close(pl->w[k].fd);
-		free(pl->w[k].buf);
-	}
+	run_ctx *pl = arg;
+	if (pl->o->progress)
+		pl->o->progress(pl->o->userdata, done, n);
 }
 
 int moat_eval_run(const moat_config *base, const struct moat_gateway_config *gateway, const moat_eval_problems *p,
@@ -330,62 +272,18 @@ int moat_eval_run(const moat_config *base, const struct moat_gateway_config *gat
 	if (parallel == 0 || parallel > MOAT_EVAL_MAX_PARALLEL)
 		return moat_error_set(err, MOAT_EINPUT, "parallel: %u is not between 1 and %d", parallel,
 				      MOAT_EVAL_MAX_PARALLEL);
-	if (parallel > s->n)
-		parallel = (unsigned)s->n;
 	if (moat_eval_totals_init(ret, p->n) < 0)
 		return moat_error_set(err, ENOMEM, "eval");
 
 	uint64_t t0 = moat__now_ns();
-	pool pl = {.base = base, .gateway = gateway, .p = p, .s = s, .o = o, .n_w = parallel, .totals = ret};
-	_cleanup_free_ worker *w = calloc(parallel, sizeof(*w));
-	_cleanup_free_ char **lines = calloc(s->n, sizeof(*lines));
-	_cleanup_free_ moat_eval_verdict *verdicts = calloc(s->n, sizeof(*verdicts));
-	_cleanup_free_ struct pollfd *pfd = calloc(parallel, sizeof(*pfd));
-	if (!w || !lines || !verdicts || !pfd)
+	_cleanup_free_ moat_eval_verdict *verdicts = calloc(s->n ? s->n : 1, sizeof(*verdicts));
+	if (!verdicts)
 		return moat_error_set(err, ENOMEM, "eval");
-	for (unsigned k = 0; k < parallel; k++)
-		w[k].fd = -1;
-	pl.w = w;
-	pl.lines = lines;
-	pl.verdicts = verdicts;
-
-	size_t next = 0, emitted = 0, done = 0;
-	int r = 0;
-	while (emitted < s->n) {
-		for (unsigned k = 0; k < parallel; k++) {
-			if (w[k].fd < 0 && next < s->n && (r = start_worker(&pl, &w[k], next++, err)) < 0)
-				goto out;
-			pfd[k].fd = w[k].fd;
-			pfd[k].events = POLLIN;
-			pfd[k].revents = 0;
-		}
-		if (poll(pfd, parallel, -1) < 0 && errno != EINTR) {
-			r = moat_error_set(err, errno, "poll");
-			goto out;
-		}
-		for (unsigned k = 0; k < parallel; k++) {
-			if (w[k].fd < 0 || !(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			bool was = w[k].fd >= 0;
-			if ((r = read_worker(&pl, &w[k])) < 0) {
-				r = moat_error_set(err, r, "eval");
-				goto out;
-			}
-			if (was && w[k].fd < 0 && o->progress)
-				o->progress(o->userdata, ++done, s->n);
-		}
-		while (emitted < s->n && lines[emitted]) {
-			if (o->emit)
-				o->emit(o->userdata, lines[emitted]);
-			free(lines[emitted]);
-			lines[emitted] = (char *)""; /* emitted; never freed twice */
-			emitted++;
-		}
-	}
-	ret->wall_ms = (moat__now_ns() - t0) / 1000000;
-out:
-	kill_workers(&pl);
-	for (size_t i = emitted; i < s->n; i++)
-		free(lines[i]);
+	run_ctx pl = {.base = base, .gateway = gateway, .p = p, .s = s, .o = o, .verdicts = verdicts, .totals = ret};
+	static const moat_workpool_ops ops = {
+		.work = sample_work, .done = sample_done, .emit = sample_emit, .progress = sample_progress};
+	int r = moat__workpool_run(s->n, parallel, WORKER_MSG_MAX, &ops, &pl, err);
+	if (r >= 0)
+		ret->wall_ms = (moat__now_ns() - t0) / 1000000;
 	return r;
 }

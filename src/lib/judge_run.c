@@ -3,6 +3,7 @@
  * order. The decisions themselves are pure and live in judge.c. */
 #include "judge.h"
 #include "sweep.h"
+#include "workpool.h"
 
 #include "egress.h"
 #include "gateway.h"
@@ -399,38 +400,26 @@ unsigned moat_judge_parallel_max(void)
  * figures are all capped). */
 #define WORKER_MSG_MAX (64u << 10)
 
-typedef struct worker {
-	pid_t pid;
-	int fd;
-	size_t index;
-	char *buf;
-	size_t len;
-} worker;
-
-typedef struct pool {
+typedef struct suite_ctx {
 	const moat_config *base;
 	const moat_gateway_config *gateway;
 	const moat_judge_secrets *sec;
 	const moat_judge_program *p;
 	const moat_judge_suite *s;
-	worker *w;
-	unsigned n_w;
-	char **lines;
 	moat_judge_verdict *verdicts;
 	char *isolation;
-} pool;
+	moat_judge_emit_fn emit;
+	void *userdata;
+	moat_judge_totals *totals;
+} suite_ctx;
 
-_noreturn_ static void worker_main(const pool *pl, size_t i, int fd)
+/* In the worker (workpool.h): one case, its message on fd. */
+static void case_work(void *arg, size_t i, int fd)
 {
+	const suite_ctx *pl = arg;
 	moat_judge_outcome o;
 	moat_error err = {0};
 	const moat_judge_case *c = &pl->s->cases[i];
-	/* Handlers the caller set (to clean up on Ctrl-C) are the caller's;
-	 * a worker ends the default way, and the sandbox blocks and handles
-	 * these signals itself while a run lasts. */
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT};
-	for (size_t k = 0; k < ELEMENTSOF(sigs); k++)
-		signal(sigs[k], SIG_DFL);
 	/* Secrets are read here, in a worker that runs this one case and was
 	 * forked from a process that never held them: each value goes into
 	 * memory the case's init does not inherit and is wiped from this
@@ -472,107 +461,42 @@ _noreturn_ static void worker_main(const pool *pl, size_t i, int fd)
 	_exit(0);
 }
 
-static int start_worker(pool *pl, worker *w, size_t i, moat_error *err)
+/* A worker ended: what it sent becomes the case's line, or, if it died,
+ * which is moat's failure, a setup_error line saying so. */
+static char *case_done(void *arg, size_t i, const char *buf, size_t len, int status)
 {
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return moat_error_set(err, errno, "worker pipe");
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		return moat_error_set(err, e, "fork a worker");
-	}
-	if (pid == 0) {
-		/* When judge dies, its workers stop too: SIGTERM reaches the
-		 * sandbox's signal handling, which ends the run cleanly. */
-		if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
-			_exit(5);
-		close(pfd[0]);
-		/* The read ends of the other workers' pipes came along with the
-		 * fork; they are not this worker's to hold. */
-		for (unsigned k = 0; k < pl->n_w; k++)
-			if (pl->w[k].fd >= 0)
-				close(pl->w[k].fd);
-		worker_main(pl, i, pfd[1]);
-	}
-	close(pfd[1]);
-	w->pid = pid;
-	w->fd = pfd[0];
-	w->index = i;
-	w->len = 0;
-	w->buf = NULL;
-	return 0;
-}
-
-/* A worker ended: turn what it sent into the case's line, or say that it
- * died, which is moat's failure and reads as setup_error. */
-static int finish_worker(pool *pl, worker *w)
-{
-	int status = 0;
-	while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
-		;
-	const moat_judge_case *c = &pl->s->cases[w->index];
-	char *nl1 = w->len > 1 ? memchr(w->buf + 1, '\n', w->len - 1) : NULL;
-	char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(w->buf + w->len - nl1 - 1)) : NULL;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && nl2 && (unsigned char)w->buf[0] < _MOAT_JUDGE_VERDICT_MAX) {
-		pl->verdicts[w->index] = (moat_judge_verdict)(unsigned char)w->buf[0];
-		pl->lines[w->index] = strndup(w->buf + 1, (size_t)(nl1 - w->buf - 1));
+	suite_ctx *pl = arg;
+	const moat_judge_case *c = &pl->s->cases[i];
+	const char *nl1 = buf && len > 1 ? memchr(buf + 1, '\n', len - 1) : NULL;
+	const char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(buf + len - nl1 - 1)) : NULL;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && nl2 && (unsigned char)buf[0] < _MOAT_JUDGE_VERDICT_MAX) {
+		pl->verdicts[i] = (moat_judge_verdict)(unsigned char)buf[0];
 		if (!pl->isolation)
 			pl->isolation = strndup(nl1 + 1, (size_t)(nl2 - nl1 - 1));
-	} else {
-		moat_judge_outcome o;
-		memset(&o, 0, sizeof(o));
-		moat_result_init(&o.result);
-		o.verdict = MOAT_JUDGE_SETUP_ERROR;
-		if (WIFSIGNALED(status))
-			snprintf(o.detail, sizeof(o.detail), "the worker running this case died of signal %d",
-				 WTERMSIG(status));
-		else
-			snprintf(o.detail, sizeof(o.detail), "the worker running this case failed (status %d)",
-				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		snprintf(o.result.error, sizeof(o.result.error), "%s", o.detail);
-		pl->verdicts[w->index] = MOAT_JUDGE_SETUP_ERROR;
-		pl->lines[w->index] = moat_judge_outcome_json(c, w->index, &o);
+		return strndup(buf + 1, (size_t)(nl1 - buf - 1));
 	}
-	free(w->buf);
-	w->buf = NULL;
-	close(w->fd);
-	w->fd = -1;
-	w->pid = 0;
-	return pl->lines[w->index] ? 0 : -ENOMEM;
+	moat_judge_outcome o;
+	memset(&o, 0, sizeof(o));
+	moat_result_init(&o.result);
+	o.verdict = MOAT_JUDGE_SETUP_ERROR;
+	if (WIFSIGNALED(status))
+		snprintf(o.detail, sizeof(o.detail), "the worker running this case died of signal %d", WTERMSIG(status));
+	else
+		snprintf(o.detail, sizeof(o.detail), "the worker running this case failed (status %d)",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	snprintf(o.result.error, sizeof(o.result.error), "%s", o.detail);
+	pl->verdicts[i] = MOAT_JUDGE_SETUP_ERROR;
+	return moat_judge_outcome_json(c, i, &o);
 }
 
-static int read_worker(pool *pl, worker *w)
+static void case_emit(void *arg, size_t i, char *line)
 {
-	char tmp[4096];
-	ssize_t n = read(w->fd, tmp, sizeof(tmp));
-	if (n < 0)
-		return errno == EINTR || errno == EAGAIN ? 0 : finish_worker(pl, w);
-	if (n == 0 || w->len + (size_t)n > WORKER_MSG_MAX)
-		return finish_worker(pl, w);
-	char *b = realloc(w->buf, w->len + (size_t)n);
-	if (!b)
-		return -ENOMEM;
-	w->buf = b;
-	memcpy(w->buf + w->len, tmp, (size_t)n);
-	w->len += (size_t)n;
-	return 0;
-}
-
-static void kill_workers(pool *pl)
-{
-	for (unsigned k = 0; k < pl->n_w; k++) {
-		if (pl->w[k].pid > 0) {
-			kill(pl->w[k].pid, SIGTERM);
-			waitpid(pl->w[k].pid, NULL, 0);
-		}
-		if (pl->w[k].fd >= 0)
-			close(pl->w[k].fd);
-		free(pl->w[k].buf);
-	}
+	suite_ctx *pl = arg;
+	pl->totals->total++;
+	pl->totals->by_verdict[pl->verdicts[i]]++;
+	pl->totals->passed += pl->verdicts[i] == MOAT_JUDGE_PASS;
+	pl->emit(pl->userdata, line);
+	free(line);
 }
 
 static int run_suite(const moat_config *base, const moat_gateway_config *gateway, const moat_judge_secrets *sec,
@@ -602,61 +526,25 @@ static int run_suite(const moat_config *base, const moat_gateway_config *gateway
 	if (parallel == 0 || parallel > max)
 		return moat_error_set(err, MOAT_EINPUT, "parallel: %u is not between 1 and %u on this host (CPUs x %d)",
 				      parallel, max, MOAT_JUDGE_MAX_PARALLEL_PER_CPU);
-	if (parallel > s->n_cases)
-		parallel = (unsigned)s->n_cases;
-
 	uint64_t t0 = moat__now_ns();
-	pool pl = {.base = base, .gateway = gateway, .sec = sec, .p = p, .s = s, .n_w = parallel};
-	_cleanup_free_ worker *w = calloc(parallel, sizeof(*w));
-	_cleanup_free_ char **lines = calloc(s->n_cases, sizeof(*lines));
-	_cleanup_free_ moat_judge_verdict *verdicts = calloc(s->n_cases, sizeof(*verdicts));
-	_cleanup_free_ struct pollfd *pfd = calloc(parallel, sizeof(*pfd));
-	if (!w || !lines || !verdicts || !pfd)
+	_cleanup_free_ moat_judge_verdict *verdicts = calloc(s->n_cases ? s->n_cases : 1, sizeof(*verdicts));
+	if (!verdicts)
 		return moat_error_set(err, ENOMEM, "judge");
-	for (unsigned k = 0; k < parallel; k++)
-		w[k].fd = -1;
-	pl.w = w;
-	pl.lines = lines;
-	pl.verdicts = verdicts;
-
-	size_t next = 0, emitted = 0;
-	int r = 0;
-	while (emitted < s->n_cases) {
-		unsigned running = 0;
-		for (unsigned k = 0; k < parallel; k++) {
-			if (w[k].fd < 0 && next < s->n_cases && (r = start_worker(&pl, &w[k], next++, err)) < 0)
-				goto out;
-			pfd[k].fd = w[k].fd;
-			pfd[k].events = POLLIN;
-			pfd[k].revents = 0;
-			running += w[k].fd >= 0;
-		}
-		if (running > 0 && poll(pfd, parallel, -1) < 0 && errno != EINTR) {
-			r = moat_error_set(err, errno, "poll");
-			goto out;
-		}
-		for (unsigned k = 0; k < parallel; k++)
-			if (w[k].fd >= 0 && (pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) &&
-			    (r = read_worker(&pl, &w[k])) < 0) {
-				r = moat_error_set(err, r, "judge");
-				goto out;
-			}
-		while (emitted < s->n_cases && lines[emitted]) {
-			ret->total++;
-			ret->by_verdict[verdicts[emitted]]++;
-			ret->passed += verdicts[emitted] == MOAT_JUDGE_PASS;
-			emit(userdata, lines[emitted]);
-			free(lines[emitted]);
-			lines[emitted] = (char *)""; /* emitted; never freed twice */
-			emitted++;
-		}
+	suite_ctx pl = {.base = base,
+			.gateway = gateway,
+			.sec = sec,
+			.p = p,
+			.s = s,
+			.verdicts = verdicts,
+			.emit = emit,
+			.userdata = userdata,
+			.totals = ret};
+	static const moat_workpool_ops ops = {.work = case_work, .done = case_done, .emit = case_emit};
+	int r = moat__workpool_run(s->n_cases, parallel, WORKER_MSG_MAX, &ops, &pl, err);
+	if (r >= 0) {
+		ret->wall_ms = (moat__now_ns() - t0) / 1000000;
+		ret->isolation_json = TAKE_PTR(pl.isolation);
 	}
-	ret->wall_ms = (moat__now_ns() - t0) / 1000000;
-	ret->isolation_json = TAKE_PTR(pl.isolation);
-out:
-	kill_workers(&pl);
-	for (size_t i = emitted; i < s->n_cases; i++)
-		free(lines[i]);
 	free(pl.isolation);
 	return r;
 }
