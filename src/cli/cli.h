@@ -67,6 +67,17 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_cli_run_opts *o, bool
  * Returns the index of the command word, or -1 after printing an error. */
 int moat_cli_load_run_policy(int argc, char **argv, moat_policy **ret, char **ret_net_log, bool *ret_help);
 
+/* own_options.c: takes a front's own options (NAME VALUE or NAME=VALUE,
+ * each at most once, into the const char * field at offset in opts) out of
+ * argv; with stop_at_dashdash, none after "--". *ret_rest is the rest,
+ * argv[0] first, for moat_cli_load_run_policy(). */
+typedef struct moat_cli_own_option {
+	const char *name;
+	size_t offset;
+} moat_cli_own_option;
+int moat_cli_split_own_options(const char *front, int argc, char **argv, const moat_cli_own_option *own, size_t n_own,
+			       void *opts, bool stop_at_dashdash, char ***ret_rest);
+
 /* Prints "moat: MESSAGE" on stderr; returns MOAT_EXIT_ERROR. */
 int moat_cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -56,40 +56,12 @@ typedef struct eval_opts {
  * results file) is taken here, before run's --out (a folder) could see it. */
 static int split_options(int argc, char **argv, eval_opts *o, char ***ret_rest)
 {
-	static const struct {
-		const char *name;
-		size_t offset;
-	} own[] = {
+	static const moat_cli_own_option own[] = {
 		{"--problems", offsetof(eval_opts, problems)}, {"--samples", offsetof(eval_opts, samples)},
 		{"--k", offsetof(eval_opts, k)},               {"--parallel", offsetof(eval_opts, parallel)},
 		{"--out", offsetof(eval_opts, out)},           {"--language", offsetof(eval_opts, language)},
 	};
-	_cleanup_strv_free_ char **rest = NULL;
-	if (moat__strv_push(&rest, argv[0]) < 0)
-		return moat_cli_fail("out of memory");
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		bool taken = false;
-		for (size_t k = 0; k < ELEMENTSOF(own); k++) {
-			size_t n = strlen(own[k].name);
-			if (strncmp(a, own[k].name, n) != 0 || (a[n] != '\0' && a[n] != '='))
-				continue;
-			const char **slot = (const char **)((char *)o + own[k].offset);
-			if (*slot)
-				return moat_cli_fail("eval: %s given twice", own[k].name);
-			if (a[n] == '=')
-				*slot = a + n + 1;
-			else if (i + 1 < argc)
-				*slot = argv[++i];
-			else
-				return moat_cli_fail("eval: option '%s' needs a value", own[k].name);
-			taken = true;
-		}
-		if (!taken && moat__strv_push(&rest, a) < 0)
-			return moat_cli_fail("out of memory");
-	}
-	*ret_rest = TAKE_PTR(rest);
-	return 0;
+	return moat_cli_split_own_options("eval", argc, argv, own, ELEMENTSOF(own), o, false, ret_rest);
 }
 
 /* Run options that would break "every sample starts fresh, alone and

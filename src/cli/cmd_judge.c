@@ -55,45 +55,14 @@ typedef struct judge_opts {
  * which are the options of `moat run`, for moat_cli_load_run_policy(). */
 static int split_options(int argc, char **argv, judge_opts *o, char ***ret_rest)
 {
-	static const struct {
-		const char *name;
-		size_t offset;
-	} own[] = {
+	static const moat_cli_own_option own[] = {
 		{"--tests", offsetof(judge_opts, tests)},
 		{"--source", offsetof(judge_opts, source)},
 		{"--lang", offsetof(judge_opts, lang)},
 		{"--interpreter", offsetof(judge_opts, interpreter)},
 		{"--parallel", offsetof(judge_opts, parallel)},
 	};
-	_cleanup_strv_free_ char **rest = NULL;
-	if (moat__strv_push(&rest, argv[0]) < 0)
-		return moat_cli_fail("out of memory");
-	bool command = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		bool taken = false;
-		if (!command && strcmp(a, "--") == 0)
-			command = true;
-		for (size_t k = 0; !command && k < ELEMENTSOF(own); k++) {
-			size_t n = strlen(own[k].name);
-			if (strncmp(a, own[k].name, n) != 0 || (a[n] != '\0' && a[n] != '='))
-				continue;
-			const char **slot = (const char **)((char *)o + own[k].offset);
-			if (*slot)
-				return moat_cli_fail("judge: %s given twice", own[k].name);
-			if (a[n] == '=')
-				*slot = a + n + 1;
-			else if (i + 1 < argc)
-				*slot = argv[++i];
-			else
-				return moat_cli_fail("judge: option '%s' needs a value", own[k].name);
-			taken = true;
-		}
-		if (!taken && moat__strv_push(&rest, a) < 0)
-			return moat_cli_fail("out of memory");
-	}
-	*ret_rest = TAKE_PTR(rest);
-	return 0;
+	return moat_cli_split_own_options("judge", argc, argv, own, ELEMENTSOF(own), o, true, ret_rest);
 }
 
 /* Run options that would break "every case starts fresh and alone",
