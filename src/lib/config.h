@@ -10,6 +10,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+/* The ids of the sandbox user inside its user namespace unless a front
+ * (oci.c) picks others (moat_config.sandbox_uid). */
+#define MOAT_DEFAULT_SANDBOX_UID 1000
+#define MOAT_DEFAULT_SANDBOX_GID 1000
 
 /* Caps on user-controlled sizes. */
 #define MOAT_MAX_BINDS 256
@@ -106,6 +112,20 @@ typedef struct moat_config {
 	 * root stays writable (the caller's copy, an overlay). */
 	char *rootfs;
 	bool rootfs_writable;
+	/* The ids the sandbox's one mapped user has inside its user namespace
+	 * (moat_config_new: 1000 and 1000). Whatever they are, that user is
+	 * the one unprivileged host id moat runs the sandbox as, and it holds
+	 * no capability (caps.c locks SECBIT_NOROOT, so even id 0 gains none
+	 * at exec): an OCI container's process.user picks them. */
+	uid_t sandbox_uid;
+	gid_t sandbox_gid;
+	/* A seccomp program (struct sock_filter[], seccomp_extra_len bytes)
+	 * every command loads on top of moat's own filter just before exec
+	 * (an OCI container's linux.seccomp, oci-seccomp.c), or NULL. The
+	 * kernel keeps the strictest verdict of stacked filters: it can only
+	 * deny more. */
+	void *seccomp_extra;
+	size_t seccomp_extra_len;
 	unsigned exec_deny_tmp : 1; /* no execution from /tmp even without an allowlist */
 	unsigned exec_workspace : 1; /* /out and --rw binds may hold programs (policy exec.workspace) */
 } moat_config;

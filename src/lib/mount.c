@@ -316,8 +316,8 @@ static int mount_out_tmpfs(int rootfd, const moat_init_args *a, moat_error *err)
 {
 	const moat_limits *l = &a->config->limits;
 	char size[32], inodes[32], uid[16], gid[16];
-	snprintf(uid, sizeof(uid), "%u", MOAT_SANDBOX_UID);
-	snprintf(gid, sizeof(gid), "%u", MOAT_SANDBOX_GID);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)a->config->sandbox_uid);
+	snprintf(gid, sizeof(gid), "%u", (unsigned)a->config->sandbox_gid);
 	const char *opts[11] = {"mode", "0755", "uid", uid, "gid", gid};
 	size_t n = 6;
 	if (l->disk_bytes != MOAT_UNLIMITED && l->disk_bytes > 0) {

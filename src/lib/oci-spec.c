@@ -366,6 +366,7 @@ static int parse_user(json_t *process, moat_oci_spec *s, moat_error *err)
 		r = get_int(u, "gid", "process.user", 0, UINT32_MAX - 1, false, &gid, err);
 	if (r < 0)
 		return r;
+	s->user_set = true;
 	s->uid = (uid_t)uid;
 	s->gid = (gid_t)gid;
 	json_t *g = json_object_get(u, "additionalGids");
@@ -385,7 +386,17 @@ static int parse_user(json_t *process, moat_oci_spec *s, moat_error *err)
 		if (!json_is_integer(e) || json_integer_value(e) < 0 || json_integer_value(e) >= UINT32_MAX)
 			return moat_error_set(err, MOAT_EINPUT, "process.user.additionalGids[%zu]: expected a group id",
 					      i);
-		s->additional_gids[s->n_additional_gids++] = (gid_t)json_integer_value(e);
+		gid_t ag = (gid_t)json_integer_value(e);
+		/* The sandbox's user namespace maps one user and one group
+		 * (process.user.uid and gid, as the one unprivileged host id
+		 * moat runs as); a supplementary group would be an unmapped
+		 * id, which setgroups cannot give. */
+		if (ag != s->gid)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "process.user.additionalGids[%zu]: group %u is not mapped in the sandbox's "
+					      "user namespace (moat maps only process.user.gid %u); refused",
+					      i, (unsigned)ag, (unsigned)s->gid);
+		s->additional_gids[s->n_additional_gids++] = ag;
 	}
 	return 0;
 }

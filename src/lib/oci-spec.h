@@ -147,6 +147,11 @@ typedef struct moat_oci_spec {
 	char **args; /* NULL-terminated, at least one */
 	char **env;  /* NAME=VALUE, NULL-terminated (possibly empty) */
 	char *cwd;   /* absolute */
+	/* process.user: the ids of the sandbox's one mapped user (any id but
+	 * (uid_t)-1; it is still the one unprivileged host id moat runs as),
+	 * additionalGids only that gid again. user_set: the field was given
+	 * (exec's process without it runs as the container's user). */
+	bool user_set;
 	uid_t uid;
 	gid_t gid;
 	gid_t *additional_gids;

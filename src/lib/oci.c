@@ -3,6 +3,7 @@
 #include "oci.h"
 #include "audit.h"
 #include "egress.h"
+#include "oci-seccomp.h"
 #include "oci-spec.h"
 #include "policy.h"
 #include "sandbox.h"
@@ -499,6 +500,13 @@ static int build(const moat_oci_spec *s, const char *bundle, moat_policy **ret_p
 	if (!(c->rootfs = strdup(s->root_path)))
 		return moat_error_set(err, ENOMEM, "root.path");
 	c->rootfs_writable = !s->root_readonly;
+	/* process.user names the ids of moat's one mapped user: whatever
+	 * they read inside, they are the one unprivileged host id, with no
+	 * capability (oci-spec.h). */
+	c->sandbox_uid = s->uid;
+	c->sandbox_gid = s->gid;
+	if (s->seccomp && (r = moat__oci_seccomp_compile(s->seccomp, &c->seccomp_extra, &c->seccomp_extra_len, err)) < 0)
+		return r;
 	_cleanup_close_ int rootfd = open(s->root_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return moat_error_set(err, errno, "root.path: %s", s->root_path);
@@ -679,6 +687,14 @@ static void keeper_exec(keeper *k, int conn, const char *json, int fds[4])
 	moat_error err = {0};
 	if (moat_oci_process_parse(json, strlen(json), &p, &err) < 0) {
 		reply_err(conn, &err);
+		return;
+	}
+	/* The sandbox maps one user: a process of another cannot be made. */
+	if (p->user_set && (p->uid != k->spec->uid || p->gid != k->spec->gid)) {
+		reply(conn,
+		      "err process.user: uid %u gid %u is not the container's user (uid %u gid %u), the one user "
+		      "moat's sandbox maps; refused",
+		      (unsigned)p->uid, (unsigned)p->gid, (unsigned)k->spec->uid, (unsigned)k->spec->gid);
 		return;
 	}
 	moat_spawn_spec sp;

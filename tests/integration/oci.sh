@@ -22,7 +22,7 @@ bundle() {
 	local d="$1"
 	mkdir -p "$d/rootfs/bin" "$d/rootfs/etc"
 	cp "$BB" "$d/rootfs/bin/busybox"
-	for c in sh echo cat sleep id hostname ls grep; do ln -sf busybox "$d/rootfs/bin/$c"; done
+	for c in sh echo cat sleep id hostname ls grep mkdir; do ln -sf busybox "$d/rootfs/bin/$c"; done
 	cat >"$d/config.json" <<JSON
 {"ociVersion":"1.0.2","root":{"path":"rootfs"},"hostname":"oci-test",
  "process":{"args":$2,"env":["PATH=/bin"],"cwd":"/",
@@ -110,6 +110,54 @@ bundle b6 '["true"]' ',"devices":[{"path":"/dev/kmsg","type":"c","major":1,"mino
 refused "a device node beyond moat's /dev is refused" b6 '^1 .*linux.devices\[0\].path'
 bundle b7 '["true"]' '' ',"hooks":{"prestart":[{"path":"/bin/sh"}]}'
 refused "hooks (host programs) are refused" b7 '^1 .*hooks.prestart'
+
+# run_one DIR ID: create, start, wait; the output in ID.out.
+run_one() {
+	oci create --bundle "$1" "$2" >"$2.out" 2>&1 </dev/null
+	oci start "$2"
+	wait_stopped "$2"
+	oci delete "$2" >/dev/null 2>&1
+}
+
+# --- process.user: the ids of the sandbox's one mapped user
+bundle b9 '["sh","-c","echo ids:$(id -u):$(id -g)"]'
+sed -i 's/"process":{/"process":{"user":{"uid":1234,"gid":4321,"additionalGids":[4321]},/' b9/config.json
+run_one b9 c9
+t_eq "process.user: the process runs with the spec's uid and gid" "ids:1234:4321" "$(cat c9.out)"
+bundle b10 '["sh","-c","echo ids:$(id -u):$(id -g); grep -E \"^CapEff\" /proc/self/status"]'
+run_one b10 c10
+t_eq "process.user 0 (the default): id 0 inside, still no capability" "ids:0:0 CapEff:	0000000000000000" \
+	"$(tr '\n' ' ' <c10.out | sed 's/ $//')"
+bundle b11 '["sh","-c","true"]'
+sed -i 's/"process":{/"process":{"user":{"uid":0,"gid":0,"additionalGids":[0,5]},/' b11/config.json
+refused "a supplementary group the sandbox cannot map is refused" b11 '^1 .*process.user.additionalGids\[1\]'
+bundle b12 '["sleep","1000"]'
+oci create --bundle b12 c12 </dev/null >/dev/null 2>&1
+oci start c12
+cat >user.json <<'JSON'
+{"args":["id","-u"],"env":["PATH=/bin"],"cwd":"/","user":{"uid":5,"gid":5}}
+JSON
+oci exec --process user.json c12 >/dev/null 2>uexec.err
+t_match "exec as another user than the container's is refused" '^1 .*process.user' "$? $(cat uexec.err)"
+t_eq "exec without a user runs as the container's" "0" "$(oci exec c12 id -u)"
+oci delete --force c12
+
+# --- linux.seccomp: the spec's filter on top of moat's
+SC='"seccomp":{"defaultAction":"SCMP_ACT_ALLOW","architectures":["SCMP_ARCH_X86_64","SCMP_ARCH_X86","SCMP_ARCH_AARCH64"],"syscalls":[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO","errnoRet":1},{"names":["no_such_call"],"action":"SCMP_ACT_ERRNO"},{"names":["rmdir"],"action":"SCMP_ACT_KILL_PROCESS"}]}'
+bundle b13 '["sh","-c","mkdir /tmp/d 2>&1; echo mkdir=$?; busybox rmdir /tmp; echo rmdir=$?"]' ",$SC"
+run_one b13 c13
+t_match "linux.seccomp: mkdir denied with EPERM" "Operation not permitted.* mkdir=1" "$(tr '\n' ' ' <c13.out)"
+t_match "linux.seccomp: SCMP_ACT_KILL_PROCESS kills with SIGSYS" "rmdir=159" "$(cat c13.out)"
+bundle b14 '["sh","-c","mkdir /tmp/d && echo made"]'
+run_one b14 c14
+t_eq "without the spec's filter mkdir works (the check above can fail)" "made" "$(cat c14.out)"
+bundle b15 '["sleep","1000"]' ",$SC"
+oci create --bundle b15 c15 </dev/null >/dev/null 2>&1
+oci start c15
+t_match "linux.seccomp applies to exec'd processes too" "Operation not permitted" "$(oci exec c15 mkdir /tmp/e 2>&1)"
+oci delete --force c15
+bundle b16 '["true"]' ',"seccomp":{"defaultAction":"SCMP_ACT_NOTIFY"}'
+refused "linux.seccomp: SCMP_ACT_NOTIFY is refused" b16 '^1 .*linux.seccomp.defaultAction'
 
 # --- annotations: the example pod's egress policy (examples/kubernetes)
 # puts the container behind moat's gateway, and the audit log goes where

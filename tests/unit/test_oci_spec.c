@@ -15,7 +15,7 @@
 /* The shape `runc spec` writes, with moat's annotations added. */
 #define BASE_HEAD \
 	"{\"ociVersion\":\"1.0.2-dev\","\
-	"\"process\":{\"terminal\":true,\"user\":{\"uid\":1000,\"gid\":100,\"additionalGids\":[5,6]},"\
+	"\"process\":{\"terminal\":true,\"user\":{\"uid\":1000,\"gid\":100,\"additionalGids\":[100,100]},"\
 	"\"args\":[\"sh\",\"-c\",\"echo hi\"],\"env\":[\"PATH=/usr/bin:/bin\",\"TERM=xterm\"],\"cwd\":\"/home\","\
 	"\"capabilities\":{\"bounding\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],"\
 	"\"effective\":[\"CAP_KILL\"],\"permitted\":[\"CAP_KILL\"],\"ambient\":[\"CAP_KILL\"]},"\
@@ -84,7 +84,8 @@ static void test_full(void **state)
 	assert_int_equal(s->uid, 1000);
 	assert_int_equal(s->gid, 100);
 	assert_int_equal(s->n_additional_gids, 2);
-	assert_int_equal(s->additional_gids[1], 6);
+	assert_int_equal(s->additional_gids[1], 100);
+	assert_true(s->user_set);
 	assert_int_equal(s->n_rlimits, 1);
 	assert_int_equal(s->rlimits[0].resource, RLIMIT_NOFILE);
 	assert_int_equal(s->rlimits[0].soft, 512);
@@ -252,8 +253,11 @@ static void test_process_refused(void **state)
 	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"user\":{\"uid\":-1}", "process.user.uid", "range");
 	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"user\":{\"uid\":4294967295}", "process.user.uid",
 			       "range");
-	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"user\":{\"additionalGids\":[1,\"a\"]}",
+	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"user\":{\"additionalGids\":[0,\"a\"]}",
 			       "process.user.additionalGids[1]", "group id");
+	/* The sandbox maps one group: another supplementary one is refused. */
+	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"user\":{\"uid\":1,\"gid\":2,\"additionalGids\":[2,3]}",
+			       "process.user.additionalGids[1]", "not mapped");
 	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"capabilities\":{\"effective\":[\"CAP_FLY\"]}",
 			       "process.capabilities.effective[0]", "CAP_FLY");
 	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"rlimits\":[{\"type\":\"RLIMIT_BOGUS\",\"soft\":1,"
