@@ -68,6 +68,12 @@ void moat_config_free(moat_config *c)
 	free(c->policy_path);
 	free(c->hostname);
 	free(c->seccomp_extra);
+	for (size_t i = 0; i < c->n_tmpfs; i++)
+		free(c->tmpfs[i].dst);
+	free(c->tmpfs);
+	moat__strv_free(c->masked_paths);
+	moat__strv_free(c->readonly_paths);
+	moat__strv_free(c->sysctls);
 	free(c->rootfs);
 	moat__strv_free(c->exec_allow);
 	free(c->policy_yaml);

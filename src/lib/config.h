@@ -76,6 +76,15 @@ typedef struct moat_limits {
 	uint64_t cpus_milli;   /* CPU bandwidth in thousandths of a CPU */
 } moat_limits;
 
+/* A tmpfs of a given size (bytes, 0: none) and mode at dst, inside;
+ * always nosuid and nodev. */
+typedef struct moat_tmpfs_mount {
+	char *dst;
+	uint64_t size;
+	unsigned mode;
+	bool readonly, noexec;
+} moat_tmpfs_mount;
+
 typedef struct moat_config {
 	char **argv;          /* command and arguments, NULL-terminated */
 	moat_bind *binds;     /* filesystem.read_only/read_write, in order */
@@ -126,6 +135,17 @@ typedef struct moat_config {
 	 * deny more. */
 	void *seccomp_extra;
 	size_t seccomp_extra_len;
+	/* What an OCI container's spec asks on top of moat's root (oci.c;
+	 * applied by the init in the sandbox's own namespaces, mount.c and
+	 * sysctl.c): tmpfs mounts (before the binds, so binds below them
+	 * land on them), paths hidden (/dev/null over a file, an empty
+	 * read-only tmpfs over a folder) and made read-only, and namespaced
+	 * sysctls ("key=value") written. NULL: none. */
+	moat_tmpfs_mount *tmpfs;
+	size_t n_tmpfs;
+	char **masked_paths;
+	char **readonly_paths;
+	char **sysctls;
 	unsigned exec_deny_tmp : 1; /* no execution from /tmp even without an allowlist */
 	unsigned exec_workspace : 1; /* /out and --rw binds may hold programs (policy exec.workspace) */
 } moat_config;

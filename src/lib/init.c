@@ -611,6 +611,11 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		fail_setup(ctl, &err);
 	if (moat_net_uses_gateway(a->config->net) && moat__netproxy_listen(ctl, &err) < 0)
 		fail_setup(ctl, &err);
+	/* Before the root is built: /proc here is the procfs the init
+	 * started with, whose /proc/sys resolves through the init's (the
+	 * sandbox's) namespaces; the sandbox's own is read-only. */
+	if (moat__sysctl_write(a->config, &err) < 0)
+		fail_setup(ctl, &err);
 	if (moat__rootfs_setup(a, &st.iso, &err) < 0)
 		fail_setup(ctl, &err);
 	if (moat__userns_set_limits(sys_user, moat__confine_profile(a->config), &err) < 0)

@@ -201,6 +201,10 @@ int moat__sandbox_out_finish(const moat_config *c, int out_fs, moat_result *r, i
 /* The body of pid 1 inside the sandbox. Never returns. */
 _noreturn_ void moat__init_main(const moat_init_args *a);
 
+/* sysctl.c: writes config->sysctls ("key=value") through /proc/sys, in the
+ * caller's namespaces (the init's, before its root is built). */
+int moat__sysctl_write(const moat_config *c, moat_error *err);
+
 /* userns.c: writes uid_map, setgroups and gid_map of pid, from the host. */
 int moat__userns_write_maps(pid_t pid, bool rootless, uid_t uid, gid_t gid, uid_t host_uid, gid_t host_gid,
 			    moat_error *err);

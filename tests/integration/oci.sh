@@ -159,6 +159,32 @@ oci delete --force c15
 bundle b16 '["true"]' ',"seccomp":{"defaultAction":"SCMP_ACT_NOTIFY"}'
 refused "linux.seccomp: SCMP_ACT_NOTIFY is refused" b16 '^1 .*linux.seccomp.defaultAction'
 
+# --- maskedPaths, readonlyPaths, tmpfs mounts, namespaced sysctls
+bundle b17 '["sh","-c","echo secret=$(cat /etc/secret 2>&1); echo dir=$(ls /srv/dir); echo ok >/run/w && echo run-writable; echo x >/srv/ro/x 2>/dev/null || echo ro-refused; busybox stat -c run-mode=%a /run; busybox df -k /run | busybox awk \"NR==2{print \\\"run-kb=\\\" \\$2}\"; echo fwd=$(cat /proc/sys/net/ipv4/ip_forward) shm=$(cat /proc/sys/kernel/shmmni)"]' \
+	',"maskedPaths":["/etc/secret","/srv/dir","/no/such/path"],"readonlyPaths":["/srv/ro","/no/such"],"sysctl":{"net.ipv4.ip_forward":"1","kernel.shmmni":"1234"}'
+echo hidden >b17/rootfs/etc/secret
+mkdir -p b17/rootfs/srv/dir && echo x >b17/rootfs/srv/dir/f
+sed -i 's|"mounts":\[|"mounts":[{"destination":"/run","type":"tmpfs","source":"tmpfs","options":["nosuid","strictatime","mode=755","size=8m"]},{"destination":"/srv/ro","type":"tmpfs","source":"tmpfs","options":["size=100g"]},|' b17/config.json
+host_fwd=$(cat /proc/sys/net/ipv4/ip_forward) host_shm=$(cat /proc/sys/kernel/shmmni)
+run_one b17 c17
+out=$(tr '\n' ' ' <c17.out)
+t_match "linux.maskedPaths: a file reads empty" "secret= " "$out"
+t_match "linux.maskedPaths: a folder is empty" "dir= " "$out"
+t_match "linux.readonlyPaths: read-only" "ro-refused" "$out"
+t_match "a spec tmpfs at /run is mounted, writable, with its mode" "run-writable .*run-mode=755" "$out"
+t_match "its size as asked" "run-kb=8192 " "$out"
+t_match "linux.sysctl: written in the container's namespaces" "fwd=1 shm=1234" "$out"
+t_eq "the host's sysctls are unchanged" "$host_fwd $host_shm" \
+	"$(cat /proc/sys/net/ipv4/ip_forward) $(cat /proc/sys/kernel/shmmni)"
+bundle b18 '["busybox","df","-k","/big"]'
+sed -i 's|"mounts":\[|"mounts":[{"destination":"/big","type":"tmpfs","source":"tmpfs","options":["size=100g"]},|' b18/config.json
+run_one b18 c18
+kb=$(awk 'NR==2{print $2}' c18.out)
+t_match "a spec tmpfs's size is capped (at most 256 MiB)" '^yes$' "$([ "${kb:-0}" -gt 0 ] && [ "${kb:-0}" -le 262144 ] && echo yes || cat c18.out)"
+bundle b19 '["true"]'
+sed -i 's|"mounts":\[|"mounts":[{"destination":"/run","type":"tmpfs","source":"tmpfs","options":["suid"]},|' b19/config.json
+refused "a tmpfs option that would widen moat's mounts is refused" b19 '^1 .*mounts\[0\].options\[0\]: suid'
+
 # --- annotations: the example pod's egress policy (examples/kubernetes)
 # puts the container behind moat's gateway, and the audit log goes where
 # dev.moat.audit says.

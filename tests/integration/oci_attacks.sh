@@ -67,6 +67,34 @@ bundle p4 ',{"destination":"/data","type":"bind","source":"rootfs/leak","options
 ln -s "$HOST" p4/rootfs/leak
 attempt "a bind source leading out of the bundle" p4 '^1 .*mounts\[1\].source.*leads out of the bundle'
 
+# A spec tmpfs whose mount point a planted link sends to the host: the
+# mount point would be made there.
+bundle p5 ',{"destination":"/data/t","type":"tmpfs","source":"tmpfs","options":["size=1m"]}'
+ln -s "$HOST" p5/rootfs/data
+attempt "a tmpfs mount point through a planted link" p5 '^1 .*mounts\[1\].*symbolic link'
+
+# maskedPaths and readonlyPaths through a planted link: the mask or the
+# read-only remount would land on what the link names.
+bundle p6 ''
+sed -i 's|"linux":{|"linux":{"maskedPaths":["/m/file"],|' p6/config.json
+ln -s "$HOST" p6/rootfs/m
+attempt "a masked path through a planted link" p6 '^1 .*linux.maskedPaths: /m/file goes through a symbolic link'
+bundle p7 ''
+sed -i 's|"linux":{|"linux":{"readonlyPaths":["/m"],|' p7/config.json
+ln -s "$HOST" p7/rootfs/m
+attempt "a read-only path that is a planted link" p7 '^1 .*linux.readonlyPaths: /m goes through a symbolic link'
+
+# Namespaced sysctls change the container's copies only; a host one is
+# refused (tests/integration/oci.sh).
+bundle p8 ''
+sed -i 's|"linux":{|"linux":{"sysctl":{"net.ipv4.ip_forward":"1","net.core.somaxconn":"17","kernel.shmmni":"77"},|' p8/config.json
+hv=$(cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/core/somaxconn /proc/sys/kernel/shmmni | tr '\n' ' ')
+oci create --bundle p8 "n$$" </dev/null >/dev/null 2>p8.err
+t_eq "namespaced sysctls: the container is created" "0" "$?"
+oci delete --force "n$$" >/dev/null 2>&1
+t_eq "namespaced sysctls leave the host's values" "$hv" \
+	"$(cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/core/somaxconn /proc/sys/kernel/shmmni | tr '\n' ' ')"
+
 # Capabilities beyond moat's set are not granted: the process tries a
 # privileged act (setting the host name needs CAP_SYS_ADMIN in its uts
 # namespace) and fails.

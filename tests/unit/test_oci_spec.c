@@ -519,6 +519,58 @@ static void test_names(void **state)
 	assert_null(moat_oci_cap_to_string(41));
 }
 
+static void test_tmpfs_options(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	moat_tmpfs_mount t;
+	char *o1[] = {"nosuid", "strictatime", "mode=755", "size=65536k", "noexec", "ro", NULL};
+	moat_oci_mount m = {.destination = "/run", .type = "tmpfs", .options = o1};
+	assert_int_equal(moat_oci_tmpfs_options(&m, UINT64_C(1) << 30, "mounts[3]", &t, &err), 0);
+	assert_string_equal(t.dst, "/run");
+	assert_int_equal(t.size, UINT64_C(65536) << 10);
+	assert_int_equal(t.mode, 0755);
+	assert_true(t.noexec);
+	assert_true(t.readonly);
+	free(t.dst);
+	/* The size is capped, and the cap is the default; setuid and setgid
+	 * bits are dropped from the mode. */
+	char *o2[] = {"size=100g", "mode=6777", NULL};
+	m.options = o2;
+	assert_int_equal(moat_oci_tmpfs_options(&m, 1 << 20, "mounts[3]", &t, &err), 0);
+	assert_int_equal(t.size, 1 << 20);
+	assert_int_equal(t.mode, 0777);
+	assert_false(t.noexec);
+	free(t.dst);
+	m.options = NULL;
+	assert_int_equal(moat_oci_tmpfs_options(&m, 4096, "mounts[3]", &t, &err), 0);
+	assert_int_equal(t.size, 4096);
+	assert_int_equal(t.mode, 01777);
+	free(t.dst);
+	struct {
+		const char *opt, *want;
+	} bad[] = {
+		{"suid", "mounts[3].options[0]: suid is refused"},
+		{"dev", "nosuid and nodev"},
+		{"size=50%", "is not a size"},
+		{"size=0", "is not a size"},
+		{"size=99999999999999999999", "is not a size"},
+		{"mode=9", "octal mode"},
+		{"mode=17777", "octal mode"},
+		{"uid=0", "\"uid=0\" is not supported"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *o[] = {(char *)bad[i].opt, NULL};
+		m.options = o;
+		moat_error e = {0};
+		assert_int_equal(moat_oci_tmpfs_options(&m, 4096, "mounts[3]", &t, &e), -MOAT_EINPUT);
+		char buf[MOAT_ERROR_MAX + 64];
+		const char *msg = moat_error_format(&e, buf, sizeof(buf));
+		if (!strstr(msg, bad[i].want))
+			fail_msg("%s: %s", bad[i].opt, msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -535,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_annotations),
 		cmocka_unit_test(test_process_file),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_tmpfs_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
