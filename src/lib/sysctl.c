@@ -39,6 +39,22 @@ int moat__sysctl_write(const moat_config *c, moat_error *err)
 		if (fd < 0)
 			return moat_error_set(err, errno, "linux.sysctl.%.*s", (int)n, *kv);
 		const char *v = eq + 1;
+		/* ping_group_range names groups, which the kernel checks are
+		 * mapped in the writer's user namespace; the sandbox maps one
+		 * group, so the range becomes its intersection with that one
+		 * (podman asks "0 0" for the container's primary group). */
+		char range[32];
+		unsigned lo, hi;
+		char extra;
+		if (strcmp(path, "net/ipv4/ping_group_range") == 0 && sscanf(v, "%u %u %c", &lo, &hi, &extra) == 2) {
+			unsigned g = (unsigned)c->sandbox_gid;
+			/* None: a new network namespace starts with no group
+			 * ("1 0"), and no other range could be written. */
+			if (lo > g || g > hi)
+				continue;
+			snprintf(range, sizeof(range), "%u %u", g, g);
+			v = range;
+		}
 		size_t len = strlen(v);
 		if (write(fd, v, len) != (ssize_t)len)
 			return moat_error_set(err, errno ? errno : EIO, "linux.sysctl.%.*s: write %.64s", (int)n, *kv, v);

@@ -120,10 +120,11 @@ run_one() {
 }
 
 # --- process.user: the ids of the sandbox's one mapped user
-bundle b9 '["sh","-c","echo ids:$(id -u):$(id -g)"]'
+bundle b9 '["sh","-c","echo ids:$(id -u):$(id -g); cat /proc/sys/net/ipv4/ping_group_range"]' ',"sysctl":{"net.ipv4.ping_group_range":"0 2147483647"}'
 sed -i 's/"process":{/"process":{"user":{"uid":1234,"gid":4321,"additionalGids":[4321]},/' b9/config.json
 run_one b9 c9
-t_eq "process.user: the process runs with the spec's uid and gid" "ids:1234:4321" "$(cat c9.out)"
+t_eq "process.user: the process runs with the spec's uid and gid" "ids:1234:4321" "$(head -1 c9.out)"
+t_eq "ping_group_range narrowed to the one mapped group" "4321	4321" "$(tail -1 c9.out)"
 bundle b10 '["sh","-c","echo ids:$(id -u):$(id -g); grep -E \"^CapEff\" /proc/self/status"]'
 run_one b10 c10
 t_eq "process.user 0 (the default): id 0 inside, still no capability" "ids:0:0 CapEff:	0000000000000000" \
