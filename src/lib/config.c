@@ -45,6 +45,8 @@ moat_config *moat_config_new(void)
 	if (!c)
 		return NULL;
 	moat_limits_default_code(&c->limits);
+	c->sandbox_uid = MOAT_DEFAULT_SANDBOX_UID;
+	c->sandbox_gid = MOAT_DEFAULT_SANDBOX_GID;
 	return c;
 }
 
@@ -65,6 +67,13 @@ void moat_config_free(moat_config *c)
 	free(c->profile);
 	free(c->policy_path);
 	free(c->hostname);
+	free(c->seccomp_extra);
+	for (size_t i = 0; i < c->n_tmpfs; i++)
+		free(c->tmpfs[i].dst);
+	free(c->tmpfs);
+	moat__strv_free(c->masked_paths);
+	moat__strv_free(c->readonly_paths);
+	moat__strv_free(c->sysctls);
 	free(c->rootfs);
 	moat__strv_free(c->exec_allow);
 	free(c->policy_yaml);

@@ -10,6 +10,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+/* The ids of the sandbox user inside its user namespace unless a front
+ * (oci.c) picks others (moat_config.sandbox_uid). */
+#define MOAT_DEFAULT_SANDBOX_UID 1000
+#define MOAT_DEFAULT_SANDBOX_GID 1000
 
 /* Caps on user-controlled sizes. */
 #define MOAT_MAX_BINDS 256
@@ -70,6 +76,15 @@ typedef struct moat_limits {
 	uint64_t cpus_milli;   /* CPU bandwidth in thousandths of a CPU */
 } moat_limits;
 
+/* A tmpfs of a given size (bytes, 0: none) and mode at dst, inside;
+ * always nosuid and nodev. */
+typedef struct moat_tmpfs_mount {
+	char *dst;
+	uint64_t size;
+	unsigned mode;
+	bool readonly, noexec;
+} moat_tmpfs_mount;
+
 typedef struct moat_config {
 	char **argv;          /* command and arguments, NULL-terminated */
 	moat_bind *binds;     /* filesystem.read_only/read_write, in order */
@@ -106,6 +121,31 @@ typedef struct moat_config {
 	 * root stays writable (the caller's copy, an overlay). */
 	char *rootfs;
 	bool rootfs_writable;
+	/* The ids the sandbox's one mapped user has inside its user namespace
+	 * (moat_config_new: 1000 and 1000). Whatever they are, that user is
+	 * the one unprivileged host id moat runs the sandbox as, and it holds
+	 * no capability (caps.c locks SECBIT_NOROOT, so even id 0 gains none
+	 * at exec): an OCI container's process.user picks them. */
+	uid_t sandbox_uid;
+	gid_t sandbox_gid;
+	/* A seccomp program (struct sock_filter[], seccomp_extra_len bytes)
+	 * every command loads on top of moat's own filter just before exec
+	 * (an OCI container's linux.seccomp, oci-seccomp.c), or NULL. The
+	 * kernel keeps the strictest verdict of stacked filters: it can only
+	 * deny more. */
+	void *seccomp_extra;
+	size_t seccomp_extra_len;
+	/* What an OCI container's spec asks on top of moat's root (oci.c;
+	 * applied by the init in the sandbox's own namespaces, mount.c and
+	 * sysctl.c): tmpfs mounts (before the binds, so binds below them
+	 * land on them), paths hidden (/dev/null over a file, an empty
+	 * read-only tmpfs over a folder) and made read-only, and namespaced
+	 * sysctls ("key=value") written. NULL: none. */
+	moat_tmpfs_mount *tmpfs;
+	size_t n_tmpfs;
+	char **masked_paths;
+	char **readonly_paths;
+	char **sysctls;
 	unsigned exec_deny_tmp : 1; /* no execution from /tmp even without an allowlist */
 	unsigned exec_workspace : 1; /* /out and --rw binds may hold programs (policy exec.workspace) */
 } moat_config;

@@ -19,6 +19,8 @@
 #include "syscalls.h"
 
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -29,6 +31,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 
@@ -239,6 +242,17 @@ _noreturn_ static void command_child(const command_start *s)
 	 * O_CLOEXEC (runc CVE-2024-21626) and the init's control socket,
 	 * closes at execve. */
 	moat__close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+
+	/* A filter of the caller's own (an OCI spec's) goes last, on top of
+	 * moat's: nothing of moat's setup runs under it, and stacked, it can
+	 * only deny more. A failure is reported after the start report, as an
+	 * exec failure is. */
+	if (c->seccomp_extra) {
+		struct sock_fprog prog = {.len = (unsigned short)(c->seccomp_extra_len / sizeof(struct sock_filter)),
+					  .filter = c->seccomp_extra};
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+			report_and_exit(report_fd, 2, errno, "load the container's own seccomp filter");
+	}
 
 	int e = exec_command(s->argv, s->envp);
 	report_and_exit(report_fd, 3, e, s->argv[0]);
@@ -582,7 +596,7 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		moat_error_set(&err, errno, "open /proc/sys/user");
 		fail_setup(ctl, &err);
 	}
-	if (moat__userns_become_sandbox_user(a->rootless, &err) < 0)
+	if (moat__userns_become_sandbox_user(a->rootless, a->config->sandbox_uid, a->config->sandbox_gid, &err) < 0)
 		fail_setup(ctl, &err);
 	const char *hn = a->config->hostname ? a->config->hostname : "moat";
 	if (sethostname(hn, strlen(hn)) < 0) {
@@ -596,6 +610,11 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 	if (a->config->net == MOAT_NET_TRANSPARENT && moat__netnat_setup(ctl, &err) < 0)
 		fail_setup(ctl, &err);
 	if (moat_net_uses_gateway(a->config->net) && moat__netproxy_listen(ctl, &err) < 0)
+		fail_setup(ctl, &err);
+	/* Before the root is built: /proc here is the procfs the init
+	 * started with, whose /proc/sys resolves through the init's (the
+	 * sandbox's) namespaces; the sandbox's own is read-only. */
+	if (moat__sysctl_write(a->config, &err) < 0)
 		fail_setup(ctl, &err);
 	if (moat__rootfs_setup(a, &st.iso, &err) < 0)
 		fail_setup(ctl, &err);

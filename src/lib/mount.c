@@ -316,8 +316,8 @@ static int mount_out_tmpfs(int rootfd, const moat_init_args *a, moat_error *err)
 {
 	const moat_limits *l = &a->config->limits;
 	char size[32], inodes[32], uid[16], gid[16];
-	snprintf(uid, sizeof(uid), "%u", MOAT_SANDBOX_UID);
-	snprintf(gid, sizeof(gid), "%u", MOAT_SANDBOX_GID);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)a->config->sandbox_uid);
+	snprintf(gid, sizeof(gid), "%u", (unsigned)a->config->sandbox_gid);
 	const char *opts[11] = {"mode", "0755", "uid", uid, "gid", gid};
 	size_t n = 6;
 	if (l->disk_bytes != MOAT_UNLIMITED && l->disk_bytes > 0) {
@@ -838,6 +838,99 @@ static int stage_given_root(const char *path, int *ret_rootfd, moat_error *err)
 	return 0;
 }
 
+/* The tmpfs mounts a front asked for (an OCI spec's, such as containerd's
+ * /run), before the binds so that a bind below one lands on it. Always
+ * nosuid and nodev, with the size the front capped. */
+static int setup_tmpfs_mounts(int rootfd, const moat_config *c, moat_error *err)
+{
+	for (size_t i = 0; i < c->n_tmpfs; i++) {
+		const moat_tmpfs_mount *t = &c->tmpfs[i];
+		char size[32], mode[16];
+		snprintf(mode, sizeof(mode), "%04o", t->mode & 07777);
+		snprintf(size, sizeof(size), "%llu", (unsigned long long)t->size);
+		const char *opts[] = {"mode", mode, t->size ? "size" : NULL, size, NULL};
+		uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (t->noexec ? MOUNT_ATTR_NOEXEC : 0) |
+				 (t->readonly ? MOUNT_ATTR_RDONLY : 0);
+		_cleanup_close_ int m = new_fs("tmpfs", opts, attrs, err);
+		if (m < 0)
+			return moat_error_wrap(err, "tmpfs at %s", t->dst);
+		int r = attach_at(rootfd, m, t->dst[1] ? t->dst + 1 : ".", true, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* An existing path inside the root, opened without following any link
+ * (the image's links must not send a mask or a remount elsewhere);
+ * -1 with errno ENOENT when it is not there. */
+static int open_inside(int rootfd, const char *path)
+{
+	int fd = moat__openat2(rootfd, path[1] ? path + 1 : ".", O_PATH | O_CLOEXEC | O_NOFOLLOW, 0,
+			       RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	struct stat st;
+	/* O_NOFOLLOW opens a link that is the last component itself. */
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		close(fd);
+		errno = ELOOP;
+		return -1;
+	}
+	return fd;
+}
+
+/* Paths a front asked to hide or make read-only (an OCI spec's
+ * maskedPaths and readonlyPaths), over everything else: /dev/null over a
+ * file, an empty read-only tmpfs over a folder; a read-only recursive
+ * clone of a path over itself. A path that is not there is left alone (as
+ * runc does); one that goes through a link is refused. */
+static int setup_masks(int rootfd, const moat_config *c, moat_error *err)
+{
+	const uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	for (char **p = c->masked_paths; p && *p; p++) {
+		_cleanup_close_ int fd = open_inside(rootfd, *p);
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		if (fd < 0 && errno == ELOOP)
+			return moat_error_set(err, MOAT_EINPUT, "linux.maskedPaths: %s goes through a symbolic link; refused",
+					      *p);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0)
+			return moat_error_set(err, errno, "linux.maskedPaths: %s", *p);
+		_cleanup_close_ int m = -1;
+		if (S_ISDIR(st.st_mode)) {
+			static const char *const opts[] = {"size", "0", "mode", "0555", NULL};
+			m = new_fs("tmpfs", opts, MOUNT_ATTR_RDONLY | attrs, err);
+			if (m < 0)
+				return moat_error_wrap(err, "linux.maskedPaths: %s", *p);
+		} else {
+			struct stat nst;
+			/* A device node: not nodev, or it could not be opened. */
+			m = clone_host("/dev/null", &nst);
+			if (m < 0 || attr_set(m, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false) < 0)
+				return moat_error_set(err, errno, "linux.maskedPaths: %s", *p);
+		}
+		if (move_mount(m, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+			return moat_error_set(err, errno, "linux.maskedPaths: mount over %s", *p);
+	}
+	for (char **p = c->readonly_paths; p && *p; p++) {
+		_cleanup_close_ int fd = open_inside(rootfd, *p);
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		if (fd < 0 && errno == ELOOP)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "linux.readonlyPaths: %s goes through a symbolic link; refused", *p);
+		if (fd < 0)
+			return moat_error_set(err, errno, "linux.readonlyPaths: %s", *p);
+		_cleanup_close_ int t =
+			open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+		if (t < 0 || attr_set(t, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true) < 0)
+			return moat_error_set(err, errno, "linux.readonlyPaths: %s", *p);
+		if (move_mount(t, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+			return moat_error_set(err, errno, "linux.readonlyPaths: mount over %s", *p);
+	}
+	return 0;
+}
+
 int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error *err)
 {
 	const moat_config *c = a->config;
@@ -911,7 +1004,13 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 		if (r < 0)
 			return moat_error_wrap(err, "filesystem.out");
 	}
+	r = setup_tmpfs_mounts(rootfd, c, err);
+	if (r < 0)
+		return r;
 	r = setup_binds(rootfd, c, err);
+	if (r < 0)
+		return r;
+	r = setup_masks(rootfd, c, err);
 	if (r < 0)
 		return r;
 

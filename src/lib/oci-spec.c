@@ -5,8 +5,10 @@
 #include "policy.h"
 
 #include <jansson.h>
+#include <errno.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -127,6 +129,96 @@ bool moat_oci_sysctl_is_namespaced(const char *key)
 		if (strcmp(key, ipc[i]) == 0)
 			return true;
 	return strncmp(key, "fs.mqueue.", 10) == 0 || strncmp(key, "net.", 4) == 0;
+}
+
+/* ---- tmpfs mounts ---- */
+
+/* A tmpfs "size=" value: bytes, or with a k, m or g suffix (tmpfs's own
+ * "%" of memory is refused: it is the host's memory). */
+static bool tmpfs_size(const char *v, uint64_t *ret)
+{
+	char *end = NULL;
+	if (*v < '0' || *v > '9')
+		return false;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (errno)
+		return false;
+	unsigned shift = 0;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		shift = 10, end++;
+		break;
+	case 'm': case 'M':
+		shift = 20, end++;
+		break;
+	case 'g': case 'G':
+		shift = 30, end++;
+		break;
+	default:
+		return false;
+	}
+	if (*end || n > (UINT64_MAX >> shift))
+		return false;
+	*ret = (uint64_t)n << shift;
+	return true;
+}
+
+int moat_oci_tmpfs_options(const moat_oci_mount *m, uint64_t cap, const char *field, moat_tmpfs_mount *ret,
+			   moat_error *err)
+{
+	/* Options that change nothing moat keeps: moat's mounts never
+	 * propagate and their times are the kernel's default. */
+	static const char *const ignored[] = {"rw", "nosuid", "nodev", "exec", "strictatime", "relatime", "noatime",
+					      "nodiratime", "atime", "diratime", "private", "rprivate", "slave",
+					      "rslave", "shared", "rshared", "unbindable", "runbindable", NULL};
+	memset(ret, 0, sizeof(*ret));
+	ret->mode = 01777;
+	ret->size = cap;
+	for (size_t i = 0; m->options && m->options[i]; i++) {
+		const char *o = m->options[i];
+		bool known = false;
+		for (size_t k = 0; ignored[k] && !known; k++)
+			known = strcmp(o, ignored[k]) == 0;
+		if (known)
+			continue;
+		if (strcmp(o, "ro") == 0) {
+			ret->readonly = true;
+		} else if (strcmp(o, "noexec") == 0) {
+			ret->noexec = true;
+		} else if (strncmp(o, "size=", 5) == 0) {
+			uint64_t v;
+			if (!tmpfs_size(o + 5, &v) || v == 0)
+				return moat_error_set(err, MOAT_EINPUT,
+						      "%s.options[%zu]: \"%.64s\" is not a size (bytes, or k, m, g)", field, i,
+						      o);
+			/* Capped: a tmpfs is memory, and the policy bounds the
+			 * container's own file systems. */
+			ret->size = v < cap ? v : cap;
+		} else if (strncmp(o, "mode=", 5) == 0) {
+			char *end = NULL;
+			errno = 0;
+			unsigned long v = strtoul(o + 5, &end, 8);
+			if (errno || end == o + 5 || *end || v > 07777)
+				return moat_error_set(err, MOAT_EINPUT, "%s.options[%zu]: \"%.64s\" is not an octal mode",
+						      field, i, o);
+			/* No setuid or setgid folder: permission bits and the
+			 * sticky bit only. */
+			ret->mode = (unsigned)v & 01777;
+		} else if (strcmp(o, "suid") == 0 || strcmp(o, "dev") == 0) {
+			return moat_error_set(err, MOAT_EINPUT,
+					      "%s.options[%zu]: %s is refused: moat mounts every file system nosuid and nodev",
+					      field, i, o);
+		} else {
+			return moat_error_set(err, MOAT_EINPUT, "%s.options[%zu]: tmpfs option \"%.64s\" is not supported",
+					      field, i, o);
+		}
+	}
+	if (!(ret->dst = strdup(m->destination)))
+		return moat_error_set(err, ENOMEM, "%s", field);
+	return 0;
 }
 
 /* ---- small readers; each names the field in its errors ---- */
@@ -366,6 +458,7 @@ static int parse_user(json_t *process, moat_oci_spec *s, moat_error *err)
 		r = get_int(u, "gid", "process.user", 0, UINT32_MAX - 1, false, &gid, err);
 	if (r < 0)
 		return r;
+	s->user_set = true;
 	s->uid = (uid_t)uid;
 	s->gid = (gid_t)gid;
 	json_t *g = json_object_get(u, "additionalGids");
@@ -385,7 +478,17 @@ static int parse_user(json_t *process, moat_oci_spec *s, moat_error *err)
 		if (!json_is_integer(e) || json_integer_value(e) < 0 || json_integer_value(e) >= UINT32_MAX)
 			return moat_error_set(err, MOAT_EINPUT, "process.user.additionalGids[%zu]: expected a group id",
 					      i);
-		s->additional_gids[s->n_additional_gids++] = (gid_t)json_integer_value(e);
+		gid_t ag = (gid_t)json_integer_value(e);
+		/* The sandbox's user namespace maps one user and one group
+		 * (process.user.uid and gid, as the one unprivileged host id
+		 * moat runs as); a supplementary group would be an unmapped
+		 * id, which setgroups cannot give. */
+		if (ag != s->gid)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "process.user.additionalGids[%zu]: group %u is not mapped in the sandbox's "
+					      "user namespace (moat maps only process.user.gid %u); refused",
+					      i, (unsigned)ag, (unsigned)s->gid);
+		s->additional_gids[s->n_additional_gids++] = ag;
 	}
 	return 0;
 }

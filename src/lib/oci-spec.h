@@ -42,6 +42,8 @@
 #define MOAT_OCI_MAX_SECCOMP_ARGS 6
 #define MOAT_OCI_MAX_ANNOTATIONS 256
 #define MOAT_OCI_MAX_STRING 4096
+/* The size of a spec's tmpfs when the policy sets no /tmp limit. */
+#define MOAT_OCI_MAX_TMPFS (UINT64_C(256) << 20)
 
 /* The annotations that select moat's features. */
 #define MOAT_OCI_ANNOTATION_POLICY "dev.moat.policy"
@@ -147,6 +149,11 @@ typedef struct moat_oci_spec {
 	char **args; /* NULL-terminated, at least one */
 	char **env;  /* NAME=VALUE, NULL-terminated (possibly empty) */
 	char *cwd;   /* absolute */
+	/* process.user: the ids of the sandbox's one mapped user (any id but
+	 * (uid_t)-1; it is still the one unprivileged host id moat runs as),
+	 * additionalGids only that gid again. user_set: the field was given
+	 * (exec's process without it runs as the container's user). */
+	bool user_set;
 	uid_t uid;
 	gid_t gid;
 	gid_t *additional_gids;
@@ -205,6 +212,15 @@ int moat_oci_process_parse(const char *json, size_t len, moat_oci_spec **ret, mo
 /* Narrows limits l (the policy's) by the spec's resources: each limit
  * becomes the smaller of the two. Pure. */
 void moat_oci_spec_narrow_limits(const moat_oci_spec *s, moat_limits *l);
+
+/* A tmpfs mount of the spec (type "tmpfs", field "mounts[N]") as moat
+ * mounts it: size= (bytes or k, m, g) capped at cap, and cap when not
+ * given; mode= octal, permission and sticky bits only (01777 when not
+ * given); ro and noexec honoured; always nosuid and nodev (suid and dev
+ * refused); propagation and atime options ignored; anything else refused.
+ * ret->dst is the caller's to free. Pure. */
+int moat_oci_tmpfs_options(const moat_oci_mount *m, uint64_t cap, const char *field, moat_tmpfs_mount *ret,
+			   moat_error *err);
 
 /* Names, for messages and the runtime's `features`. */
 const char *moat_oci_ns_to_string(moat_oci_ns ns);

@@ -3,6 +3,7 @@
 #include "oci.h"
 #include "audit.h"
 #include "egress.h"
+#include "oci-seccomp.h"
 #include "oci-spec.h"
 #include "policy.h"
 #include "sandbox.h"
@@ -499,6 +500,13 @@ static int build(const moat_oci_spec *s, const char *bundle, moat_policy **ret_p
 	if (!(c->rootfs = strdup(s->root_path)))
 		return moat_error_set(err, ENOMEM, "root.path");
 	c->rootfs_writable = !s->root_readonly;
+	/* process.user names the ids of moat's one mapped user: whatever
+	 * they read inside, they are the one unprivileged host id, with no
+	 * capability (oci-spec.h). */
+	c->sandbox_uid = s->uid;
+	c->sandbox_gid = s->gid;
+	if (s->seccomp && (r = moat__oci_seccomp_compile(s->seccomp, &c->seccomp_extra, &c->seccomp_extra_len, err)) < 0)
+		return r;
 	_cleanup_close_ int rootfd = open(s->root_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return moat_error_set(err, errno, "root.path: %s", s->root_path);
@@ -513,11 +521,26 @@ static int build(const moat_oci_spec *s, const char *bundle, moat_policy **ret_p
 			continue;
 		char field[64];
 		snprintf(field, sizeof(field), "mounts[%zu]", i);
-		/* A tmpfs elsewhere (containerd's /run) is not mounted yet:
-		 * the image's own folder stands there, so the container sees
-		 * no more than it asked for. */
-		if (!m->bind && m->type && strcmp(m->type, "tmpfs") == 0)
+		/* A tmpfs elsewhere (containerd's /run): mounted by the init
+		 * as asked, size capped by the policy's /tmp limit (or
+		 * MOAT_OCI_MAX_TMPFS), nosuid and nodev. */
+		if (!m->bind && m->type && strcmp(m->type, "tmpfs") == 0) {
+			if (c->n_tmpfs >= MOAT_OCI_MAX_MOUNTS)
+				return moat_error_set(err, MOAT_EINPUT, "%s: too many tmpfs mounts", field);
+			moat_tmpfs_mount *t = reallocarray(c->tmpfs, c->n_tmpfs + 1, sizeof(*t));
+			if (!t)
+				return moat_error_set(err, ENOMEM, "%s", field);
+			c->tmpfs = t;
+			uint64_t cap = p->limits.tmp_bytes != MOAT_UNLIMITED && p->limits.tmp_bytes < MOAT_OCI_MAX_TMPFS
+					       ? p->limits.tmp_bytes
+					       : MOAT_OCI_MAX_TMPFS;
+			if ((r = moat_oci_tmpfs_options(m, cap, field, &c->tmpfs[c->n_tmpfs], err)) < 0)
+				return r;
+			c->n_tmpfs++;
+			if ((r = rootfs_mkpoint(rootfd, m->destination, true, field, err)) < 0)
+				return r;
 			continue;
+		}
 		if (!m->bind) {
 			/* Other file systems: refused, not dropped. */
 			return moat_error_set(err, MOAT_EINPUT, "%s: a %s mount at %s is not supported (only binds)",
@@ -542,6 +565,20 @@ static int build(const moat_oci_spec *s, const char *bundle, moat_policy **ret_p
 		r = moat_config_add_bind(c, src, m->destination, rw ? MOAT_BIND_RW : 0, err);
 		if (r < 0)
 			return moat_error_wrap(err, "%s", field);
+	}
+	/* Applied by the init in the sandbox's namespaces (mount.c,
+	 * sysctl.c). */
+	if ((s->masked_paths && !(c->masked_paths = moat__strv_copy(s->masked_paths))) ||
+	    (s->readonly_paths && !(c->readonly_paths = moat__strv_copy(s->readonly_paths))))
+		return moat_error_set(err, ENOMEM, "linux.maskedPaths");
+	if (s->n_sysctls > 0) {
+		if (!(c->sysctls = calloc(s->n_sysctls + 1, sizeof(char *))))
+			return moat_error_set(err, ENOMEM, "linux.sysctl");
+		for (size_t i = 0; i < s->n_sysctls; i++)
+			if (asprintf(&c->sysctls[i], "%s=%s", s->sysctls[i].key, s->sysctls[i].value) < 0) {
+				c->sysctls[i] = NULL;
+				return moat_error_set(err, ENOMEM, "linux.sysctl");
+			}
 	}
 	*ret_p = TAKE_PTR(p);
 	*ret_c = TAKE_PTR(c);
@@ -679,6 +716,14 @@ static void keeper_exec(keeper *k, int conn, const char *json, int fds[4])
 	moat_error err = {0};
 	if (moat_oci_process_parse(json, strlen(json), &p, &err) < 0) {
 		reply_err(conn, &err);
+		return;
+	}
+	/* The sandbox maps one user: a process of another cannot be made. */
+	if (p->user_set && (p->uid != k->spec->uid || p->gid != k->spec->gid)) {
+		reply(conn,
+		      "err process.user: uid %u gid %u is not the container's user (uid %u gid %u), the one user "
+		      "moat's sandbox maps; refused",
+		      (unsigned)p->uid, (unsigned)p->gid, (unsigned)k->spec->uid, (unsigned)k->spec->gid);
 		return;
 	}
 	moat_spawn_spec sp;

@@ -8,9 +8,11 @@
 
 #include <sys/types.h>
 
-/* The uid and gid the sandboxed command has inside its user namespace. */
-#define MOAT_SANDBOX_UID 1000
-#define MOAT_SANDBOX_GID 1000
+/* The uid and gid the sandboxed command has inside its user namespace by
+ * default; moat_config.sandbox_uid/gid are what a sandbox uses (the base
+ * root's /etc/passwd names these). */
+#define MOAT_SANDBOX_UID MOAT_DEFAULT_SANDBOX_UID
+#define MOAT_SANDBOX_GID MOAT_DEFAULT_SANDBOX_GID
 /* As root, what the sandbox user is on the host: an unprivileged id, never
  * host root (see docs/security.md). */
 #define MOAT_ROOT_HOST_UID 65534
@@ -199,8 +201,13 @@ int moat__sandbox_out_finish(const moat_config *c, int out_fs, moat_result *r, i
 /* The body of pid 1 inside the sandbox. Never returns. */
 _noreturn_ void moat__init_main(const moat_init_args *a);
 
+/* sysctl.c: writes config->sysctls ("key=value") through /proc/sys, in the
+ * caller's namespaces (the init's, before its root is built). */
+int moat__sysctl_write(const moat_config *c, moat_error *err);
+
 /* userns.c: writes uid_map, setgroups and gid_map of pid, from the host. */
-int moat__userns_write_maps(pid_t pid, bool rootless, uid_t host_uid, gid_t host_gid, moat_error *err);
+int moat__userns_write_maps(pid_t pid, bool rootless, uid_t uid, gid_t gid, uid_t host_uid, gid_t host_gid,
+			    moat_error *err);
 /* Whether this process is root of the host: uid 0 in the initial user
  * namespace. Root of another user namespace (rootless podman runs its
  * runtime as such) cannot map MOAT_ROOT_HOST_UID and runs sandboxes as a
@@ -208,7 +215,7 @@ int moat__userns_write_maps(pid_t pid, bool rootless, uid_t host_uid, gid_t host
 bool moat__userns_host_root(void);
 /* Inside, after the maps exist: become the sandbox user, keeping the
  * capabilities the rest of setup needs. */
-int moat__userns_become_sandbox_user(bool rootless, moat_error *err);
+int moat__userns_become_sandbox_user(bool rootless, uid_t uid, gid_t gid, moat_error *err);
 
 /* Limits the kernel keeps per user namespace (/proc/sys/user/NAME). The
  * sandbox's namespace belongs to the caller, so what the sandbox holds of

@@ -338,8 +338,8 @@ int moat__sandbox_prepare(const moat_config *c, const struct moat_gateway_config
 	iso->rootless = rootless;
 	iso->host_uid = rootless ? geteuid() : MOAT_ROOT_HOST_UID;
 	iso->host_gid = rootless ? getegid() : MOAT_ROOT_HOST_GID;
-	iso->uid = MOAT_SANDBOX_UID;
-	iso->gid = MOAT_SANDBOX_GID;
+	iso->uid = c->sandbox_uid;
+	iso->gid = c->sandbox_gid;
 
 	/* What a killed moat of this user left (sweep.h); its cgroups go when
 	 * ours is made. */
@@ -429,7 +429,8 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 	if (ret >= 0 && b->after_clone)
 		ret = b->after_clone(b->after_clone_arg, err);
 	if (ret >= 0)
-		ret = moat__userns_write_maps((pid_t)pid, iso->rootless, iso->host_uid, iso->host_gid, err);
+		ret = moat__userns_write_maps((pid_t)pid, iso->rootless, iso->uid, iso->gid, iso->host_uid, iso->host_gid,
+					      err);
 	if (ret >= 0) {
 		/* As for CGROUP_JOINED: an init already gone is reported by
 		 * the loop with what it said, not as a broken pipe here. */

@@ -33,11 +33,12 @@ bool moat__userns_host_root(void)
 	       count == 4294967295u;
 }
 
-int moat__userns_write_maps(pid_t pid, bool rootless, uid_t host_uid, gid_t host_gid, moat_error *err)
+int moat__userns_write_maps(pid_t pid, bool rootless, uid_t uid, gid_t gid, uid_t host_uid, gid_t host_gid,
+			    moat_error *err)
 {
 	char map[64];
 	int r;
-	snprintf(map, sizeof(map), "%u %u 1\n", MOAT_SANDBOX_UID, (unsigned)host_uid);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)host_uid);
 	r = write_proc(pid, "uid_map", map, err);
 	if (r < 0)
 		return r;
@@ -50,11 +51,11 @@ int moat__userns_write_maps(pid_t pid, bool rootless, uid_t host_uid, gid_t host
 		if (r < 0)
 			return r;
 	}
-	snprintf(map, sizeof(map), "%u %u 1\n", MOAT_SANDBOX_GID, (unsigned)host_gid);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)host_gid);
 	return write_proc(pid, "gid_map", map, err);
 }
 
-int moat__userns_become_sandbox_user(bool rootless, moat_error *err)
+int moat__userns_become_sandbox_user(bool rootless, uid_t uid, gid_t gid, moat_error *err)
 {
 	/* Keep the namespace capabilities across the id change: setup (mounts,
 	 * hostname) still needs them; the command drops them all before exec. */
@@ -62,10 +63,10 @@ int moat__userns_become_sandbox_user(bool rootless, moat_error *err)
 		return moat_error_set(err, errno, "keep capabilities");
 	if (!rootless && setgroups(0, NULL) < 0)
 		return moat_error_set(err, errno, "drop supplementary groups");
-	if (setresgid(MOAT_SANDBOX_GID, MOAT_SANDBOX_GID, MOAT_SANDBOX_GID) < 0)
-		return moat_error_set(err, errno, "setresgid %u", MOAT_SANDBOX_GID);
-	if (setresuid(MOAT_SANDBOX_UID, MOAT_SANDBOX_UID, MOAT_SANDBOX_UID) < 0)
-		return moat_error_set(err, errno, "setresuid %u", MOAT_SANDBOX_UID);
+	if (setresgid(gid, gid, gid) < 0)
+		return moat_error_set(err, errno, "setresgid %u", (unsigned)gid);
+	if (setresuid(uid, uid, uid) < 0)
+		return moat_error_set(err, errno, "setresuid %u", (unsigned)uid);
 	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
 		return moat_error_set(err, errno, "reset keep-capabilities");
 	/* The id change cleared the effective set; raise it again from the

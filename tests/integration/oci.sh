@@ -22,7 +22,7 @@ bundle() {
 	local d="$1"
 	mkdir -p "$d/rootfs/bin" "$d/rootfs/etc"
 	cp "$BB" "$d/rootfs/bin/busybox"
-	for c in sh echo cat sleep id hostname ls grep; do ln -sf busybox "$d/rootfs/bin/$c"; done
+	for c in sh echo cat sleep id hostname ls grep mkdir; do ln -sf busybox "$d/rootfs/bin/$c"; done
 	cat >"$d/config.json" <<JSON
 {"ociVersion":"1.0.2","root":{"path":"rootfs"},"hostname":"oci-test",
  "process":{"args":$2,"env":["PATH=/bin"],"cwd":"/",
@@ -110,6 +110,81 @@ bundle b6 '["true"]' ',"devices":[{"path":"/dev/kmsg","type":"c","major":1,"mino
 refused "a device node beyond moat's /dev is refused" b6 '^1 .*linux.devices\[0\].path'
 bundle b7 '["true"]' '' ',"hooks":{"prestart":[{"path":"/bin/sh"}]}'
 refused "hooks (host programs) are refused" b7 '^1 .*hooks.prestart'
+
+# run_one DIR ID: create, start, wait; the output in ID.out.
+run_one() {
+	oci create --bundle "$1" "$2" >"$2.out" 2>&1 </dev/null
+	oci start "$2"
+	wait_stopped "$2"
+	oci delete "$2" >/dev/null 2>&1
+}
+
+# --- process.user: the ids of the sandbox's one mapped user
+bundle b9 '["sh","-c","echo ids:$(id -u):$(id -g); cat /proc/sys/net/ipv4/ping_group_range"]' ',"sysctl":{"net.ipv4.ping_group_range":"0 2147483647"}'
+sed -i 's/"process":{/"process":{"user":{"uid":1234,"gid":4321,"additionalGids":[4321]},/' b9/config.json
+run_one b9 c9
+t_eq "process.user: the process runs with the spec's uid and gid" "ids:1234:4321" "$(head -1 c9.out)"
+t_eq "ping_group_range narrowed to the one mapped group" "4321	4321" "$(tail -1 c9.out)"
+bundle b10 '["sh","-c","echo ids:$(id -u):$(id -g); grep -E \"^CapEff\" /proc/self/status"]'
+run_one b10 c10
+t_eq "process.user 0 (the default): id 0 inside, still no capability" "ids:0:0 CapEff:	0000000000000000" \
+	"$(tr '\n' ' ' <c10.out | sed 's/ $//')"
+bundle b11 '["sh","-c","true"]'
+sed -i 's/"process":{/"process":{"user":{"uid":0,"gid":0,"additionalGids":[0,5]},/' b11/config.json
+refused "a supplementary group the sandbox cannot map is refused" b11 '^1 .*process.user.additionalGids\[1\]'
+bundle b12 '["sleep","1000"]'
+oci create --bundle b12 c12 </dev/null >/dev/null 2>&1
+oci start c12
+cat >user.json <<'JSON'
+{"args":["id","-u"],"env":["PATH=/bin"],"cwd":"/","user":{"uid":5,"gid":5}}
+JSON
+oci exec --process user.json c12 >/dev/null 2>uexec.err
+t_match "exec as another user than the container's is refused" '^1 .*process.user' "$? $(cat uexec.err)"
+t_eq "exec without a user runs as the container's" "0" "$(oci exec c12 id -u)"
+oci delete --force c12
+
+# --- linux.seccomp: the spec's filter on top of moat's
+SC='"seccomp":{"defaultAction":"SCMP_ACT_ALLOW","architectures":["SCMP_ARCH_X86_64","SCMP_ARCH_X86","SCMP_ARCH_AARCH64"],"syscalls":[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO","errnoRet":1},{"names":["no_such_call"],"action":"SCMP_ACT_ERRNO"},{"names":["rmdir"],"action":"SCMP_ACT_KILL_PROCESS"}]}'
+bundle b13 '["sh","-c","mkdir /tmp/d 2>&1; echo mkdir=$?; busybox rmdir /tmp; echo rmdir=$?"]' ",$SC"
+run_one b13 c13
+t_match "linux.seccomp: mkdir denied with EPERM" "Operation not permitted.* mkdir=1" "$(tr '\n' ' ' <c13.out)"
+t_match "linux.seccomp: SCMP_ACT_KILL_PROCESS kills with SIGSYS" "rmdir=159" "$(cat c13.out)"
+bundle b14 '["sh","-c","mkdir /tmp/d && echo made"]'
+run_one b14 c14
+t_eq "without the spec's filter mkdir works (the check above can fail)" "made" "$(cat c14.out)"
+bundle b15 '["sleep","1000"]' ",$SC"
+oci create --bundle b15 c15 </dev/null >/dev/null 2>&1
+oci start c15
+t_match "linux.seccomp applies to exec'd processes too" "Operation not permitted" "$(oci exec c15 mkdir /tmp/e 2>&1)"
+oci delete --force c15
+bundle b16 '["true"]' ',"seccomp":{"defaultAction":"SCMP_ACT_NOTIFY"}'
+refused "linux.seccomp: SCMP_ACT_NOTIFY is refused" b16 '^1 .*linux.seccomp.defaultAction'
+
+# --- maskedPaths, readonlyPaths, tmpfs mounts, namespaced sysctls
+bundle b17 '["sh","-c","echo secret=$(cat /etc/secret 2>&1); echo dir=$(ls /srv/dir); echo ok >/run/w && echo run-writable; echo x >/srv/ro/x 2>/dev/null || echo ro-refused; busybox stat -c run-mode=%a /run; busybox df -k /run | busybox awk \"NR==2{print \\\"run-kb=\\\" \\$2}\"; echo fwd=$(cat /proc/sys/net/ipv4/ip_forward) shm=$(cat /proc/sys/kernel/shmmni)"]' \
+	',"maskedPaths":["/etc/secret","/srv/dir","/no/such/path"],"readonlyPaths":["/srv/ro","/no/such"],"sysctl":{"net.ipv4.ip_forward":"1","kernel.shmmni":"1234"}'
+echo hidden >b17/rootfs/etc/secret
+mkdir -p b17/rootfs/srv/dir && echo x >b17/rootfs/srv/dir/f
+sed -i 's|"mounts":\[|"mounts":[{"destination":"/run","type":"tmpfs","source":"tmpfs","options":["nosuid","strictatime","mode=755","size=8m"]},{"destination":"/srv/ro","type":"tmpfs","source":"tmpfs","options":["size=100g"]},|' b17/config.json
+host_fwd=$(cat /proc/sys/net/ipv4/ip_forward) host_shm=$(cat /proc/sys/kernel/shmmni)
+run_one b17 c17
+out=$(tr '\n' ' ' <c17.out)
+t_match "linux.maskedPaths: a file reads empty" "secret= " "$out"
+t_match "linux.maskedPaths: a folder is empty" "dir= " "$out"
+t_match "linux.readonlyPaths: read-only" "ro-refused" "$out"
+t_match "a spec tmpfs at /run is mounted, writable, with its mode" "run-writable .*run-mode=755" "$out"
+t_match "its size as asked" "run-kb=8192 " "$out"
+t_match "linux.sysctl: written in the container's namespaces" "fwd=1 shm=1234" "$out"
+t_eq "the host's sysctls are unchanged" "$host_fwd $host_shm" \
+	"$(cat /proc/sys/net/ipv4/ip_forward) $(cat /proc/sys/kernel/shmmni)"
+bundle b18 '["busybox","df","-k","/big"]'
+sed -i 's|"mounts":\[|"mounts":[{"destination":"/big","type":"tmpfs","source":"tmpfs","options":["size=100g"]},|' b18/config.json
+run_one b18 c18
+kb=$(awk 'NR==2{print $2}' c18.out)
+t_match "a spec tmpfs's size is capped (at most 256 MiB)" '^yes$' "$([ "${kb:-0}" -gt 0 ] && [ "${kb:-0}" -le 262144 ] && echo yes || cat c18.out)"
+bundle b19 '["true"]'
+sed -i 's|"mounts":\[|"mounts":[{"destination":"/run","type":"tmpfs","source":"tmpfs","options":["suid"]},|' b19/config.json
+refused "a tmpfs option that would widen moat's mounts is refused" b19 '^1 .*mounts\[0\].options\[0\]: suid'
 
 # --- annotations: the example pod's egress policy (examples/kubernetes)
 # puts the container behind moat's gateway, and the audit log goes where

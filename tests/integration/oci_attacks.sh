@@ -67,6 +67,34 @@ bundle p4 ',{"destination":"/data","type":"bind","source":"rootfs/leak","options
 ln -s "$HOST" p4/rootfs/leak
 attempt "a bind source leading out of the bundle" p4 '^1 .*mounts\[1\].source.*leads out of the bundle'
 
+# A spec tmpfs whose mount point a planted link sends to the host: the
+# mount point would be made there.
+bundle p5 ',{"destination":"/data/t","type":"tmpfs","source":"tmpfs","options":["size=1m"]}'
+ln -s "$HOST" p5/rootfs/data
+attempt "a tmpfs mount point through a planted link" p5 '^1 .*mounts\[1\].*symbolic link'
+
+# maskedPaths and readonlyPaths through a planted link: the mask or the
+# read-only remount would land on what the link names.
+bundle p6 ''
+sed -i 's|"linux":{|"linux":{"maskedPaths":["/m/file"],|' p6/config.json
+ln -s "$HOST" p6/rootfs/m
+attempt "a masked path through a planted link" p6 '^1 .*linux.maskedPaths: /m/file goes through a symbolic link'
+bundle p7 ''
+sed -i 's|"linux":{|"linux":{"readonlyPaths":["/m"],|' p7/config.json
+ln -s "$HOST" p7/rootfs/m
+attempt "a read-only path that is a planted link" p7 '^1 .*linux.readonlyPaths: /m goes through a symbolic link'
+
+# Namespaced sysctls change the container's copies only; a host one is
+# refused (tests/integration/oci.sh).
+bundle p8 ''
+sed -i 's|"linux":{|"linux":{"sysctl":{"net.ipv4.ip_forward":"1","net.core.somaxconn":"17","kernel.shmmni":"77"},|' p8/config.json
+hv=$(cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/core/somaxconn /proc/sys/kernel/shmmni | tr '\n' ' ')
+oci create --bundle p8 "n$$" </dev/null >/dev/null 2>p8.err
+t_eq "namespaced sysctls: the container is created" "0" "$?"
+oci delete --force "n$$" >/dev/null 2>&1
+t_eq "namespaced sysctls leave the host's values" "$hv" \
+	"$(cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/core/somaxconn /proc/sys/kernel/shmmni | tr '\n' ' ')"
+
 # Capabilities beyond moat's set are not granted: the process tries a
 # privileged act (setting the host name needs CAP_SYS_ADMIN in its uts
 # namespace) and fails.
@@ -76,7 +104,7 @@ ln -sf busybox c1/rootfs/bin/sh
 ln -sf busybox c1/rootfs/bin/hostname
 cat >c1/config.json <<'JSON'
 {"ociVersion":"1.0.2","root":{"path":"rootfs"},"hostname":"before",
- "process":{"args":["sh","-c","hostname after; echo rc=$?; hostname"],"env":["PATH=/bin"],"cwd":"/",
+ "process":{"user":{"uid":0,"gid":0},"args":["sh","-c","hostname after; echo rc=$?; hostname"],"env":["PATH=/bin"],"cwd":"/",
   "capabilities":{"bounding":["CAP_SYS_ADMIN"],"effective":["CAP_SYS_ADMIN"],"permitted":["CAP_SYS_ADMIN"],
    "inheritable":["CAP_SYS_ADMIN"],"ambient":["CAP_SYS_ADMIN"]}},
  "linux":{"namespaces":[{"type":"pid"},{"type":"network"},{"type":"ipc"},{"type":"uts"},{"type":"mount"}]}}
@@ -86,3 +114,42 @@ oci start "c$$"
 for _ in $(seq 300); do grep -q '^before' cap.out 2>/dev/null && break; sleep 0.1; done
 oci delete --force "c$$" >/dev/null 2>&1
 t_match "CAP_SYS_ADMIN asked for in every set is not granted" 'rc=1.*before' "$(tr '\n' ' ' <cap.out)"
+
+# process.user uid 0 is the id of moat's one unprivileged user, not root:
+# a setuid-root program gains nothing (SECBIT_NOROOT, no_new_privs), and
+# the host's root-owned files stay out of reach (as root of the host they
+# are unmapped; rootless, the test's own user owns them).
+mkdir -p u1/rootfs/bin u1/rootfs/suid
+cp "$BB" u1/rootfs/bin/busybox
+ln -sf busybox u1/rootfs/bin/sh
+cp "$BB" u1/rootfs/suid/busybox && chmod 4755 u1/rootfs/suid/busybox
+for c in grep unshare; do ln -sf busybox "u1/rootfs/suid/$c"; done
+cat >u1/config.json <<'JSON'
+{"ociVersion":"1.0.2","root":{"path":"rootfs"},
+ "process":{"user":{"uid":0,"gid":0},"args":["sh","-c","/suid/grep -E '^Cap(Eff|Prm)' /proc/self/status; /suid/unshare -U true; echo unshare=$?"],"env":["PATH=/bin"],"cwd":"/"},
+ "linux":{"namespaces":[{"type":"pid"},{"type":"network"},{"type":"ipc"},{"type":"uts"},{"type":"mount"}]}}
+JSON
+oci create --bundle u1 "u$$" </dev/null >u1.out 2>&1
+oci start "u$$"
+for _ in $(seq 300); do grep -q '^unshare=' u1.out 2>/dev/null && break; sleep 0.1; done
+oci delete --force "u$$" >/dev/null 2>&1
+t_match "process.user uid 0 with a setuid program: no capability, no user namespace" \
+	'CapEff:	0000000000000000 CapPrm:	0000000000000000 .*unshare=1' "$(sort u1.out | tr '\n' ' ')"
+
+# The spec's own seccomp filter can only narrow: allowing by name a call
+# moat's filter denies (unshare, for a user namespace) does not let it
+# through; stacked filters keep the strictest verdict.
+mkdir -p s1/rootfs/bin
+cp "$BB" s1/rootfs/bin/busybox
+ln -sf busybox s1/rootfs/bin/sh
+cat >s1/config.json <<'JSON'
+{"ociVersion":"1.0.2","root":{"path":"rootfs"},
+ "process":{"args":["sh","-c","busybox unshare -U true; echo unshare=$?"],"env":["PATH=/bin"],"cwd":"/"},
+ "linux":{"namespaces":[{"type":"pid"},{"type":"network"},{"type":"ipc"},{"type":"uts"},{"type":"mount"}],
+  "seccomp":{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["unshare","setns","mount","ptrace"],"action":"SCMP_ACT_ALLOW"}]}}}
+JSON
+oci create --bundle s1 "s$$" </dev/null >s1.out 2>&1
+oci start "s$$"
+for _ in $(seq 300); do grep -q '^unshare=' s1.out 2>/dev/null && break; sleep 0.1; done
+oci delete --force "s$$" >/dev/null 2>&1
+t_match "a spec filter allowing unshare does not widen moat's" 'unshare=1' "$(tr '\n' ' ' <s1.out)"

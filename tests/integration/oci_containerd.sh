@@ -72,7 +72,7 @@ R=(--runc-binary "$MOAT_TDIR/bin/moat-oci")
 
 out=$(timeout 120 "${C[@]}" run --rm "${R[@]}" localhost/moat-bb:1 r1 sh -c 'echo hi; id -u; exit 4' 2>&1)
 rc=$?
-t_eq "ctr run: output and exit status" "hi 1000 4" "$(echo $out) $rc"
+t_eq "ctr run: output and exit status" "hi 0 4" "$(echo $out) $rc"
 
 timeout 120 "${C[@]}" run -d "${R[@]}" localhost/moat-bb:1 r2 sleep 1000 >/dev/null 2>&1
 t_match "ctr run -d: the task runs" 'r2 +[0-9]+ +RUNNING' "$("${C[@]}" task ls 2>&1)"

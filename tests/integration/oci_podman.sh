@@ -41,7 +41,9 @@ if [ "$rc" = 0 ]; then t_ok "podman import of a local rootfs tarball"; else
 
 out=$("${P[@]}" run --rm --network none localhost/moat-bb:1 sh -c 'echo hi; id -u; exit 6' 2>run.err)
 rc=$?
-t_eq "run --rm: output and exit status" "hi 1000 6" "$(echo $out) $rc"
+t_eq "run --rm: output and exit status" "hi 0 6" "$(echo $out) $rc"
+out=$("${P[@]}" run --rm --network none --user 1234:4321 localhost/moat-bb:1 sh -c 'id -u; id -g' 2>&1)
+t_eq "run --user: the process has the ids asked for" "1234 4321" "$(echo $out)"
 
 out=$(printf 'echo tty-$((6*7)); tty; exit 3\n' |
 	timeout 120 script -qec "${P[*]} run -it --rm --network none localhost/moat-bb:1 sh" /dev/null 2>&1)

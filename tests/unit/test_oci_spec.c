@@ -15,7 +15,7 @@
 /* The shape `runc spec` writes, with moat's annotations added. */
 #define BASE_HEAD \
 	"{\"ociVersion\":\"1.0.2-dev\","\
-	"\"process\":{\"terminal\":true,\"user\":{\"uid\":1000,\"gid\":100,\"additionalGids\":[5,6]},"\
+	"\"process\":{\"terminal\":true,\"user\":{\"uid\":1000,\"gid\":100,\"additionalGids\":[100,100]},"\
 	"\"args\":[\"sh\",\"-c\",\"echo hi\"],\"env\":[\"PATH=/usr/bin:/bin\",\"TERM=xterm\"],\"cwd\":\"/home\","\
 	"\"capabilities\":{\"bounding\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],"\
 	"\"effective\":[\"CAP_KILL\"],\"permitted\":[\"CAP_KILL\"],\"ambient\":[\"CAP_KILL\"]},"\
@@ -84,7 +84,8 @@ static void test_full(void **state)
 	assert_int_equal(s->uid, 1000);
 	assert_int_equal(s->gid, 100);
 	assert_int_equal(s->n_additional_gids, 2);
-	assert_int_equal(s->additional_gids[1], 6);
+	assert_int_equal(s->additional_gids[1], 100);
+	assert_true(s->user_set);
 	assert_int_equal(s->n_rlimits, 1);
 	assert_int_equal(s->rlimits[0].resource, RLIMIT_NOFILE);
 	assert_int_equal(s->rlimits[0].soft, 512);
@@ -252,8 +253,11 @@ static void test_process_refused(void **state)
 	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"user\":{\"uid\":-1}", "process.user.uid", "range");
 	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"user\":{\"uid\":4294967295}", "process.user.uid",
 			       "range");
-	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"user\":{\"additionalGids\":[1,\"a\"]}",
+	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"user\":{\"additionalGids\":[0,\"a\"]}",
 			       "process.user.additionalGids[1]", "group id");
+	/* The sandbox maps one group: another supplementary one is refused. */
+	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"user\":{\"uid\":1,\"gid\":2,\"additionalGids\":[2,3]}",
+			       "process.user.additionalGids[1]", "not mapped");
 	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"capabilities\":{\"effective\":[\"CAP_FLY\"]}",
 			       "process.capabilities.effective[0]", "CAP_FLY");
 	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"rlimits\":[{\"type\":\"RLIMIT_BOGUS\",\"soft\":1,"
@@ -515,6 +519,58 @@ static void test_names(void **state)
 	assert_null(moat_oci_cap_to_string(41));
 }
 
+static void test_tmpfs_options(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	moat_tmpfs_mount t;
+	char *o1[] = {"nosuid", "strictatime", "mode=755", "size=65536k", "noexec", "ro", NULL};
+	moat_oci_mount m = {.destination = "/run", .type = "tmpfs", .options = o1};
+	assert_int_equal(moat_oci_tmpfs_options(&m, UINT64_C(1) << 30, "mounts[3]", &t, &err), 0);
+	assert_string_equal(t.dst, "/run");
+	assert_int_equal(t.size, UINT64_C(65536) << 10);
+	assert_int_equal(t.mode, 0755);
+	assert_true(t.noexec);
+	assert_true(t.readonly);
+	free(t.dst);
+	/* The size is capped, and the cap is the default; setuid and setgid
+	 * bits are dropped from the mode. */
+	char *o2[] = {"size=100g", "mode=6777", NULL};
+	m.options = o2;
+	assert_int_equal(moat_oci_tmpfs_options(&m, 1 << 20, "mounts[3]", &t, &err), 0);
+	assert_int_equal(t.size, 1 << 20);
+	assert_int_equal(t.mode, 0777);
+	assert_false(t.noexec);
+	free(t.dst);
+	m.options = NULL;
+	assert_int_equal(moat_oci_tmpfs_options(&m, 4096, "mounts[3]", &t, &err), 0);
+	assert_int_equal(t.size, 4096);
+	assert_int_equal(t.mode, 01777);
+	free(t.dst);
+	struct {
+		const char *opt, *want;
+	} bad[] = {
+		{"suid", "mounts[3].options[0]: suid is refused"},
+		{"dev", "nosuid and nodev"},
+		{"size=50%", "is not a size"},
+		{"size=0", "is not a size"},
+		{"size=99999999999999999999", "is not a size"},
+		{"mode=9", "octal mode"},
+		{"mode=17777", "octal mode"},
+		{"uid=0", "\"uid=0\" is not supported"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *o[] = {(char *)bad[i].opt, NULL};
+		m.options = o;
+		moat_error e = {0};
+		assert_int_equal(moat_oci_tmpfs_options(&m, 4096, "mounts[3]", &t, &e), -MOAT_EINPUT);
+		char buf[MOAT_ERROR_MAX + 64];
+		const char *msg = moat_error_format(&e, buf, sizeof(buf));
+		if (!strstr(msg, bad[i].want))
+			fail_msg("%s: %s", bad[i].opt, msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -531,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_annotations),
 		cmocka_unit_test(test_process_file),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_tmpfs_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
