@@ -492,10 +492,22 @@ static void publish(moat_sandbox *sb)
 }
 
 static void pump_sources(moat_sandbox *sb);
+static void note_busy(moat_sandbox *sb);
+
+/* Tells the limits' poll whether a command is starting or running: a
+ * sandbox at rest is not polled (limits.h). */
+static void note_busy(moat_sandbox *sb)
+{
+	bool busy = false;
+	for (size_t i = 0; i < MOAT_SANDBOX_MAX_COMMANDS && !busy; i++)
+		busy = sb->cmds[i].state == CMD_STARTING || sb->cmds[i].state == CMD_LIVE;
+	moat__limits_set_busy(sb->lim, busy);
+}
 
 static void pump(moat_sandbox *sb)
 {
 	pump_sources(sb);
+	note_busy(sb);
 	publish(sb);
 }
 
@@ -681,6 +693,8 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		}
 	}
 	sb->limfd = moat__limits_fd(sb->lim);
+	if (!sb->opts.ends_with_first_command)
+		moat__limits_rest_here(sb->lim);
 	if ((r = add_epoll(sb, sb->ctl)) < 0 || (r = add_epoll(sb, sb->pidfd)) < 0 ||
 	    (r = add_epoll(sb, sb->timer_fd)) < 0 || (r = add_epoll(sb, sb->limfd)) < 0) {
 		r = moat_error_set(err, -r, "epoll");
@@ -841,6 +855,7 @@ int moat_sandbox_spawn(moat_sandbox *sb, const moat_spawn_spec *spec, moat_comma
 		sb->next_id = 1;
 	close_fd(&cmd->pty_fd);
 	*cmd = (sb_command){.state = CMD_STARTING, .id = sb->next_id, .pty_fd = -1, .t0 = moat__now_ns()};
+	note_busy(sb);
 	int e = moat__ctl_send_fds(sb->ctl, MOAT_CTL_SPAWN, (int)cmd->id, fds, 4);
 	if (e < 0) {
 		command_free(sb, cmd);
