@@ -72,7 +72,7 @@ unsigned moat__keeper_pick_version(const unsigned *theirs, size_t n)
 /* The fields each type may carry ("type" and "tag" aside). */
 static const char *const fields[_MOAT_KEEPER_MSG_MAX][12] = {
 	[MOAT_KEEPER_HELLO] = {"versions", "version", "sandbox", "pid"},
-	[MOAT_KEEPER_SPAWN] = {"argv", "env", "cwd", "tty", "stdio", "attached", "record"},
+	[MOAT_KEEPER_SPAWN] = {"argv", "env", "cwd", "tty", "rows", "cols", "stdio", "attached", "record"},
 	[MOAT_KEEPER_WAIT] = {"id"},
 	[MOAT_KEEPER_SIGNAL] = {"id", "signal"},
 	[MOAT_KEEPER_STOP] = {NULL},
@@ -182,7 +182,15 @@ int moat__keeper_encode(const moat_keeper_msg *m, char **ret, moat_error *err)
 			oom |= json_object_set_new(o, "env", strv_to_json(m->env, MOAT_KEEPER_MAX_ARGS)) < 0;
 		if (m->cwd)
 			oom |= json_object_set_new(o, "cwd", json_string(m->cwd)) < 0;
+		if ((m->rows || m->cols) && !m->tty) {
+			r = moat_error_set(err, EINVAL, "spawn.rows: a window size without spawn.tty");
+			break;
+		}
 		oom |= json_object_set_new(o, "tty", json_boolean(m->tty)) < 0;
+		if (m->rows || m->cols) {
+			oom |= json_object_set_new(o, "rows", json_integer(m->rows)) < 0;
+			oom |= json_object_set_new(o, "cols", json_integer(m->cols)) < 0;
+		}
 		oom |= json_object_set_new(o, "stdio", json_pack("[bbb]", m->stdio[0], m->stdio[1], m->stdio[2])) < 0;
 		if (m->attached)
 			oom |= json_object_set_new(o, "attached", json_true()) < 0;
@@ -510,6 +518,14 @@ static int decode_object(json_t *o, moat_keeper_msg *m, moat_error *err)
 		}
 		if (m->tty && (m->stdio[0] || m->stdio[1] || m->stdio[2]))
 			return moat_error_set(err, EINVAL, "spawn.stdio: must be empty with spawn.tty");
+		uint64_t rows = 0, cols = 0;
+		if ((r = get_uint(o, tn, "rows", UINT16_MAX, false, &rows, err)) < 0 ||
+		    (r = get_uint(o, tn, "cols", UINT16_MAX, false, &cols, err)) < 0)
+			return r;
+		if ((rows || cols) && !m->tty)
+			return moat_error_set(err, EINVAL, "spawn.rows: a window size without spawn.tty");
+		m->rows = (uint16_t)rows;
+		m->cols = (uint16_t)cols;
 		return 0;
 	case MOAT_KEEPER_WAIT:
 	case MOAT_KEEPER_SPAWNED:

@@ -14,7 +14,7 @@
  *   front -> keeper                 keeper -> front
  *   hello  {versions}               hello  {version, sandbox, pid}
  *   spawn  {tag, argv, env, cwd,    spawned {tag, id, pid}
- *           tty, stdio,
+ *           tty, rows, cols, stdio,
  *           attached, record} + fds
  *   wait   {tag, id}                exit   {tag, id, status, exit_code,
  *                                           signal, exit_status, wall_ms,
@@ -116,6 +116,9 @@ typedef struct moat_keeper_msg {
 	char **env; /* NAME=VALUE */
 	char *cwd;  /* NULL: the sandbox's default */
 	bool tty;
+	/* With tty: the front's window size, set on the terminal before the
+	 * command starts; 0: unknown. */
+	uint16_t rows, cols;
 	/* Which of stdin, stdout, stderr ride along as descriptors, in that
 	 * order; the others are /dev/null. */
 	bool stdio[3];

@@ -245,6 +245,8 @@ static void do_spawn(conn *c, const moat_keeper_msg *m, int *fds, size_t n_fds)
 	spec.env = m->env;
 	spec.cwd = m->cwd;
 	spec.tty = m->tty;
+	spec.tty_rows = m->rows;
+	spec.tty_cols = m->cols;
 	int *std[3] = {&spec.stdin_fd, &spec.stdout_fd, &spec.stderr_fd};
 	for (size_t i = 0, j = 0; i < 3; i++)
 		if (m->stdio[i])

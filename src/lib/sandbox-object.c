@@ -773,7 +773,8 @@ static int spec_memfd(const moat_sandbox *sb, const moat_spawn_spec *spec, moat_
 		return r;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	r = moat__spawnspec_encode(spec->argv, env, spec->cwd, spec->tty ? MOAT_SPAWNSPEC_TTY : 0, &buf, &len, err);
+	r = moat__spawnspec_encode(spec->argv, env, spec->cwd, spec->tty ? MOAT_SPAWNSPEC_TTY : 0,
+				   spec->tty ? spec->tty_rows : 0, spec->tty ? spec->tty_cols : 0, &buf, &len, err);
 	if (r < 0)
 		return r;
 	_cleanup_close_ int fd = memfd_create("moat-spawn", MFD_CLOEXEC | MFD_ALLOW_SEALING);

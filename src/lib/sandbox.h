@@ -158,6 +158,10 @@ typedef struct moat_spawn_spec {
 	 * controlling terminal and its three streams (the fds above must be
 	 * -1); its master comes back in moat_command.pty_fd. */
 	bool tty;
+	/* With tty: the terminal's size (the caller's window), set before the
+	 * command starts, so that one that reads it at once sees it; 0: none
+	 * known (the kernel's 0x0). */
+	unsigned short tty_rows, tty_cols;
 } moat_spawn_spec;
 
 /* argv NULL, env NULL, cwd NULL, the three streams /dev/null, no tty. */
