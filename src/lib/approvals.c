@@ -468,6 +468,18 @@ void moat_approvals_tick(moat_approvals *ap)
 		wake(ap);
 }
 
+void moat_approvals_counts(moat_approvals *ap, size_t *pending, size_t *leases)
+{
+	*pending = *leases = 0;
+	if (!ap)
+		return;
+	/* Not expired here: the clock's tick does that, and wakes the holder. */
+	pthread_mutex_lock(&ap->lock);
+	*pending = moat__approval_pending(&ap->q);
+	*leases = ap->q.n_leases;
+	pthread_mutex_unlock(&ap->lock);
+}
+
 uint64_t moat_approvals_next_deadline(moat_approvals *ap)
 {
 	if (!ap)

@@ -92,6 +92,9 @@ void moat_approvals_tick(moat_approvals *ap);
  * timer for it (nothing polls), again after each tick, each request and
  * each schedule call. */
 uint64_t moat_approvals_next_deadline(moat_approvals *ap);
+/* How many actions wait for a decision, and how many leases are in force
+ * (a session's show). */
+void moat_approvals_counts(moat_approvals *ap, size_t *pending, size_t *leases);
 
 /* One request from the control socket, by a peer of uid (already checked
  * to be the keeper's or root):

@@ -404,6 +404,18 @@ static void do_status(conn *c, const moat_keeper_msg *m)
 	snprintf(a.state, sizeof(a.state), "%s", k->sandbox_ended ? "ended" : "running");
 	memcpy(a.commands, k->live, k->n_live * sizeof(k->live[0]));
 	a.n_commands = k->n_live;
+	moat_sandbox_net net;
+	if (!k->sandbox_ended && moat_sandbox_net_counters(k->sb, &net)) {
+		a.net_known = true;
+		a.net_allowed = net.allowed;
+		a.net_denied = net.denied;
+		a.net_bytes_up = net.bytes_up;
+		a.net_bytes_down = net.bytes_down;
+	}
+	size_t pending, leases;
+	moat_approvals_counts(k->approvals, &pending, &leases);
+	a.approvals_pending = pending;
+	a.approvals_leases = leases;
 	answer(c, &a, -1);
 }
 

@@ -731,6 +731,18 @@ int moat_sandbox_fd(const moat_sandbox *sb)
 	return sb ? sb->pubfd : -EINVAL;
 }
 
+bool moat_sandbox_net_counters(moat_sandbox *sb, moat_sandbox_net *ret)
+{
+	*ret = (moat_sandbox_net){0};
+	moat_gateway *gw = sb && sb->netproxy ? moat__netproxy_gateway(sb->netproxy) : NULL;
+	if (!gw)
+		return false;
+	moat_gateway_counters c;
+	moat_gateway_get_counters(gw, &c);
+	*ret = (moat_sandbox_net){.allowed = c.allowed, .denied = c.denied, .bytes_up = c.bytes_up, .bytes_down = c.bytes_down};
+	return true;
+}
+
 /* The sandbox's environment with the spec's entries set over it. */
 static int spawn_env(const moat_sandbox *sb, char *const *extra, char ***ret, moat_error *err)
 {

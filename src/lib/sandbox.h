@@ -222,6 +222,13 @@ typedef struct moat_sandbox_event {
  * something to do. Owned by the sandbox; valid until destroy. */
 int moat_sandbox_fd(const moat_sandbox *sb);
 
+/* The gateway's request counters so far (safe while it runs on its own
+ * thread); false when the sandbox has no gateway. */
+typedef struct moat_sandbox_net {
+	uint64_t allowed, denied, bytes_up, bytes_down;
+} moat_sandbox_net;
+bool moat_sandbox_net_counters(moat_sandbox *sb, moat_sandbox_net *ret);
+
 /* Never blocks. Does what is ready (control messages, the init's end, the
  * wall timer, cgroup events) and returns 1 with *ret filled when an event
  * is due, 0 when nothing is (poll the fd again), or a negative errno with

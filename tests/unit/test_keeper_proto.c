@@ -167,6 +167,24 @@ static void test_exit_and_others(void **state)
 	assert_string_equal(b.state, "running");
 	assert_int_equal(b.n_commands, 2);
 	assert_int_equal(b.commands[1], 4);
+	assert_false(b.net_known);
+	assert_int_equal(b.approvals_pending, 0);
+	/* The gateway's counters and the gates' counts (session show). */
+	a.net_known = true;
+	a.net_allowed = 3;
+	a.net_denied = 2;
+	a.net_bytes_up = 1000;
+	a.net_bytes_down = 5000000000ull;
+	a.approvals_pending = 1;
+	a.approvals_leases = 2;
+	roundtrip(&a, &b);
+	assert_true(b.net_known);
+	assert_int_equal(b.net_allowed, 3);
+	assert_int_equal(b.net_denied, 2);
+	assert_int_equal(b.net_bytes_up, 1000);
+	assert_int_equal(b.net_bytes_down, 5000000000ull);
+	assert_int_equal(b.approvals_pending, 1);
+	assert_int_equal(b.approvals_leases, 2);
 
 	moat_keeper_msg_init(&a, MOAT_KEEPER_ERROR);
 	a.tag = 8;
@@ -210,6 +228,9 @@ static void test_bad_input_names_the_field(void **state)
 		"spawn.stdio: must be empty with spawn.tty");
 	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"rows\":24,\"cols\":80}", EINVAL,
 		"spawn.rows: a window size without spawn.tty");
+	refused("{\"type\":\"status\",\"tag\":1,\"sandbox\":\"0123456789abcdef01234567\",\"pid\":1,"
+		"\"state\":\"running\",\"commands\":[],\"net\":{\"allowed\":-1}}",
+		EINVAL, "status.net.allowed: -1 is out of range (0..9223372036854775807)");
 	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"tty\":true,\"rows\":70000}", EINVAL,
 		"spawn.rows: 70000 is out of range (0..65535)");
 	refused("{\"type\":\"signal\",\"tag\":1,\"id\":1,\"signal\":0}", EINVAL, "signal.signal: 0 is out of range (1..64)");
