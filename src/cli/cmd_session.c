@@ -443,18 +443,27 @@ static int cmd_show(int argc, char **argv)
 		return fail_err("show", &err);
 	/* The commands running now, by the keeper's own word. */
 	json_t *live = json_array();
+	/* The gateway's counters and the approval gates, by the keeper's word
+	 * too: null when the session is not running (or has no gateway). */
+	json_t *net = NULL, *approvals = NULL;
 	if (s.running) {
 		_cleanup_keeper_ moat_keeper *k = NULL;
 		moat_keeper_msg st;
 		if (moat_keeper_connect(s.socket, &k, &err) == 0 && moat_keeper_status(k, &st, &err) == 0) {
 			for (size_t i = 0; i < st.n_commands; i++)
 				json_array_append_new(live, json_integer(st.commands[i]));
+			if (st.net_known)
+				net = json_pack("{s:I, s:I, s:I, s:I}", "requests_allowed", (json_int_t)st.net_allowed,
+						"requests_denied", (json_int_t)st.net_denied, "bytes_up",
+						(json_int_t)st.net_bytes_up, "bytes_down", (json_int_t)st.net_bytes_down);
+			approvals = json_pack("{s:I, s:I}", "pending", (json_int_t)st.approvals_pending, "leases",
+					      (json_int_t)st.approvals_leases);
 			moat_keeper_msg_done(&st);
 		}
 	}
 	json_t *j = json_pack(
 		"{s:s, s:s?, s:s, s:s?, s:s?, s:I, s:s, s:s, s:b, s:I, s:I, s:s, "
-		"s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:o, s:{s:I, s:s, s:s, s:s}, s:o?}",
+		"s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:o, s:o, s:o, s:{s:I, s:s, s:s, s:s}, s:o?}",
 		"id", s.id, "name", s.name[0] ? s.name : NULL, "state", s.running ? "running" : "dead", "reason",
 		s.running ? NULL : s.reason, "end_reason", !s.running && s.end_reason[0] ? s.end_reason : NULL, "created",
 		(json_int_t)s.created, "policy_sha256", s.policy_sha256, "workspace", s.workspace,
@@ -462,7 +471,8 @@ static int cmd_show(int argc, char **argv)
 		(json_int_t)s.idle_ms, "audit_log", s.audit_log, "used", "commands", (json_int_t)sum.commands, "cpu_ms",
 		(json_int_t)sum.cpu_ms, "wall_ms", (json_int_t)sum.wall_ms, "copies", (json_int_t)sum.copies,
 		"cp_in_bytes", (json_int_t)sum.cp_in_bytes, "cp_out_bytes", (json_int_t)sum.cp_out_bytes, "limit_hits",
-		(json_int_t)sum.limit_hits, "running", live, "audit_head", "seq", (json_int_t)sum.head_seq, "type",
+		(json_int_t)sum.limit_hits, "running", live, "gateway", net ? net : json_null(), "approvals",
+		approvals ? approvals : json_null(), "audit_head", "seq", (json_int_t)sum.head_seq, "type",
 		sum.head_type, "time", sum.head_time, "prev", sum.head_prev, "isolation", sum.isolation);
 	char *t = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 	json_decref(j);

@@ -41,6 +41,8 @@ struct moat_approvals {
 	struct moat_audit *audit;
 	moat_approvals_wake_fn wake;
 	void *wake_ud;
+	moat_approvals_wake_fn schedule;
+	void *schedule_ud;
 	bool ended;
 	char end_reason[128];
 	moat_rate notify_rate;
@@ -112,6 +114,14 @@ void moat_approvals_set_wake(moat_approvals *ap, moat_approvals_wake_fn fn, void
 	pthread_mutex_lock(&ap->lock);
 	ap->wake = fn;
 	ap->wake_ud = ud;
+	pthread_mutex_unlock(&ap->lock);
+}
+
+void moat_approvals_set_schedule(moat_approvals *ap, moat_approvals_wake_fn fn, void *ud)
+{
+	pthread_mutex_lock(&ap->lock);
+	ap->schedule = fn;
+	ap->schedule_ud = ud;
 	pthread_mutex_unlock(&ap->lock);
 }
 
@@ -357,6 +367,10 @@ int moat_approvals_ask(moat_approvals *ap, const moat_ask *a, uint64_t ticket, m
 		return r;
 	}
 	outcome_from(e, ap->timeout_ms, ret);
+	/* Under the lock: once the deciding side has cleared its callback
+	 * (moat_approvals_set_schedule), none runs any more. */
+	if (ap->schedule)
+		ap->schedule(ap->schedule_ud);
 	json_t *o = moat__approval_to_json(e, ap->session, now, nw);
 	json_t *f = json_deep_copy(o);
 	if (f) {
@@ -452,6 +466,28 @@ void moat_approvals_tick(moat_approvals *ap)
 	pthread_mutex_unlock(&ap->lock);
 	if (timed_out)
 		wake(ap);
+}
+
+void moat_approvals_counts(moat_approvals *ap, size_t *pending, size_t *leases)
+{
+	*pending = *leases = 0;
+	if (!ap)
+		return;
+	/* Not expired here: the clock's tick does that, and wakes the holder. */
+	pthread_mutex_lock(&ap->lock);
+	*pending = moat__approval_pending(&ap->q);
+	*leases = ap->q.n_leases;
+	pthread_mutex_unlock(&ap->lock);
+}
+
+uint64_t moat_approvals_next_deadline(moat_approvals *ap)
+{
+	if (!ap)
+		return UINT64_MAX;
+	pthread_mutex_lock(&ap->lock);
+	uint64_t t = moat__approval_next_deadline(&ap->q);
+	pthread_mutex_unlock(&ap->lock);
+	return t;
 }
 
 static int req_str(json_t *req, const char *key, bool required, size_t max, const char **ret, moat_error *err)

@@ -50,6 +50,12 @@ static inline void moat_approvals_freep(moat_approvals **ap) { moat_approvals_fr
 typedef void (*moat_approvals_wake_fn)(void *ud);
 void moat_approvals_set_wake(moat_approvals *ap, moat_approvals_wake_fn fn, void *ud);
 
+/* Called (with the lock held, from the holder's thread) when an action is
+ * newly held, so that the deciding side's clock can be armed for its
+ * timeout (moat_approvals_next_deadline). Must be quick, thread-safe and
+ * must not call back in here (an eventfd write). */
+void moat_approvals_set_schedule(moat_approvals *ap, moat_approvals_wake_fn fn, void *ud);
+
 typedef struct moat_approvals_outcome {
 	moat_approval_state state;
 	char id[MOAT_APPROVAL_ID_LEN];    /* the approval (held) */
@@ -81,6 +87,14 @@ void moat_approvals_end(moat_approvals *ap, const char *why);
 /* Times out and expires what has run out now (auditing each); wakes the
  * holder when something it holds timed out. Cheap when nothing has. */
 void moat_approvals_tick(moat_approvals *ap);
+/* When the next held action times out or lease ends, on moat__now_ns()'s
+ * clock in ms; UINT64_MAX: nothing will. The deciding side arms a one-shot
+ * timer for it (nothing polls), again after each tick, each request and
+ * each schedule call. */
+uint64_t moat_approvals_next_deadline(moat_approvals *ap);
+/* How many actions wait for a decision, and how many leases are in force
+ * (a session's show). */
+void moat_approvals_counts(moat_approvals *ap, size_t *pending, size_t *leases);
 
 /* One request from the control socket, by a peer of uid (already checked
  * to be the keeper's or root):

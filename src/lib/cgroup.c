@@ -1072,6 +1072,20 @@ static int kill_listed(int dirfd)
 	return n;
 }
 
+int moat__cgroup_count_procs(moat_cgroup *cg)
+{
+	if (!cg || cg->n_nodes == 0)
+		return -ENOENT;
+	_cleanup_free_ char *s = NULL;
+	int r = read_text(cg->nodes[0].dirfd, "cgroup.procs", &s);
+	if (r < 0)
+		return r;
+	int n = 0;
+	for (const char *p = s; *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
 int moat__cgroup_kill(moat_cgroup *cg)
 {
 	if (!cg || cg->n_nodes == 0)

@@ -94,6 +94,8 @@ int moat__cgroup_event_fd(moat_cgroup *cg);
 int moat__cgroup_stats(moat_cgroup *cg, moat_cgroup_stats *ret);
 /* SIGKILL to every task in the run's cgroup. */
 int moat__cgroup_kill(moat_cgroup *cg);
+/* How many processes the run's cgroup holds now, or -errno. */
+int moat__cgroup_count_procs(moat_cgroup *cg);
 /* Fills isolation->cgroup ("v1", "v2", "hybrid", "none") and the note. */
 void moat__cgroup_describe(moat_cgroup *cg, moat_isolation *iso);
 /* Which limits this cgroup really enforces, so that rlimits can stand in for

@@ -473,9 +473,9 @@ static void conn_log(gw_conn *c)
 		return;
 	c->logged = true;
 	if (c->allowed)
-		c->gw->stats.allowed++;
+		__atomic_fetch_add(&c->gw->stats.allowed, 1, __ATOMIC_RELAXED);
 	else
-		c->gw->stats.denied++;
+		__atomic_fetch_add(&c->gw->stats.denied, 1, __ATOMIC_RELAXED);
 	if (!c->gw->on_event)
 		return;
 	/* A path is cut for the log: the decision saw all of it, and an 8 KiB
@@ -1161,10 +1161,10 @@ static bool relay(gw_conn *c, struct bufferevent *from, struct bufferevent *to, 
 	evbuffer_remove_buffer(in, bufferevent_get_output(to), n);
 	if (up) {
 		c->bytes_up += n;
-		c->gw->stats.bytes_up += n;
+		__atomic_fetch_add(&c->gw->stats.bytes_up, n, __ATOMIC_RELAXED);
 	} else {
 		c->bytes_down += n;
-		c->gw->stats.bytes_down += n;
+		__atomic_fetch_add(&c->gw->stats.bytes_down, n, __ATOMIC_RELAXED);
 	}
 	if (evbuffer_get_length(bufferevent_get_output(to)) >= GW_HIGH_WATER) {
 		bufferevent_disable(from, EV_READ);
@@ -1584,7 +1584,7 @@ static const moat_http_request *read_head(gw_conn *c)
 	}
 	const moat_http_request *req = moat_http_parser_request(c->http);
 	c->bytes_up += req->head_len;
-	c->gw->stats.bytes_up += req->head_len;
+	__atomic_fetch_add(&c->gw->stats.bytes_up, req->head_len, __ATOMIC_RELAXED);
 	return req;
 }
 
@@ -2139,7 +2139,7 @@ static bool relay_unecho(gw_conn *c, struct bufferevent *from, struct buffereven
 	evbuffer_add(bufferevent_get_output(to), out, out_len);
 	free(out);
 	c->bytes_down += (uint64_t)used;
-	c->gw->stats.bytes_down += (uint64_t)used;
+	__atomic_fetch_add(&c->gw->stats.bytes_down, (uint64_t)used, __ATOMIC_RELAXED);
 	if (evbuffer_get_length(bufferevent_get_output(to)) >= GW_HIGH_WATER) {
 		bufferevent_disable(from, EV_READ);
 		bufferevent_setwatermark(to, EV_WRITE, GW_HIGH_WATER / 2, 0);
@@ -3392,6 +3392,14 @@ void moat_gateway_set_rules(moat_gateway *gw, moat_netrules *rules)
 void moat_gateway_get_stats(const moat_gateway *gw, moat_gateway_stats *ret)
 {
 	*ret = gw->stats;
+}
+
+void moat_gateway_get_counters(const moat_gateway *gw, moat_gateway_counters *ret)
+{
+	ret->allowed = __atomic_load_n(&gw->stats.allowed, __ATOMIC_RELAXED);
+	ret->denied = __atomic_load_n(&gw->stats.denied, __ATOMIC_RELAXED);
+	ret->bytes_up = __atomic_load_n(&gw->stats.bytes_up, __ATOMIC_RELAXED);
+	ret->bytes_down = __atomic_load_n(&gw->stats.bytes_down, __ATOMIC_RELAXED);
 }
 
 char **moat_gateway_proxy_env(uint16_t port)

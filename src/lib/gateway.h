@@ -176,6 +176,12 @@ typedef struct moat_gateway_stats {
 	uint64_t tls_resumed;       /* upstream TLS handshakes that resumed a session */
 } moat_gateway_stats;
 void moat_gateway_get_stats(const moat_gateway *gw, moat_gateway_stats *ret);
+/* The request counters, read from another thread while the gateway runs
+ * (they are updated atomically): a session's show. */
+typedef struct moat_gateway_counters {
+	uint64_t allowed, denied, bytes_up, bytes_down;
+} moat_gateway_counters;
+void moat_gateway_get_counters(const moat_gateway *gw, moat_gateway_counters *ret);
 
 /* The environment a sandbox needs to use a gateway listening at
  * 127.0.0.1:port: HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (socks5h) and the

@@ -303,7 +303,7 @@ static pid_t start_command(command_start *s)
 
 /* A fresh pseudo-terminal of the sandbox's own devpts: its master goes to
  * the supervisor (naming command id), its peer is the command's. */
-static int open_pty(int ctl, int id, int *ret_slave, moat_error *err)
+static int open_pty(int ctl, int id, uint16_t rows, uint16_t cols, int *ret_slave, moat_error *err)
 {
 	_cleanup_close_ int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (master < 0)
@@ -311,6 +311,11 @@ static int open_pty(int ctl, int id, int *ret_slave, moat_error *err)
 	int unlock = 0;
 	if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
 		return moat_error_set(err, errno, "unlock pseudo-terminal");
+	/* The caller's window size before the command exists: a program that
+	 * reads it first thing sees it, not 0x0. */
+	struct winsize ws = {.ws_row = rows, .ws_col = cols};
+	if ((rows || cols) && ioctl(master, TIOCSWINSZ, &ws) < 0)
+		return moat_error_set(err, errno, "set the pseudo-terminal's size");
 	int slave = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
 	if (slave < 0)
 		return moat_error_set(err, errno, "open pseudo-terminal peer");
@@ -461,7 +466,7 @@ static void serve_spawn(init_state *st, int id, int *fds, size_t n)
 	start.argv = spec.argv;
 	start.envp = spec.envp;
 	start.cwd = spec.cwd ? spec.cwd : a->cwd;
-	if ((spec.flags & MOAT_SPAWNSPEC_TTY) && open_pty(st->ctl, id, &tty_slave, &err) < 0) {
+	if ((spec.flags & MOAT_SPAWNSPEC_TTY) && open_pty(st->ctl, id, spec.rows, spec.cols, &tty_slave, &err) < 0) {
 		refuse(st, id, err.code, moat_error_format(&err, msg, sizeof(msg)));
 		goto out;
 	}

@@ -356,6 +356,8 @@ int moat_keeper_spawn_recorded(moat_keeper *k, const moat_spawn_spec *spec, bool
 	m.env = (char **)spec->env;
 	m.cwd = (char *)spec->cwd;
 	m.tty = spec->tty;
+	m.rows = spec->tty ? spec->tty_rows : 0;
+	m.cols = spec->tty ? spec->tty_cols : 0;
 	int fds[3];
 	size_t n = 0;
 	const int std[3] = {spec->stdin_fd, spec->stdout_fd, spec->stderr_fd};

@@ -72,11 +72,11 @@ unsigned moat__keeper_pick_version(const unsigned *theirs, size_t n)
 /* The fields each type may carry ("type" and "tag" aside). */
 static const char *const fields[_MOAT_KEEPER_MSG_MAX][12] = {
 	[MOAT_KEEPER_HELLO] = {"versions", "version", "sandbox", "pid"},
-	[MOAT_KEEPER_SPAWN] = {"argv", "env", "cwd", "tty", "stdio", "attached", "record"},
+	[MOAT_KEEPER_SPAWN] = {"argv", "env", "cwd", "tty", "rows", "cols", "stdio", "attached", "record"},
 	[MOAT_KEEPER_WAIT] = {"id"},
 	[MOAT_KEEPER_SIGNAL] = {"id", "signal"},
 	[MOAT_KEEPER_STOP] = {NULL},
-	[MOAT_KEEPER_STATUS] = {"sandbox", "pid", "state", "commands"},
+	[MOAT_KEEPER_STATUS] = {"sandbox", "pid", "state", "commands", "net", "approvals"},
 	[MOAT_KEEPER_SPAWNED] = {"id", "pid"},
 	[MOAT_KEEPER_EXIT] = {"id", "status", "exit_code", "signal", "exit_status", "wall_ms", "cpu_user_ms",
 			      "cpu_sys_ms", "max_rss_bytes", "error"},
@@ -182,7 +182,15 @@ int moat__keeper_encode(const moat_keeper_msg *m, char **ret, moat_error *err)
 			oom |= json_object_set_new(o, "env", strv_to_json(m->env, MOAT_KEEPER_MAX_ARGS)) < 0;
 		if (m->cwd)
 			oom |= json_object_set_new(o, "cwd", json_string(m->cwd)) < 0;
+		if ((m->rows || m->cols) && !m->tty) {
+			r = moat_error_set(err, EINVAL, "spawn.rows: a window size without spawn.tty");
+			break;
+		}
 		oom |= json_object_set_new(o, "tty", json_boolean(m->tty)) < 0;
+		if (m->rows || m->cols) {
+			oom |= json_object_set_new(o, "rows", json_integer(m->rows)) < 0;
+			oom |= json_object_set_new(o, "cols", json_integer(m->cols)) < 0;
+		}
 		oom |= json_object_set_new(o, "stdio", json_pack("[bbb]", m->stdio[0], m->stdio[1], m->stdio[2])) < 0;
 		if (m->attached)
 			oom |= json_object_set_new(o, "attached", json_true()) < 0;
@@ -218,6 +226,16 @@ int moat__keeper_encode(const moat_keeper_msg *m, char **ret, moat_error *err)
 			oom |= json_object_set_new(o, "pid", json_integer(m->pid)) < 0;
 			oom |= json_object_set_new(o, "state", json_string(m->state)) < 0;
 			oom |= json_object_set_new(o, "commands", a) < 0;
+			if (m->net_known)
+				oom |= json_object_set_new(o, "net",
+							   json_pack("{s:I, s:I, s:I, s:I}", "allowed",
+								     (json_int_t)m->net_allowed, "denied",
+								     (json_int_t)m->net_denied, "bytes_up",
+								     (json_int_t)m->net_bytes_up, "bytes_down",
+								     (json_int_t)m->net_bytes_down)) < 0;
+			oom |= json_object_set_new(o, "approvals",
+						   json_pack("{s:I, s:I}", "pending", (json_int_t)m->approvals_pending,
+							     "leases", (json_int_t)m->approvals_leases)) < 0;
 		}
 		break;
 	case MOAT_KEEPER_SPAWNED:
@@ -510,6 +528,14 @@ static int decode_object(json_t *o, moat_keeper_msg *m, moat_error *err)
 		}
 		if (m->tty && (m->stdio[0] || m->stdio[1] || m->stdio[2]))
 			return moat_error_set(err, EINVAL, "spawn.stdio: must be empty with spawn.tty");
+		uint64_t rows = 0, cols = 0;
+		if ((r = get_uint(o, tn, "rows", UINT16_MAX, false, &rows, err)) < 0 ||
+		    (r = get_uint(o, tn, "cols", UINT16_MAX, false, &cols, err)) < 0)
+			return r;
+		if ((rows || cols) && !m->tty)
+			return moat_error_set(err, EINVAL, "spawn.rows: a window size without spawn.tty");
+		m->rows = (uint16_t)rows;
+		m->cols = (uint16_t)cols;
 		return 0;
 	case MOAT_KEEPER_WAIT:
 	case MOAT_KEEPER_SPAWNED:
@@ -541,8 +567,29 @@ static int decode_object(json_t *o, moat_keeper_msg *m, moat_error *err)
 			return r;
 		if (strcmp(m->state, "running") != 0 && strcmp(m->state, "ended") != 0)
 			return moat_error_set(err, EINVAL, "status.state: not running or ended");
-		return get_uint_array(o, tn, "commands", UINT32_MAX, MOAT_KEEPER_MAX_COMMANDS, m->commands, NULL,
-				      &m->n_commands, err);
+		if ((r = get_uint_array(o, tn, "commands", UINT32_MAX, MOAT_KEEPER_MAX_COMMANDS, m->commands, NULL,
+					&m->n_commands, err)) < 0)
+			return r;
+		json_t *net = json_object_get(o, "net");
+		if (net) {
+			if (!json_is_object(net))
+				return moat_error_set(err, EINVAL, "status.net: not an object");
+			if ((r = get_uint(net, "status.net", "allowed", INT64_MAX, true, &m->net_allowed, err)) < 0 ||
+			    (r = get_uint(net, "status.net", "denied", INT64_MAX, true, &m->net_denied, err)) < 0 ||
+			    (r = get_uint(net, "status.net", "bytes_up", INT64_MAX, true, &m->net_bytes_up, err)) < 0 ||
+			    (r = get_uint(net, "status.net", "bytes_down", INT64_MAX, true, &m->net_bytes_down, err)) < 0)
+				return r;
+			m->net_known = true;
+		}
+		json_t *ap = json_object_get(o, "approvals");
+		if (ap) {
+			if (!json_is_object(ap))
+				return moat_error_set(err, EINVAL, "status.approvals: not an object");
+			if ((r = get_uint(ap, "status.approvals", "pending", INT64_MAX, true, &m->approvals_pending, err)) < 0 ||
+			    (r = get_uint(ap, "status.approvals", "leases", INT64_MAX, true, &m->approvals_leases, err)) < 0)
+				return r;
+		}
+		return 0;
 	case MOAT_KEEPER_EXIT: {
 		moat_keeper_exit *e = &m->exit;
 		if ((r = get_uint(o, tn, "id", UINT32_MAX, true, &u, err)) < 0)

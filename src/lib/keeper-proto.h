@@ -14,7 +14,7 @@
  *   front -> keeper                 keeper -> front
  *   hello  {versions}               hello  {version, sandbox, pid}
  *   spawn  {tag, argv, env, cwd,    spawned {tag, id, pid}
- *           tty, stdio,
+ *           tty, rows, cols, stdio,
  *           attached, record} + fds
  *   wait   {tag, id}                exit   {tag, id, status, exit_code,
  *                                           signal, exit_status, wall_ms,
@@ -23,7 +23,9 @@
  *   signal {tag, id, signal}        ok     {tag}
  *   stop   {tag}                    ok     {tag}
  *   status {tag}                    status {tag, sandbox, pid, state,
- *                                           commands}
+ *                                           commands, net?, approvals?}
+ *     (net: the gateway's {allowed, denied, bytes_up, bytes_down};
+ *      approvals: {pending, leases})
  *   approvals {tag, body}           approvals {tag, body}
  *     (body: one JSON object, the approval gates' own request and
  *      answer, checked by approvals.h)
@@ -110,12 +112,20 @@ typedef struct moat_keeper_msg {
 	char state[16]; /* status: "running" or "ended" */
 	uint32_t commands[MOAT_KEEPER_MAX_COMMANDS]; /* status: live ids */
 	size_t n_commands;
+	/* status: the gateway's request counters (net_known: it has one),
+	 * and the approval gates' held actions and leases in force */
+	bool net_known;
+	uint64_t net_allowed, net_denied, net_bytes_up, net_bytes_down;
+	uint64_t approvals_pending, approvals_leases;
 
 	/* spawn */
 	char **argv;
 	char **env; /* NAME=VALUE */
 	char *cwd;  /* NULL: the sandbox's default */
 	bool tty;
+	/* With tty: the front's window size, set on the terminal before the
+	 * command starts; 0: unknown. */
+	uint16_t rows, cols;
 	/* Which of stdin, stdout, stderr ride along as descriptors, in that
 	 * order; the others are /dev/null. */
 	bool stdio[3];

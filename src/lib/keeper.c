@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -79,9 +80,12 @@ struct keeper {
 	struct event *nest_ev;
 
 	/* Actions held for a person (approvals.h), and the clock that times
-	 * them out. */
+	 * them out: a one-shot timer armed at the next deadline, so an idle
+	 * keeper never wakes. The gateway's thread holds actions; it tells
+	 * this loop through sched_fd (an eventfd) to arm the timer again. */
 	moat_approvals *approvals;
-	struct event *tick_ev;
+	struct event *tick_ev, *sched_ev;
+	int sched_fd;
 
 	moat_keeper_lifetime_state lt; /* ttl, idle, end.json (keeper-lifetime.h) */
 	const char *default_cwd; /* the policy's working directory, or NULL */
@@ -241,6 +245,8 @@ static void do_spawn(conn *c, const moat_keeper_msg *m, int *fds, size_t n_fds)
 	spec.env = m->env;
 	spec.cwd = m->cwd;
 	spec.tty = m->tty;
+	spec.tty_rows = m->rows;
+	spec.tty_cols = m->cols;
 	int *std[3] = {&spec.stdin_fd, &spec.stdout_fd, &spec.stderr_fd};
 	for (size_t i = 0, j = 0; i < 3; i++)
 		if (m->stdio[i])
@@ -310,11 +316,16 @@ static void do_signal(conn *c, const moat_keeper_msg *m)
 }
 
 /* The approval gates' requests: the queue answers, the keeper carries. */
+static void tick_arm(keeper *k);
+
 static void do_approvals(conn *c, const moat_keeper_msg *m)
 {
 	json_t *body = NULL;
 	moat_error err = {0};
-	if (moat_approvals_request(c->k->approvals, c->uid, m->body, &body, &err) < 0) {
+	int r = moat_approvals_request(c->k->approvals, c->uid, m->body, &body, &err);
+	/* A lease granted, a request decided: the next deadline moved. */
+	tick_arm(c->k);
+	if (r < 0) {
 		answer_error(c, m->tag, err.code, "%s", err.msg);
 		return;
 	}
@@ -326,11 +337,46 @@ static void do_approvals(conn *c, const moat_keeper_msg *m)
 	moat_keeper_msg_done(&a);
 }
 
+/* Arms the approvals' clock at their next deadline (a ms late, so that
+ * the tick finds it passed), or not at all when nothing will run out. */
+static void tick_arm(keeper *k)
+{
+	if (!k->tick_ev)
+		return;
+	uint64_t t = moat_approvals_next_deadline(k->approvals);
+	if (t == UINT64_MAX) {
+		evtimer_del(k->tick_ev);
+		return;
+	}
+	uint64_t now = moat__now_ns() / 1000000;
+	uint64_t d = t > now ? t - now + 1 : 1;
+	struct timeval tv = {.tv_sec = (time_t)(d / 1000), .tv_usec = (suseconds_t)(d % 1000) * 1000};
+	evtimer_add(k->tick_ev, &tv);
+}
+
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	moat_approvals_tick(((keeper *)arg)->approvals);
+	keeper *k = arg;
+	moat_approvals_tick(k->approvals);
+	tick_arm(k);
+}
+
+/* The gateway's thread held an action: its timeout is a new deadline. */
+static void sched_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	uint64_t n;
+	(void)!read(fd, &n, sizeof(n));
+	tick_arm(arg);
+}
+
+/* Runs on the gateway's thread, under the approvals' lock. */
+static void sched_fn(void *ud)
+{
+	const uint64_t one = 1;
+	(void)!write(*(const int *)ud, &one, sizeof(one));
 }
 
 static void do_stop(conn *c, const moat_keeper_msg *m)
@@ -358,6 +404,18 @@ static void do_status(conn *c, const moat_keeper_msg *m)
 	snprintf(a.state, sizeof(a.state), "%s", k->sandbox_ended ? "ended" : "running");
 	memcpy(a.commands, k->live, k->n_live * sizeof(k->live[0]));
 	a.n_commands = k->n_live;
+	moat_sandbox_net net;
+	if (!k->sandbox_ended && moat_sandbox_net_counters(k->sb, &net)) {
+		a.net_known = true;
+		a.net_allowed = net.allowed;
+		a.net_denied = net.denied;
+		a.net_bytes_up = net.bytes_up;
+		a.net_bytes_down = net.bytes_down;
+	}
+	size_t pending, leases;
+	moat_approvals_counts(k->approvals, &pending, &leases);
+	a.approvals_pending = pending;
+	a.approvals_leases = leases;
 	answer(c, &a, -1);
 }
 
@@ -775,6 +833,12 @@ static int keeper_setup(keeper *k, const char *yaml, size_t len, moat_config **r
 	if ((r = moat__keeper_rundir_make(&k->dir, err)) < 0 || (r = make_listener(k, err)) < 0)
 		return r;
 	moat_approvals_set_session(k->approvals, k->dir.id);
+	/* After the sandbox too; actions held before this are found by the
+	 * loop's first arming. */
+	k->sched_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (k->sched_fd < 0)
+		return moat_error_set(err, errno, "approvals: make the clock's eventfd");
+	moat_approvals_set_schedule(k->approvals, sched_fn, &k->sched_fd);
 	*ret_c = TAKE_PTR(c);
 	*ret_p = TAKE_PTR(p);
 	return 0;
@@ -814,12 +878,13 @@ static int keeper_loop(keeper *k, moat_error *err)
 			return moat_error_set(err, ENOMEM, "event loop: watch the delegation socket");
 	}
 
-	/* Held actions time out and leases end on this clock; a quarter of
-	 * a second late at most. */
-	const struct timeval quarter = {0, 250000};
-	k->tick_ev = event_new(k->base, -1, EV_PERSIST, tick_cb, k);
-	if (!k->tick_ev || event_add(k->tick_ev, &quarter) < 0)
+	/* Held actions time out and leases end on this clock, armed only
+	 * while something can run out. */
+	k->tick_ev = evtimer_new(k->base, tick_cb, k);
+	k->sched_ev = event_new(k->base, k->sched_fd, EV_READ | EV_PERSIST, sched_cb, k);
+	if (!k->tick_ev || !k->sched_ev || event_add(k->sched_ev, NULL) < 0)
 		return moat_error_set(err, ENOMEM, "event loop: the approvals' clock");
+	tick_arm(k);
 	/* Something may have happened before the loop watched for it. */
 	sandbox_cb(sbfd, EV_READ, k);
 	if (!k->sandbox_ended && event_base_dispatch(k->base) < 0)
@@ -845,10 +910,22 @@ static void keeper_free(keeper *k)
 
 	if (k->tick_ev)
 		event_free(k->tick_ev);
+	if (k->sched_ev)
+		event_free(k->sched_ev);
 	if (k->base)
 		event_base_free(k->base);
 	if (k->listen_fd >= 0)
 		close(k->listen_fd);
+}
+
+/* After the gateway's thread is gone: nothing writes sched_fd any more. */
+static void safe_close_sched(keeper *k)
+{
+	if (k->approvals)
+		moat_approvals_set_schedule(k->approvals, NULL, NULL);
+	if (k->sched_fd >= 0)
+		close(k->sched_fd);
+	k->sched_fd = -1;
 }
 
 int moat__keeper_main(int setup_fd)
@@ -858,6 +935,7 @@ int moat__keeper_main(int setup_fd)
 	k.listen_fd = -1;
 	k.dir.dir_fd = k.dir.lock_fd = -1;
 	k.lt.end_dir = -1;
+	k.sched_fd = -1;
 	moat_error err = {0};
 	/* Everything the keeper makes (the socket above all) is its user's
 	 * alone. A client gone mid-answer is an error to handle, not a
@@ -883,6 +961,7 @@ int moat__keeper_main(int setup_fd)
 		moat_nest_server_free(TAKE_PTR(k.nest));
 		moat_egress_done(&egress);
 		moat_secrets_free(k.secrets);
+		safe_close_sched(&k);
 
 		moat_approvals_free(k.approvals);
 		moat_audit_close(k.audit);
@@ -892,7 +971,7 @@ int moat__keeper_main(int setup_fd)
 	}
 	report_setup(setup_fd, &k, NULL);
 	close(setup_fd);
-	k.default_cwd = p->cwd;
+	k.default_cwd = p ? p->cwd : NULL;
 
 	r = keeper_loop(&k, &err);
 	/* No new client from here on; the sandbox goes, then its folder. */
@@ -923,6 +1002,7 @@ int moat__keeper_main(int setup_fd)
 	moat_nest_server_free(TAKE_PTR(k.nest));
 	moat_egress_done(&egress);
 	moat_secrets_free(k.secrets);
+	safe_close_sched(&k);
 
 	moat_approvals_free(k.approvals);
 	moat_audit_close(k.audit);

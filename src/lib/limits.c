@@ -23,6 +23,14 @@ struct moat_run_limits {
 	int timer_fd;
 	bool attach_pending;
 	uint64_t cpus_milli; /* how many CPUs the run can occupy at once */
+	/* A long-lived sandbox at rest (no command starting or running, and
+	 * no more processes than its own when it became ready) changes none
+	 * of the counters the poll reads: the poll stops until a command
+	 * starts (moat__limits_set_busy), so an idle sandbox's supervisor
+	 * never wakes. rest_procs 0: unknown, the poll never stops. */
+	int rest_procs;
+	bool busy, armed;
+	uint64_t last_used_us;
 };
 
 int moat__rlimit_plan_apply(const moat_rlimit_plan *p)
@@ -147,6 +155,14 @@ int moat__limits_attach(moat_run_limits *rl, pid_t pid, bool cloned_into, moat_e
 	return moat__cgroup_attach(rl->cg, pid, err);
 }
 
+static bool at_rest(moat_run_limits *rl)
+{
+	if (rl->busy || rl->rest_procs <= 0)
+		return false;
+	int n = moat__cgroup_count_procs(rl->cg);
+	return n >= 0 && n <= rl->rest_procs;
+}
+
 static bool cpu_budget_watched(moat_run_limits *rl)
 {
 	return rl->lim.cpu_ms != MOAT_UNLIMITED && moat__cgroup_enforces_cpu(rl->cg);
@@ -158,14 +174,34 @@ static void arm_timer(moat_run_limits *rl, uint64_t used_us)
 	uint64_t wait = MOAT_UNLIMITED;
 	if (cpu_budget_watched(rl))
 		wait = moat__cpu_next_check_ms(rl->lim.cpu_ms, used_us, rl->cpus_milli);
-	if (moat__cgroup_enforces_pids(rl->cg) || moat__cgroup_enforces_memory(rl->cg))
+	rl->last_used_us = used_us;
+	if ((moat__cgroup_enforces_pids(rl->cg) || moat__cgroup_enforces_memory(rl->cg)) && !at_rest(rl))
 		wait = wait < LIMITS_POLL_MS ? wait : LIMITS_POLL_MS;
 	if (wait == MOAT_UNLIMITED)
 		return;
 	if (wait == 0)
 		wait = 1;
 	struct itimerspec its = {.it_value = {.tv_sec = (time_t)(wait / 1000), .tv_nsec = (long)(wait % 1000) * 1000000}};
-	(void)timerfd_settime(rl->timer_fd, 0, &its, NULL);
+	if (timerfd_settime(rl->timer_fd, 0, &its, NULL) == 0)
+		rl->armed = true;
+}
+
+void moat__limits_rest_here(moat_run_limits *rl)
+{
+	if (!rl)
+		return;
+	int n = moat__cgroup_count_procs(rl->cg);
+	rl->rest_procs = n > 0 ? n : 0;
+}
+
+void moat__limits_set_busy(moat_run_limits *rl, bool busy)
+{
+	if (!rl || rl->busy == busy)
+		return;
+	rl->busy = busy;
+	/* Waking from rest: the poll starts again at once. */
+	if (busy && !rl->armed && rl->timer_fd >= 0)
+		arm_timer(rl, rl->last_used_us);
 }
 
 int moat__limits_fd(moat_run_limits *rl)
@@ -205,6 +241,8 @@ moat_status moat__limits_check(moat_run_limits *rl, const char **ret_limit)
 		return MOAT_STATUS_EXITED;
 	uint64_t ticks;
 	bool timer_fired = rl->timer_fd >= 0 && read(rl->timer_fd, &ticks, sizeof(ticks)) == (ssize_t)sizeof(ticks);
+	if (timer_fired)
+		rl->armed = false;
 	moat_cgroup_stats st;
 	(void)moat__cgroup_stats(rl->cg, &st);
 	uint64_t used_us = st.cpu_user_us + st.cpu_sys_us;

@@ -53,6 +53,11 @@ int moat__limits_fd(moat_run_limits *rl);
  * MOAT_STATUS_OOM or MOAT_STATUS_PIDS_LIMIT when the run must end now (and
  * *ret_limit names the limit), else MOAT_STATUS_EXITED. */
 moat_status moat__limits_check(moat_run_limits *rl, const char **ret_limit);
+/* A long-lived sandbox is ready: its processes now are its rest. While it
+ * is not busy and holds no more than those, the counters' poll stops. */
+void moat__limits_rest_here(moat_run_limits *rl);
+/* A command is starting or running (busy), or none is. */
+void moat__limits_set_busy(moat_run_limits *rl, bool busy);
 /* killed_for_limit: the supervisor already ended the run for a reason of
  * its own (wall, output, or a check above); that reason stands. */
 void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_result *r, bool killed_for_limit);

@@ -495,10 +495,22 @@ static void publish(moat_sandbox *sb)
 }
 
 static void pump_sources(moat_sandbox *sb);
+static void note_busy(moat_sandbox *sb);
+
+/* Tells the limits' poll whether a command is starting or running: a
+ * sandbox at rest is not polled (limits.h). */
+static void note_busy(moat_sandbox *sb)
+{
+	bool busy = false;
+	for (size_t i = 0; i < MOAT_SANDBOX_MAX_COMMANDS && !busy; i++)
+		busy = sb->cmds[i].state == CMD_STARTING || sb->cmds[i].state == CMD_LIVE;
+	moat__limits_set_busy(sb->lim, busy);
+}
 
 static void pump(moat_sandbox *sb)
 {
 	pump_sources(sb);
+	note_busy(sb);
 	publish(sb);
 }
 
@@ -684,6 +696,8 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		}
 	}
 	sb->limfd = moat__limits_fd(sb->lim);
+	if (!sb->opts.ends_with_first_command)
+		moat__limits_rest_here(sb->lim);
 	if ((r = add_epoll(sb, sb->ctl)) < 0 || (r = add_epoll(sb, sb->pidfd)) < 0 ||
 	    (r = add_epoll(sb, sb->timer_fd)) < 0 || (r = add_epoll(sb, sb->limfd)) < 0) {
 		r = moat_error_set(err, -r, "epoll");
@@ -718,6 +732,18 @@ fail:
 int moat_sandbox_fd(const moat_sandbox *sb)
 {
 	return sb ? sb->pubfd : -EINVAL;
+}
+
+bool moat_sandbox_net_counters(moat_sandbox *sb, moat_sandbox_net *ret)
+{
+	*ret = (moat_sandbox_net){0};
+	moat_gateway *gw = sb && sb->netproxy ? moat__netproxy_gateway(sb->netproxy) : NULL;
+	if (!gw)
+		return false;
+	moat_gateway_counters c;
+	moat_gateway_get_counters(gw, &c);
+	*ret = (moat_sandbox_net){.allowed = c.allowed, .denied = c.denied, .bytes_up = c.bytes_up, .bytes_down = c.bytes_down};
+	return true;
 }
 
 /* The sandbox's environment with the spec's entries set over it. */
@@ -762,7 +788,8 @@ static int spec_memfd(const moat_sandbox *sb, const moat_spawn_spec *spec, moat_
 		return r;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	r = moat__spawnspec_encode(spec->argv, env, spec->cwd, spec->tty ? MOAT_SPAWNSPEC_TTY : 0, &buf, &len, err);
+	r = moat__spawnspec_encode(spec->argv, env, spec->cwd, spec->tty ? MOAT_SPAWNSPEC_TTY : 0,
+				   spec->tty ? spec->tty_rows : 0, spec->tty ? spec->tty_cols : 0, &buf, &len, err);
 	if (r < 0)
 		return r;
 	_cleanup_close_ int fd = memfd_create("moat-spawn", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -847,6 +874,7 @@ int moat_sandbox_spawn(moat_sandbox *sb, const moat_spawn_spec *spec, moat_comma
 	close_fd(&cmd->pty_fd);
 	*cmd = (sb_command){
 		.state = CMD_STARTING, .id = sb->next_id, .pty_fd = -1, .in_spawn = true, .t0 = moat__now_ns()};
+	note_busy(sb);
 	int e = moat__ctl_send_fds(sb->ctl, MOAT_CTL_SPAWN, (int)cmd->id, fds, 4);
 	if (e < 0) {
 		cmd->in_spawn = false;

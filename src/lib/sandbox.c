@@ -557,6 +557,8 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	moat_spawn_spec_init(&spec);
 	spec.argv = c->argv;
 	spec.tty = c->tty;
+	if (c->tty)
+		moat__tty_caller_size(&spec.tty_rows, &spec.tty_cols);
 	if (!c->tty) {
 		spec.stdin_fd = stdin_child;
 		spec.stdout_fd = out_w;

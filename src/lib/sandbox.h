@@ -158,6 +158,10 @@ typedef struct moat_spawn_spec {
 	 * controlling terminal and its three streams (the fds above must be
 	 * -1); its master comes back in moat_command.pty_fd. */
 	bool tty;
+	/* With tty: the terminal's size (the caller's window), set before the
+	 * command starts, so that one that reads it at once sees it; 0: none
+	 * known (the kernel's 0x0). */
+	unsigned short tty_rows, tty_cols;
 } moat_spawn_spec;
 
 /* argv NULL, env NULL, cwd NULL, the three streams /dev/null, no tty. */
@@ -218,6 +222,13 @@ typedef struct moat_sandbox_event {
 /* A descriptor that is readable (POLLIN) when moat_sandbox_dispatch has
  * something to do. Owned by the sandbox; valid until destroy. */
 int moat_sandbox_fd(const moat_sandbox *sb);
+
+/* The gateway's request counters so far (safe while it runs on its own
+ * thread); false when the sandbox has no gateway. */
+typedef struct moat_sandbox_net {
+	uint64_t allowed, denied, bytes_up, bytes_down;
+} moat_sandbox_net;
+bool moat_sandbox_net_counters(moat_sandbox *sb, moat_sandbox_net *ret);
 
 /* Never blocks. Does what is ready (control messages, the init's end, the
  * wall timer, cgroup events) and returns 1 with *ret filled when an event

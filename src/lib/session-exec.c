@@ -102,6 +102,7 @@ static int setup_streams(const moat_session_exec_opts *o, moat_spawn_spec *spec,
 {
 	if (o->tty) {
 		spec->tty = true;
+		moat__tty_caller_size(&spec->tty_rows, &spec->tty_cols);
 		return 0;
 	}
 	if (o->input) {

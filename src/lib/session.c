@@ -178,7 +178,11 @@ static int cmp_created(const void *a, const void *b)
 	return x->created < y->created ? -1 : x->created > y->created ? 1 : strcmp(x->id, y->id);
 }
 
-static int list_in(int base_fd, const char *base, moat_session_info **ret, size_t *ret_n, moat_error *err)
+/* The sessions in base (only those whose id or name is key, when key is
+ * not NULL: the others' keepers are not asked, so that finding one session
+ * costs one keeper's hello, not one per session of the user). */
+static int list_in(int base_fd, const char *base, const char *key, moat_session_info **ret, size_t *ret_n,
+		   moat_error *err)
 {
 	int dup = fcntl(base_fd, F_DUPFD_CLOEXEC, 3);
 	DIR *dir = dup >= 0 ? fdopendir(dup) : NULL;
@@ -201,6 +205,8 @@ static int list_in(int base_fd, const char *base, moat_session_info **ret, size_
 		moat_session_info s;
 		bool stopped = false;
 		if (record_read(dfd, de->d_name, &s, &stopped) < 0)
+			continue;
+		if (key && strcmp(s.id, key) != 0 && !(s.name[0] && strcmp(s.name, key) == 0))
 			continue;
 		snprintf(s.dir, sizeof(s.dir), "%s/%s", base, s.id);
 		probe(&s, stopped, dfd);
@@ -227,14 +233,18 @@ int moat_session_list(moat_session_info **ret, size_t *ret_n, moat_error *err)
 	_cleanup_close_ int fd = base_open(base, sizeof(base), err);
 	if (fd < 0)
 		return fd;
-	return list_in(fd, base, ret, ret_n, err);
+	return list_in(fd, base, NULL, ret, ret_n, err);
 }
 
 int moat_session_find(const char *key, moat_session_info *ret, moat_error *err)
 {
 	_cleanup_free_ moat_session_info *v = NULL;
 	size_t n = 0;
-	int r = moat_session_list(&v, &n, err);
+	char base[PATH_MAX];
+	_cleanup_close_ int fd = base_open(base, sizeof(base), err);
+	if (fd < 0)
+		return fd;
+	int r = list_in(fd, base, key, &v, &n, err);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++)
@@ -273,7 +283,7 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 		return moat_error_errno(err, errno, "sessions %s: take its lock", base);
 	_cleanup_free_ moat_session_info *v = NULL;
 	size_t n = 0;
-	int r = list_in(base_fd, base, &v, &n, err);
+	int r = list_in(base_fd, base, NULL, &v, &n, err);
 	if (r < 0)
 		return r;
 	if (n >= MOAT_SESSION_MAX)

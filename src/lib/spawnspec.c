@@ -7,6 +7,7 @@
 
 typedef struct header {
 	uint32_t magic, version, flags, argc, envc;
+	uint16_t rows, cols;
 } header;
 
 static size_t strv_len(char *const *v)
@@ -23,8 +24,8 @@ static bool env_entry_ok(const char *e)
 	return eq && eq != e;
 }
 
-int moat__spawnspec_encode(char *const *argv, char *const *envp, const char *cwd, unsigned flags, char **ret_buf,
-			   size_t *ret_len, moat_error *err)
+int moat__spawnspec_encode(char *const *argv, char *const *envp, const char *cwd, unsigned flags, uint16_t rows,
+			   uint16_t cols, char **ret_buf, size_t *ret_len, moat_error *err)
 {
 	size_t argc = strv_len(argv), envc = strv_len(envp);
 	if (argc == 0 || !argv[0][0])
@@ -37,6 +38,8 @@ int moat__spawnspec_encode(char *const *argv, char *const *envp, const char *cwd
 		return moat_error_set(err, EINVAL, "cwd %s: not a clean absolute path", cwd);
 	if (flags & ~(unsigned)MOAT_SPAWNSPEC_TTY)
 		return moat_error_set(err, EINVAL, "spawn flags %#x unknown", flags);
+	if ((rows || cols) && !(flags & MOAT_SPAWNSPEC_TTY))
+		return moat_error_set(err, EINVAL, "spawn: a terminal size without a terminal");
 	size_t total = sizeof(header);
 	for (size_t i = 0; i < argc; i++)
 		total += strlen(argv[i]) + 1;
@@ -55,7 +58,7 @@ int moat__spawnspec_encode(char *const *argv, char *const *envp, const char *cwd
 	if (!buf)
 		return moat_error_set(err, ENOMEM, "spawn spec");
 	header h = {.magic = MOAT_SPAWNSPEC_MAGIC, .version = MOAT_SPAWNSPEC_VERSION, .flags = flags,
-		    .argc = (uint32_t)argc, .envc = (uint32_t)envc};
+		    .argc = (uint32_t)argc, .envc = (uint32_t)envc, .rows = rows, .cols = cols};
 	memcpy(buf, &h, sizeof(h));
 	char *p = buf + sizeof(h);
 	for (size_t i = 0; i < argc; i++)
@@ -92,6 +95,8 @@ int moat__spawnspec_decode(char *buf, size_t len, moat_spawnspec *ret, moat_erro
 		return moat_error_set(err, EBADMSG, "spawn spec: not version %u", MOAT_SPAWNSPEC_VERSION);
 	if (h.flags & ~(uint32_t)MOAT_SPAWNSPEC_TTY)
 		return moat_error_set(err, EBADMSG, "spawn spec: flags %#x unknown", h.flags);
+	if ((h.rows || h.cols) && !(h.flags & MOAT_SPAWNSPEC_TTY))
+		return moat_error_set(err, EBADMSG, "spawn spec: a terminal size without a terminal");
 	if (h.argc == 0 || h.argc > MOAT_SPAWNSPEC_MAX_ARGS || h.envc > MOAT_SPAWNSPEC_MAX_ENV)
 		return moat_error_set(err, EBADMSG, "spawn spec: %u arguments, %u variables", h.argc, h.envc);
 	_cleanup_free_ char **argv = calloc((size_t)h.argc + 1, sizeof(char *));
@@ -121,6 +126,8 @@ int moat__spawnspec_decode(char *buf, size_t len, moat_spawnspec *ret, moat_erro
 	ret->envp = TAKE_PTR(envp);
 	ret->cwd = cwd[0] ? cwd : NULL;
 	ret->flags = h.flags;
+	ret->rows = h.rows;
+	ret->cols = h.cols;
 	return 0;
 }
 

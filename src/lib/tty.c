@@ -11,6 +11,16 @@ void moat__tty_init(moat_tty *t, bool want)
 	*t = (moat_tty){.master = -1, .in = MOAT_SINK_INIT, .in_open = want && isatty(STDIN_FILENO)};
 }
 
+void moat__tty_caller_size(unsigned short *rows, unsigned short *cols)
+{
+	struct winsize ws;
+	*rows = *cols = 0;
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
+		*rows = ws.ws_row;
+		*cols = ws.ws_col;
+	}
+}
+
 bool moat__tty_attach(moat_tty *t, int fd)
 {
 	if (t->master >= 0 || moat__sink_open(&t->in, fd, true) < 0)

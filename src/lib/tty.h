@@ -24,6 +24,10 @@ typedef struct moat_tty {
 /* want: the command asked for a terminal (-t); the caller's input is read
  * only when its stdin is a terminal too. */
 void moat__tty_init(moat_tty *t, bool want);
+/* The caller's window size (of its stdin, else its stdout), 0x0 when
+ * neither is a terminal: carried in the spawn so the command's terminal
+ * has it before the command starts. */
+void moat__tty_caller_size(unsigned short *rows, unsigned short *cols);
 /* Takes fd as the master (on success only: returns false and leaves fd to
  * the caller when there is one already or no buffer), and gives it the
  * caller's window size. */

@@ -109,6 +109,9 @@ ls_out=$("$MOAT" approvals ls --session "$N-a")
 t_match "approvals ls: id, session, what" "^a[0-9a-f]{8} +$N-a .*POST http://mail.test:$P/v1/send" "$(printf '%s' "$ls_out" | tail -1)"
 id1=$(newest)
 t_eq "held: the client has no answer yet" "" "$(body o1)"
+# session show: the gateway's counters and the gates, from the keeper.
+show=$("$MOAT" session show "$N-a" | python3 -c 'import json,sys; j=json.load(sys.stdin); g=j["gateway"]; a=j["approvals"]; print(g["requests_allowed"] >= 1, g["bytes_up"] > 0, g["bytes_down"] > 0, a["pending"], a["leases"])')
+t_eq "session show: gateway requests allowed and bytes, one approval pending, no lease" "True True True 1 0" "$show"
 t_match "notify: the command got the request as JSON on its stdin" "\"id\": ?\"$id1\".*\"what\": ?\"POST http://mail.test:$P/v1/send\"" "$(cat notify.jsonl 2>/dev/null)"
 out=$("$MOAT" approve "$id1" --note "ok for bob")
 t_eq "approve: says what it did" "$id1: approved once" "$out"
@@ -124,6 +127,7 @@ out=$("$MOAT" deny "$id2" --reason "not to customers")
 t_eq "deny: says what it did" "$id2: denied" "$out"
 waitposts
 t_match "deny: 403 to the client" "HTTP/1.1 403" "$(cat o2)"
+t_check "session show: the denied request is counted" test "$("$MOAT" session show "$N-a" | python3 -c 'import json,sys; print(json.load(sys.stdin)["gateway"]["requests_denied"])')" -ge 1
 t_match "deny: the body says a reviewer denied it, and why" "^moat: denied by a reviewer: not to customers \(approval $id2\) rc=0$" "$(body o2)"
 "$MOAT" approve "$id2" 2>e1
 t_eq "a decided approval cannot be decided again: 125, one line" "125 1" "$? $(wc -l <e1)"
@@ -140,6 +144,7 @@ t_match "the leased request went through" "^sent [0-9]+: to=l1 rc=0$" "$(body l1
 out=$(ms exec "$N-a" -- curl -sS -d to=l2 "http://mail.test:$P/v1/drafts")
 t_match "a lease (path scope) lets a request under the same folder through at once" "^sent [0-9]+: to=l2$" "$out"
 t_match "approvals leases: lists it" "^$lease +$N-a +for +path " "$("$MOAT" approvals leases --session "$N-a" | tail -1)"
+t_eq "session show: the lease is counted" 1 "$("$MOAT" session show "$N-a" | python3 -c 'import json,sys; print(json.load(sys.stdin)["approvals"]["leases"])')"
 # It ends on the keeper's clock: wait until it is gone (bounded).
 for _ in $(seq 100); do
 	[ "$("$MOAT" approvals leases --session "$N-a" --json)" = "[]" ] && break

@@ -33,11 +33,11 @@ class Term:
     """A terminal: moat gets its slave as stdin, stdout and stderr; we
     type into and read from the master."""
 
-    def __init__(self, args, rows=30, cols=100):
+    def __init__(self, args, rows=30, cols=100, front=("session", "exec")):
         self.master, self.slave = os.openpty()
         set_size(self.slave, rows, cols)
         self.saved = termios.tcgetattr(self.slave)
-        self.p = subprocess.Popen([MOAT, "session", "exec"] + args, stdin=self.slave, stdout=self.slave,
+        self.p = subprocess.Popen([MOAT] + list(front) + args, stdin=self.slave, stdout=self.slave,
                                   stderr=self.slave, close_fds=True)
         self.seen = b""
 
@@ -94,6 +94,22 @@ t.p.send_signal(signal.SIGTERM)
 rc = t.finish()
 report(rc == 128 + signal.SIGTERM, "-t: SIGTERM to exec ends the command (128+15)", "exit %d" % rc)
 t.close()
+
+# -t: a command that reads its window size first thing sees the caller's
+# (carried in the spawn and set before the command starts, not after), for
+# exec and for moat run -t alike, every time.
+for front, args in ((("session", "exec"), ["-t", SESSION, "--", "stty", "size"]),
+                    (("run",), ["-t", "--", "stty", "size"])):
+    bad = []
+    for i in range(20):
+        t = Term(args, rows=37 + i, cols=91, front=front)
+        rc = t.finish()
+        want = "%d 91" % (37 + i)
+        if rc != 0 or want.encode() not in t.seen:
+            bad.append("run %d: exit %d, %r" % (i, rc, t.seen[-80:]))
+        t.close()
+    report(not bad, "-t: stty size as the command's first act prints the caller's size, 20 of 20 (%s)" %
+           " ".join(front), "; ".join(bad[:3]))
 
 # -t: what is typed reaches the command, its terminal is the command's own,
 # its status is exec's, and the caller's terminal is given back as it was.

@@ -91,7 +91,21 @@ static void test_spawn(void **state)
 	a.attached = true;
 	roundtrip(&a, &b);
 	assert_true(b.attached);
+	assert_int_equal(b.rows, 0);
+	assert_int_equal(b.cols, 0);
 	moat_keeper_msg_done(&b);
+	/* With a terminal, the front's window size comes along. */
+	a.tty = true;
+	a.stdio[1] = a.stdio[2] = false;
+	a.rows = 50;
+	a.cols = 200;
+	roundtrip(&a, &b);
+	assert_true(b.tty);
+	assert_int_equal(b.rows, 50);
+	assert_int_equal(b.cols, 200);
+	moat_keeper_msg_done(&b);
+	a.tty = false;
+	a.stdio[1] = a.stdio[2] = true;
 
 	/* The encoder refuses what the decoder would. */
 	moat_error err = {0};
@@ -105,6 +119,11 @@ static void test_spawn(void **state)
 	assert_int_equal(moat__keeper_encode(&a, &s, &err), -EINVAL);
 	assert_string_equal(err.msg, "spawn.stdio: must be empty with spawn.tty");
 	assert_null(s);
+	a.tty = false;
+	assert_int_equal(moat__keeper_encode(&a, &s, &err), -EINVAL);
+	assert_string_equal(err.msg, "spawn.rows: a window size without spawn.tty");
+	assert_null(s);
+	a.rows = a.cols = 0;
 }
 
 static void test_exit_and_others(void **state)
@@ -148,6 +167,24 @@ static void test_exit_and_others(void **state)
 	assert_string_equal(b.state, "running");
 	assert_int_equal(b.n_commands, 2);
 	assert_int_equal(b.commands[1], 4);
+	assert_false(b.net_known);
+	assert_int_equal(b.approvals_pending, 0);
+	/* The gateway's counters and the gates' counts (session show). */
+	a.net_known = true;
+	a.net_allowed = 3;
+	a.net_denied = 2;
+	a.net_bytes_up = 1000;
+	a.net_bytes_down = 5000000000ull;
+	a.approvals_pending = 1;
+	a.approvals_leases = 2;
+	roundtrip(&a, &b);
+	assert_true(b.net_known);
+	assert_int_equal(b.net_allowed, 3);
+	assert_int_equal(b.net_denied, 2);
+	assert_int_equal(b.net_bytes_up, 1000);
+	assert_int_equal(b.net_bytes_down, 5000000000ull);
+	assert_int_equal(b.approvals_pending, 1);
+	assert_int_equal(b.approvals_leases, 2);
 
 	moat_keeper_msg_init(&a, MOAT_KEEPER_ERROR);
 	a.tag = 8;
@@ -189,6 +226,13 @@ static void test_bad_input_names_the_field(void **state)
 		"spawn.stdio: not an array of three booleans");
 	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"tty\":true,\"stdio\":[true,false,false]}", EINVAL,
 		"spawn.stdio: must be empty with spawn.tty");
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"rows\":24,\"cols\":80}", EINVAL,
+		"spawn.rows: a window size without spawn.tty");
+	refused("{\"type\":\"status\",\"tag\":1,\"sandbox\":\"0123456789abcdef01234567\",\"pid\":1,"
+		"\"state\":\"running\",\"commands\":[],\"net\":{\"allowed\":-1}}",
+		EINVAL, "status.net.allowed: -1 is out of range (0..9223372036854775807)");
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"tty\":true,\"rows\":70000}", EINVAL,
+		"spawn.rows: 70000 is out of range (0..65535)");
 	refused("{\"type\":\"signal\",\"tag\":1,\"id\":1,\"signal\":0}", EINVAL, "signal.signal: 0 is out of range (1..64)");
 	refused("{\"type\":\"hello\",\"versions\":[]}", EINVAL, "hello.versions: must hold at least one version");
 	refused("{\"type\":\"hello\",\"versions\":[1],\"tag\":2}", EINVAL, "hello.tag: unknown field");

@@ -19,7 +19,7 @@ static void test_round_trip(void **state)
 	moat_error err = {0};
 	char *buf = NULL;
 	size_t len = 0;
-	assert_int_equal(moat__spawnspec_encode(argv, envp, "/tmp", MOAT_SPAWNSPEC_TTY, &buf, &len, &err), 0);
+	assert_int_equal(moat__spawnspec_encode(argv, envp, "/tmp", MOAT_SPAWNSPEC_TTY, 40, 132, &buf, &len, &err), 0);
 	moat_spawnspec s = {0};
 	assert_int_equal(moat__spawnspec_decode(buf, len, &s, &err), 0);
 	for (int i = 0; i < 3; i++) {
@@ -30,14 +30,20 @@ static void test_round_trip(void **state)
 	assert_null(s.envp[3]);
 	assert_string_equal(s.cwd, "/tmp");
 	assert_int_equal(s.flags, MOAT_SPAWNSPEC_TTY);
+	/* The terminal's size comes along, so the init sets it before the
+	 * command starts. */
+	assert_int_equal(s.rows, 40);
+	assert_int_equal(s.cols, 132);
 	moat__spawnspec_done(&s);
 	free(buf);
 
 	/* No env, default cwd. */
-	assert_int_equal(moat__spawnspec_encode(argv, NULL, NULL, 0, &buf, &len, &err), 0);
+	assert_int_equal(moat__spawnspec_encode(argv, NULL, NULL, 0, 0, 0, &buf, &len, &err), 0);
 	assert_int_equal(moat__spawnspec_decode(buf, len, &s, &err), 0);
 	assert_null(s.envp[0]);
 	assert_null(s.cwd);
+	assert_int_equal(s.rows, 0);
+	assert_int_equal(s.cols, 0);
 	moat__spawnspec_done(&s);
 	free(buf);
 }
@@ -53,13 +59,15 @@ static void test_encode_refuses(void **state)
 	char *argv[] = {"true", NULL};
 	char *bad_env[] = {"NOEQUALS", NULL};
 	char *bad_env2[] = {"=value", NULL};
-	assert_int_equal(moat__spawnspec_encode(none, NULL, NULL, 0, &buf, &len, &err), -EINVAL);
-	assert_int_equal(moat__spawnspec_encode(empty, NULL, NULL, 0, &buf, &len, &err), -EINVAL);
-	assert_int_equal(moat__spawnspec_encode(argv, bad_env, NULL, 0, &buf, &len, &err), -EINVAL);
-	assert_int_equal(moat__spawnspec_encode(argv, bad_env2, NULL, 0, &buf, &len, &err), -EINVAL);
-	assert_int_equal(moat__spawnspec_encode(argv, NULL, "tmp", 0, &buf, &len, &err), -EINVAL);
-	assert_int_equal(moat__spawnspec_encode(argv, NULL, "/a/../b", 0, &buf, &len, &err), -EINVAL);
-	assert_int_equal(moat__spawnspec_encode(argv, NULL, NULL, 2, &buf, &len, &err), -EINVAL);
+	assert_int_equal(moat__spawnspec_encode(none, NULL, NULL, 0, 0, 0, &buf, &len, &err), -EINVAL);
+	assert_int_equal(moat__spawnspec_encode(empty, NULL, NULL, 0, 0, 0, &buf, &len, &err), -EINVAL);
+	assert_int_equal(moat__spawnspec_encode(argv, bad_env, NULL, 0, 0, 0, &buf, &len, &err), -EINVAL);
+	assert_int_equal(moat__spawnspec_encode(argv, bad_env2, NULL, 0, 0, 0, &buf, &len, &err), -EINVAL);
+	assert_int_equal(moat__spawnspec_encode(argv, NULL, "tmp", 0, 0, 0, &buf, &len, &err), -EINVAL);
+	assert_int_equal(moat__spawnspec_encode(argv, NULL, "/a/../b", 0, 0, 0, &buf, &len, &err), -EINVAL);
+	assert_int_equal(moat__spawnspec_encode(argv, NULL, NULL, 2, 0, 0, &buf, &len, &err), -EINVAL);
+	/* A size without a terminal. */
+	assert_int_equal(moat__spawnspec_encode(argv, NULL, NULL, 0, 24, 80, &buf, &len, &err), -EINVAL);
 	/* Over the byte cap: one argument of 5 MiB. */
 	size_t big = 5u << 20;
 	char *huge = malloc(big + 1);
@@ -67,7 +75,7 @@ static void test_encode_refuses(void **state)
 	memset(huge, 'x', big);
 	huge[big] = '\0';
 	char *hv[] = {huge, NULL};
-	assert_int_equal(moat__spawnspec_encode(hv, NULL, NULL, 0, &buf, &len, &err), -E2BIG);
+	assert_int_equal(moat__spawnspec_encode(hv, NULL, NULL, 0, 0, 0, &buf, &len, &err), -E2BIG);
 	free(huge);
 }
 
@@ -81,7 +89,7 @@ static void test_decode_refuses(void **state)
 	moat_error err = {0};
 	char *buf = NULL;
 	size_t len = 0;
-	assert_int_equal(moat__spawnspec_encode(argv, envp, "/out", 0, &buf, &len, &err), 0);
+	assert_int_equal(moat__spawnspec_encode(argv, envp, "/out", 0, 0, 0, &buf, &len, &err), 0);
 	moat_spawnspec s = {0};
 	for (size_t cut = 0; cut < len; cut++) {
 		char *copy = malloc(cut ? cut : 1);
@@ -103,7 +111,7 @@ static void test_decode_refuses(void **state)
 	const struct {
 		int field;
 		uint32_t value;
-	} bad[] = {{0, 0x12345678}, {1, 2}, {2, 4}, {3, 0}, {3, MOAT_SPAWNSPEC_MAX_ARGS + 1}, {3, 100},
+	} bad[] = {{0, 0x12345678}, {1, 1}, {1, 3}, {2, 4}, {3, 0}, {3, MOAT_SPAWNSPEC_MAX_ARGS + 1}, {3, 100},
 		   {4, MOAT_SPAWNSPEC_MAX_ENV + 1}, {4, 5}};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memcpy(h, orig, sizeof(h));
@@ -114,7 +122,7 @@ static void test_decode_refuses(void **state)
 	free(buf);
 	/* An env entry that is not NAME=VALUE, made by hand. */
 	char raw[64];
-	uint32_t hh[5] = {MOAT_SPAWNSPEC_MAGIC, MOAT_SPAWNSPEC_VERSION, 0, 1, 1};
+	uint32_t hh[6] = {MOAT_SPAWNSPEC_MAGIC, MOAT_SPAWNSPEC_VERSION, 0, 1, 1, 0};
 	memcpy(raw, hh, sizeof(hh));
 	memcpy(raw + sizeof(hh), "true\0NOEQ\0\0", 11);
 	assert_int_equal(moat__spawnspec_decode(raw, sizeof(hh) + 11, &s, &err), -EBADMSG);
@@ -124,6 +132,10 @@ static void test_decode_refuses(void **state)
 	memcpy(raw + sizeof(hh), "true\0A=1\0/tmp\0", 14);
 	assert_int_equal(moat__spawnspec_decode(raw, sizeof(hh) + 14, &s, &err), 0);
 	moat__spawnspec_done(&s);
+	/* A terminal size without a terminal. */
+	hh[5] = 24u | 80u << 16;
+	memcpy(raw, hh, sizeof(hh));
+	assert_int_equal(moat__spawnspec_decode(raw, sizeof(hh) + 14, &s, &err), -EBADMSG);
 }
 
 int main(void)
