@@ -67,6 +67,7 @@ void moat_config_free(moat_config *c)
 	free(c->hostname);
 	free(c->rootfs);
 	moat__strv_free(c->exec_allow);
+	moat__exec_rules_free(c->exec_approve, c->n_exec_approve);
 	free(c->policy_yaml);
 	free(c);
 }
