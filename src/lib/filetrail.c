@@ -1144,7 +1144,8 @@ static void gate_answer(moat_filetrail *t, uint64_t id, int error)
 static int gate(moat_filetrail *t, const struct seccomp_notif *req, call_kind k)
 {
 	gate_call c = gate_call_of(req, k);
-	gate_read *g = malloc(sizeof(*g));
+	/* Zeroed: a refusal before the path is read logs an empty one. */
+	gate_read *g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
 	const char *why = NULL;
@@ -1212,7 +1213,7 @@ static void gate_finish(moat_filetrail *t, gated *h, const moat_approvals_outcom
 		why = reason;
 	}
 	if (o->state == MOAT_APPROVAL_ALLOWED) {
-		gate_read *again = malloc(sizeof(*again));
+		gate_read *again = calloc(1, sizeof(*again));
 		const char *w2 = NULL;
 		forget_mem(t);
 		int r = again ? gate_look(t, &h->call, again, &w2) : -ENOMEM;
