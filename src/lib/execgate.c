@@ -64,7 +64,8 @@ bool moat__exec_args_match(char *const *patterns, const char *args, size_t args_
 	return i == n_argv;
 }
 
-bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, const char **why)
+bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, moat_maps_file_ok file_ok, void *ud,
+			const char **why)
 {
 	uint64_t at = addr, end = addr + len;
 	if (end < addr) {
@@ -98,14 +99,17 @@ bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, const cha
 			*why = "it is in a shared mapping (another mapping of the same memory can change it)";
 			return false;
 		}
-		if (perms[1] != 'w') {
-			*why = "it is in a read-only mapping (a file's pages, which can change under the check)";
-			return false;
-		}
 		bool anon = inode == 0 && (name[0] == '\0' || strcmp(name, "[heap]") == 0 ||
 					   strncmp(name, "[stack", 6) == 0 || strncmp(name, "[anon:", 6) == 0);
-		if (!anon) {
-			*why = "it is in a file-backed mapping (its pages are the file's until written)";
+		if (anon && perms[1] != 'w') {
+			/* Anonymous and read-only: nothing is there to change it,
+			 * but nothing sane execs from it either. */
+			*why = "it is in a read-only anonymous mapping";
+			return false;
+		}
+		if (!anon && (inode == 0 || name[0] != '/' || !file_ok || !file_ok(ud, dev, inode, name))) {
+			*why = "it is in a mapping of a file the sandbox may write (its pages are the file's until "
+			       "written)";
 			return false;
 		}
 		at = hi;

@@ -34,10 +34,17 @@ int moat__exec_rules_copy(const moat_exec_rule *v, size_t n, moat_exec_rule **re
  * args[0..args_len), argv[0] first) matches the patterns (NULL: any). */
 bool moat__exec_args_match(char *const *patterns, const char *args, size_t args_len, size_t n_argv);
 
+/* Decides about a private mapping of a file (its device "MM:mm", inode and
+ * name from the maps line): true when the file cannot change under the
+ * check (the caller's judgement: a read-only mount). */
+typedef bool (*moat_maps_file_ok)(void *ud, const char *dev, uint64_t inode, const char *name);
+
 /* Whether [addr, addr + len) lies wholly in mappings of a process (maps:
- * the text of /proc/PID/maps) that are private, writable and anonymous
- * (no file behind them: an anonymous mapping, the heap or the stack). A
- * shared mapping can be written through another mapping of it, a private
- * file-backed one reads the file's pages until first written: either can
- * change under the check. false with *why naming the reason otherwise. */
-bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, const char **why);
+ * the text of /proc/PID/maps) whose content no one but the process can
+ * change: private anonymous ones (an anonymous mapping, the heap, the
+ * stack), and private mappings of files file_ok accepts (NULL: none). A
+ * shared mapping can be written through another mapping of it; a private
+ * file-backed one reads the file's pages until first written, so a write
+ * to the file shows through. false with *why naming the reason otherwise. */
+bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, moat_maps_file_ok file_ok, void *ud,
+			const char **why);

@@ -23,6 +23,8 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 /* Caps on what is read from the sandboxed process per call. A path longer
@@ -961,7 +963,21 @@ static bool vfork_waiting(pid_t q)
 	if (nr == __NR_vfork)
 		return true;
 #endif
-	return nr == __NR_clone && (a0 & CLONE_VFORK);
+	if (nr == __NR_clone)
+		return a0 & CLONE_VFORK;
+#ifdef __NR_clone3
+	if (nr == __NR_clone3) {
+		/* glibc's posix_spawn: the flags are the first field of the
+		 * struct clone_args a0 points to, in the memory the caller
+		 * shares (stopped, as the parent is). */
+		uint64_t flags = 0;
+		snprintf(p, sizeof(p), "/proc/%d/mem", (int)q);
+		_cleanup_close_ int mem = open(p, O_RDONLY | O_CLOEXEC);
+		return mem >= 0 && pread(mem, &flags, sizeof(flags), (off_t)a0) == (ssize_t)sizeof(flags) &&
+		       (flags & CLONE_VFORK);
+	}
+#endif
+	return false;
 }
 
 /* (a): the caller is the only one that can change its memory now: one
@@ -1007,6 +1023,27 @@ static bool sole_user(moat_filetrail *t, pid_t pid, const char **why)
 	return ok;
 }
 
+/* (b) for a private mapping of a file: its pages show writes to the file
+ * until the process writes them itself, so the file must be one the
+ * sandbox cannot write: found by its name in the process's root, the same
+ * device and inode, on a read-only mount (the base system's programs and
+ * libraries, where string literals such as "/bin/sh" live). */
+static bool file_readonly(void *ud, const char *dev, uint64_t inode, const char *name)
+{
+	pid_t pid = (pid_t)(intptr_t)ud;
+	unsigned maj, min;
+	if (sscanf(dev, "%x:%x", &maj, &min) != 2)
+		return false;
+	_cleanup_close_ int root = proc_open(pid, "root", O_PATH | O_DIRECTORY);
+	if (root < 0)
+		return false;
+	_cleanup_close_ int fd = open_in(root, name, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS, true);
+	struct stat st;
+	struct statvfs vfs;
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == makedev(maj, min) && st.st_ino == (ino_t)inode &&
+	       fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+}
+
 /* Reads the path and argv of an execve (with the checks (b) on where they
  * lie in memory). Returns 0, or -errno with *why. */
 static int gate_read_call(moat_filetrail *t, pid_t pid, uint64_t path_addr, uint64_t argv_addr, bool compat,
@@ -1021,7 +1058,7 @@ static int gate_read_call(moat_filetrail *t, pid_t pid, uint64_t path_addr, uint
 	if (n < 0 || trunc)
 		return -EPERM;
 	g->path_len = (size_t)n;
-	if (!moat__maps_private(maps, path_addr, (uint64_t)n + 1, why))
+	if (!moat__maps_private(maps, path_addr, (uint64_t)n + 1, file_readonly, (void *)(intptr_t)pid, why))
 		return -EPERM;
 	g->args_len = g->n_argv = 0;
 	if (!argv_addr)
@@ -1032,7 +1069,7 @@ static int gate_read_call(moat_filetrail *t, pid_t pid, uint64_t path_addr, uint
 		*why = "its argv cannot be read";
 		if (pread(fd, &p, ptr, (off_t)(argv_addr + i * ptr)) != (ssize_t)ptr)
 			return -EPERM;
-		if (!moat__maps_private(maps, argv_addr + i * ptr, ptr, why))
+		if (!moat__maps_private(maps, argv_addr + i * ptr, ptr, file_readonly, (void *)(intptr_t)pid, why))
 			return -EPERM;
 		if (!p)
 			return 0;
@@ -1042,7 +1079,7 @@ static int gate_read_call(moat_filetrail *t, pid_t pid, uint64_t path_addr, uint
 		n = read_string(fd, p, g->args + g->args_len, sizeof(g->args) - g->args_len, &trunc);
 		if (n < 0 || trunc)
 			return -EPERM;
-		if (!moat__maps_private(maps, p, (uint64_t)n + 1, why))
+		if (!moat__maps_private(maps, p, (uint64_t)n + 1, file_readonly, (void *)(intptr_t)pid, why))
 			return -EPERM;
 		g->args_len += (size_t)n + 1;
 		g->n_argv++;

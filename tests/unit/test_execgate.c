@@ -44,27 +44,37 @@ static const char maps[] = "00400000-00452000 r-xp 00000000 08:02 173521  /usr/b
 			   "7f0000004000-7f0000005000 r--p 00000000 00:00 0 \n"
 			   "7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0       [stack]\n";
 
+static bool file_ok(void *ud, const char *dev, uint64_t inode, const char *name)
+{
+	return strcmp(dev, "08:02") == 0 && inode == 173521 && strcmp(name, ud) == 0;
+}
+
 static void test_maps(void **state)
 {
 	(void)state;
 	const char *why = NULL;
-	assert_true(moat__maps_private(maps, 0x652010, 16, &why));
-	assert_true(moat__maps_private(maps, 0x7ffc00000100, 64, &why));
+	assert_true(moat__maps_private(maps, 0x652010, 16, NULL, NULL, &why));
+	assert_true(moat__maps_private(maps, 0x7ffc00000100, 64, NULL, NULL, &why));
 	/* Spanning two adjacent private anonymous mappings. */
-	assert_true(moat__maps_private(maps, 0x7f0000002ff0, 0x20, &why));
-	assert_false(moat__maps_private(maps, 0x7f0000000010, 8, &why));
+	assert_true(moat__maps_private(maps, 0x7f0000002ff0, 0x20, NULL, NULL, &why));
+	assert_false(moat__maps_private(maps, 0x7f0000000010, 8, NULL, NULL, &why));
 	assert_non_null(strstr(why, "shared"));
-	assert_false(moat__maps_private(maps, 0x651010, 8, &why));
-	assert_non_null(strstr(why, "file-backed"));
-	assert_false(moat__maps_private(maps, 0x400010, 8, &why));
-	assert_false(moat__maps_private(maps, 0x7f0000004010, 8, &why));
-	assert_non_null(strstr(why, "read-only"));
+	assert_false(moat__maps_private(maps, 0x651010, 8, NULL, NULL, &why));
+	assert_non_null(strstr(why, "a file the sandbox may write"));
+	/* A file the caller vouches for (a read-only mount) is fine. */
+	assert_true(moat__maps_private(maps, 0x651010, 8, file_ok, "/usr/bin/prog", &why));
+	assert_false(moat__maps_private(maps, 0x651010, 8, file_ok, "/other", &why));
+	/* A shared mapping never is, whatever the file. */
+	assert_false(moat__maps_private(maps, 0x7f0000000010, 8, file_ok, "/memfd:x (deleted)", &why));
+	assert_false(moat__maps_private(maps, 0x400010, 8, NULL, NULL, &why));
+	assert_false(moat__maps_private(maps, 0x7f0000004010, 8, NULL, NULL, &why));
+	assert_non_null(strstr(why, "read-only anonymous"));
 	/* Running off the end of a good mapping into a bad one. */
-	assert_false(moat__maps_private(maps, 0x7f0000003ff0, 0x20, &why));
+	assert_false(moat__maps_private(maps, 0x7f0000003ff0, 0x20, NULL, NULL, &why));
 	/* A hole. */
-	assert_false(moat__maps_private(maps, 0x10, 4, &why));
-	assert_false(moat__maps_private(maps, 0x654ff0, 0x20, &why));
-	assert_false(moat__maps_private(maps, UINT64_MAX - 2, 8, &why));
+	assert_false(moat__maps_private(maps, 0x10, 4, NULL, NULL, &why));
+	assert_false(moat__maps_private(maps, 0x654ff0, 0x20, NULL, NULL, &why));
+	assert_false(moat__maps_private(maps, UINT64_MAX - 2, 8, NULL, NULL, &why));
 }
 
 int main(void)
