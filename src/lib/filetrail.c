@@ -1148,6 +1148,24 @@ static uint64_t next_gate_ticket(void)
 }
 
 /* A line on the session's log for an exec the gate refused. */
+/* And one for an exec let through: by a person (approval) or a lease. */
+static void gate_log_allowed(moat_filetrail *t, const char *exe, const gate_read *g, pid_t pid, const char *approval,
+			     const char *lease)
+{
+	if (!t->audit)
+		return;
+	json_t *f = json_object();
+	json_object_set_new(f, "path", moat_audit_bytes_json(exe));
+	json_object_set_new(f, "argv", split_strings(g->args, g->args_len));
+	mem_fd(t, pid);
+	add_pids(t, f, pid);
+	if (approval && approval[0])
+		json_object_set_new(f, "approval", json_string(approval));
+	if (lease && lease[0])
+		json_object_set_new(f, "lease", json_string(lease));
+	moat_audit_event(t->audit, "exec.approved", f, 0, NULL);
+}
+
 static void gate_log(moat_filetrail *t, const char *exe, const gate_read *g, pid_t pid, int error, const char *why,
 		     const char *approval)
 {
@@ -1220,8 +1238,9 @@ static int gate(moat_filetrail *t, const struct seccomp_notif *req, call_kind k)
 		return -EPERM;
 	}
 	if (o.state == MOAT_APPROVAL_ALLOWED) {
+		gate_log_allowed(t, exe, g, c.pid, NULL, o.lease);
 		free(g);
-		return 0; /* a lease covers it (approvals.c logged which) */
+		return 0; /* a lease covers it */
 	}
 	if (t->n_gated >= GATE_HELD_MAX) {
 		moat_approvals_withdraw(t->approvals, ticket, "too many programs held at once");
@@ -1273,6 +1292,8 @@ static void gate_finish(moat_filetrail *t, gated *h, const moat_approvals_outcom
 	gate_answer(t, h->id, error);
 	if (error)
 		gate_log(t, exe, h->read, h->call.pid, error, why, h->approval);
+	else
+		gate_log_allowed(t, exe, h->read, h->call.pid, h->approval, o->lease);
 	forget_mem(t);
 	free(h->read);
 }

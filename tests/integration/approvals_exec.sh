@@ -97,7 +97,9 @@ wait
 t_match "a path lease: the held push runs" "ran: push other" "$(cat p3)"
 out=$(ms exec "$N-a" -- /opt/gate/git push elsewhere)
 t_eq "the lease lets a later push through, unheld" "0 ran: push elsewhere" "$? $out"
-t_has "the lease is named in the audit log" '"type":"lease.grant"' a.yaml.audit
+t_has "the lease is granted in the audit log" '"type":"lease.grant"' a.yaml.audit
+t_has "the push the lease let through names it" '"type":"exec.approved".*"push","elsewhere".*"lease":"l' a.yaml.audit
+t_has "the push approved once names its approval" '"type":"exec.approved".*"push","origin","main".*"approval":"a' a.yaml.audit
 lease=$("$MOAT" approvals leases --session "$N-a" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["lease"])')
 "$MOAT" approvals revoke "$lease" >/dev/null
 gitbg p4 "$N-a" push again
