@@ -3,7 +3,7 @@
 # policy holds `git push` (a stand-in program that records its arguments),
 # `git status` runs at once and `git push` waits for a person. Approve once
 # lets exactly one through; deny answers EPERM with a line on the session's
-# log; a timeout too; a lease lets later pushes through; a host scope is
+# log; an argv rewritten while held is refused at approval; a timeout too; a lease lets later pushes through; a host scope is
 # refused; a push held while its session stops is answered; moat run
 # refuses the rule. Attacks: a racing thread, a MAP_SHARED memfd and a
 # CLONE_VM sibling rewrite argv between the gate's check and the kernel's
@@ -106,6 +106,23 @@ gitbg p4 "$N-a" push again
 t_eq "revoked: the push waits again" 1 "$(wait_pending 1 "$N-a")"
 "$MOAT" deny "$(newest "$N-a")" >/dev/null
 wait
+
+# --- argv rewritten while held (from the host: a stand-in for any process
+# allowed to write the caller's memory): approve finds it changed, refuses
+if [ "$(uname -m)" = x86_64 ]; then
+	gitbg p6 "$N-a" push aaaa
+	wait_pending 1 "$N-a" >/dev/null
+	held=$(newest "$N-a")
+	python3 "$MOAT_SRC/integration/rewrite_held.py" aaaa bbbb >/dev/null
+	t_eq "the held argv was rewritten (test set-up)" 0 "$?"
+	"$MOAT" approve "$held" --once >/dev/null
+	wait
+	t_match "approved, but changed while held: EPERM" "Operation not permitted" "$(cat p6)"
+	t_nomatch "the rewritten push never ran" "ran: push" "$(cat p6)"
+	t_has "the log says it changed" '"type":"exec.denied".*changed while it was held' a.yaml.audit
+else
+	t_na "argv rewritten while held" "the set-up reads x86_64 syscall numbers"
+fi
 
 # --- timeout
 ms create --policy t.yaml --name "$N-t" >/dev/null
