@@ -43,6 +43,12 @@ struct moat_approvals {
 	void *wake_ud;
 	moat_approvals_wake_fn schedule;
 	void *schedule_ud;
+
+	struct {
+		moat_approvals_wake_fn fn;
+		void *ud;
+	} wakes[MOAT_APPROVALS_MAX_WAKES];
+	size_t n_wakes;
 	bool ended;
 	char end_reason[128];
 	moat_rate notify_rate;
@@ -125,11 +131,39 @@ void moat_approvals_set_schedule(moat_approvals *ap, moat_approvals_wake_fn fn, 
 	pthread_mutex_unlock(&ap->lock);
 }
 
+bool moat_approvals_add_wake(moat_approvals *ap, moat_approvals_wake_fn fn, void *ud)
+{
+	pthread_mutex_lock(&ap->lock);
+	bool ok = ap->n_wakes < MOAT_APPROVALS_MAX_WAKES;
+	if (ok) {
+		ap->wakes[ap->n_wakes].fn = fn;
+		ap->wakes[ap->n_wakes++].ud = ud;
+	}
+	pthread_mutex_unlock(&ap->lock);
+	return ok;
+}
+
+void moat_approvals_remove_wake(moat_approvals *ap, moat_approvals_wake_fn fn, void *ud)
+{
+	pthread_mutex_lock(&ap->lock);
+	for (size_t i = 0; i < ap->n_wakes; i++)
+		if (ap->wakes[i].fn == fn && ap->wakes[i].ud == ud) {
+			ap->wakes[i] = ap->wakes[--ap->n_wakes];
+			break;
+		}
+	pthread_mutex_unlock(&ap->lock);
+}
+
+/* The wakes are called with the lock held so that a holder cannot be
+ * removed (and freed) while its wake runs; a wake is an eventfd write and
+ * never takes the lock. */
 static void wake(moat_approvals *ap)
 {
 	pthread_mutex_lock(&ap->lock);
 	moat_approvals_wake_fn fn = ap->wake;
 	void *ud = ap->wake_ud;
+	for (size_t i = 0; i < ap->n_wakes; i++)
+		ap->wakes[i].fn(ap->wakes[i].ud);
 	pthread_mutex_unlock(&ap->lock);
 	if (fn)
 		fn(ud);

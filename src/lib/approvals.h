@@ -49,6 +49,11 @@ static inline void moat_approvals_freep(moat_approvals **ap) { moat_approvals_fr
  * its tickets. Must be quick and thread-safe (an eventfd write). */
 typedef void (*moat_approvals_wake_fn)(void *ud);
 void moat_approvals_set_wake(moat_approvals *ap, moat_approvals_wake_fn fn, void *ud);
+/* More holders (the exec gate's trails): each is woken as the one above.
+ * At most MOAT_APPROVALS_MAX_WAKES; add fails with false beyond. */
+#define MOAT_APPROVALS_MAX_WAKES 80
+bool moat_approvals_add_wake(moat_approvals *ap, moat_approvals_wake_fn fn, void *ud);
+void moat_approvals_remove_wake(moat_approvals *ap, moat_approvals_wake_fn fn, void *ud);
 
 /* Called (with the lock held, from the holder's thread) when an action is
  * newly held, so that the deciding side's clock can be armed for its

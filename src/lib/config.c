@@ -76,6 +76,7 @@ void moat_config_free(moat_config *c)
 	moat__strv_free(c->sysctls);
 	free(c->rootfs);
 	moat__strv_free(c->exec_allow);
+	moat__exec_rules_free(c->exec_approve, c->n_exec_approve);
 	free(c->policy_yaml);
 	free(c);
 }

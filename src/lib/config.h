@@ -7,6 +7,7 @@
 #pragma once
 
 #include "error.h"
+#include "execgate.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -148,6 +149,10 @@ typedef struct moat_config {
 	char **sysctls;
 	unsigned exec_deny_tmp : 1; /* no execution from /tmp even without an allowlist */
 	unsigned exec_workspace : 1; /* /out and --rw binds may hold programs (policy exec.workspace) */
+	/* exec.approve: programs whose execve is held for a person; only a
+	 * sandbox with a queue to hold them in (a session's) takes them. */
+	moat_exec_rule *exec_approve;
+	size_t n_exec_approve;
 } moat_config;
 
 /* The cap on what one audit writer (one run, one session) adds to its log

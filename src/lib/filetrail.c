@@ -1,6 +1,13 @@
 #include "filetrail.h"
 
+#include "approvals.h"
+#include "execgate.h"
 #include "fanwatch.h"
+
+#include <dirent.h>
+#include <linux/kcmp.h>
+#include <sched.h>
+#include <sys/syscall.h>
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -16,6 +23,8 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 /* Caps on what is read from the sandboxed process per call. A path longer
@@ -278,6 +287,24 @@ typedef struct watched {
 	call_kind kind;
 } watched;
 
+/* Execs the gate holds at once per trail (beyond: refused). */
+#define GATE_HELD_MAX 64
+
+typedef struct gate_read gate_read;
+typedef struct gate_call {
+	pid_t pid;
+	int dirfd, flags;
+	uint64_t path_addr, argv_addr;
+	bool compat;
+} gate_call;
+
+typedef struct gated {
+	uint64_t id, ticket;
+	gate_call call;
+	gate_read *read;
+	char approval[MOAT_APPROVAL_ID_LEN];
+} gated;
+
 typedef struct pending {
 	char *type;
 	json_t *fields;
@@ -313,6 +340,15 @@ struct moat_filetrail {
 	pid_t mem_pid;
 	pid_t mem_nspid; /* mem_pid as the sandbox sees it */
 	moat_filetrail_stats stats;
+	/* The exec gate: its rules (not owned), the queue, the execs held,
+	 * and the eventfd the queue's wake writes to. */
+	const moat_exec_rule *rules;
+	size_t n_rules;
+	moat_approvals *approvals;
+	bool record; /* write the trail's events (audit.files) */
+	int wakefd;
+	gated gated[GATE_HELD_MAX];
+	size_t n_gated;
 };
 
 static void build_table(moat_filetrail *t)
@@ -696,6 +732,10 @@ static const char *describe(moat_filetrail *t, const struct seccomp_notif *req, 
 
 static void write_event(moat_filetrail *t, const char *type, json_t *f)
 {
+	if (!t->record) {
+		json_decref(f);
+		return;
+	}
 	if (moat_audit_event(t->audit, type, f, 0, NULL) == 0)
 		t->stats.events++;
 }
@@ -810,6 +850,500 @@ static bool session_started(moat_filetrail *t)
 	return s;
 }
 
+/* ---- the exec gate (exec.approve) ---- */
+
+/* Everything the gate reads of one execve, and what it found. */
+struct gate_read {
+	char path[TRAIL_PATH_MAX];
+	size_t path_len;
+	char args[MOAT_APPROVAL_ARGS_MAX]; /* argv[0] NUL argv[1] NUL ... */
+	size_t args_len, n_argv;
+	dev_t dev;
+	ino_t ino;
+	int rule; /* the rule whose program this is, or -1 */
+};
+
+static long sys_kcmp(pid_t a, pid_t b, int type)
+{
+	return syscall(SYS_kcmp, a, b, type, 0, 0);
+}
+
+static int open_in(int dirfd, const char *path, uint64_t resolve, bool nofollow)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0),
+			       .resolve = resolve | RESOLVE_NO_MAGICLINKS};
+	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int proc_open(pid_t pid, const char *what, int flags)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/%s", (int)pid, what);
+	int fd = open(p, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* The file a path names as the stopped process sees it: from its root
+ * (/proc/PID/root) for an absolute path, from its cwd or dirfd for a
+ * relative one, never following a link out of its root. */
+static int resolve_exec(pid_t pid, int dirfd, const char *path, int flags, struct stat *st)
+{
+	_cleanup_close_ int root = proc_open(pid, "root", O_PATH | O_DIRECTORY);
+	if (root < 0)
+		return root;
+	_cleanup_close_ int fd = -1;
+	bool nofollow = flags & AT_SYMLINK_NOFOLLOW;
+	if (path[0] == '/') {
+		fd = open_in(root, path, RESOLVE_IN_ROOT, nofollow);
+	} else if (!path[0] && (flags & AT_EMPTY_PATH) && dirfd >= 0) {
+		char what[32];
+		snprintf(what, sizeof(what), "fd/%d", dirfd);
+		fd = proc_open(pid, what, O_PATH);
+	} else {
+		char what[32];
+		if (dirfd == AT_FDCWD)
+			snprintf(what, sizeof(what), "cwd");
+		else
+			snprintf(what, sizeof(what), "fd/%d", dirfd);
+		_cleanup_close_ int base = proc_open(pid, what, O_PATH | O_DIRECTORY);
+		if (base < 0)
+			return base;
+		fd = open_in(base, path, RESOLVE_BENEATH, nofollow);
+		if (fd == -EXDEV) {
+			/* The path leaves its directory ("..", an absolute
+			 * link): resolve it from the root, with the
+			 * directory's path as the root sees it, and only if
+			 * that names the same directory. */
+			char link[64], dir[TRAIL_PATH_MAX];
+			snprintf(link, sizeof(link), "/proc/%d/%s", (int)pid, what);
+			ssize_t n = readlink(link, dir, sizeof(dir) - 1);
+			if (n <= 0 || dir[0] != '/')
+				return -EXDEV;
+			dir[n] = '\0';
+			struct stat a, b;
+			_cleanup_close_ int again = open_in(root, dir, RESOLVE_IN_ROOT, false);
+			if (again < 0 || fstat(again, &a) < 0 || fstat(base, &b) < 0 || a.st_dev != b.st_dev ||
+			    a.st_ino != b.st_ino)
+				return -EXDEV;
+			_cleanup_free_ char *full = moat__filetrail_join(dir, path);
+			if (!full)
+				return -ENOMEM;
+			fd = open_in(root, full, RESOLVE_IN_ROOT, nofollow);
+		}
+	}
+	if (fd < 0)
+		return fd;
+	return fstat(fd, st) < 0 ? -errno : 0;
+}
+
+/* Whether task q, which shares the caller's memory, is a vfork parent
+ * waiting for the caller: single-threaded, asleep in vfork, or in clone
+ * with CLONE_VFORK, until the caller's execve or exit. Such a sharer cannot
+ * run a single instruction before the exec is done. */
+static bool vfork_waiting(pid_t q)
+{
+	if (thread_count(q) != 1)
+		return false;
+	char p[64];
+	_cleanup_free_ char *sys = NULL, *st = NULL;
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)q);
+	if (moat__read_file_at(AT_FDCWD, p, 4096, &st) < 0)
+		return false;
+	const char *rp = strrchr(st, ')');
+	if (!rp || rp[1] != ' ' || rp[2] != 'D')
+		return false;
+	snprintf(p, sizeof(p), "/proc/%d/syscall", (int)q);
+	if (moat__read_file_at(AT_FDCWD, p, 4096, &sys) < 0)
+		return false;
+	char *end;
+	long nr = strtol(sys, &end, 10);
+	unsigned long long a0 = strtoull(end, NULL, 16);
+#if defined(__x86_64__)
+	if (nr == __NR_vfork)
+		return true;
+#endif
+	if (nr == __NR_clone)
+		return a0 & CLONE_VFORK;
+#ifdef __NR_clone3
+	if (nr == __NR_clone3) {
+		/* glibc's posix_spawn: the flags are the first field of the
+		 * struct clone_args a0 points to, in the memory the caller
+		 * shares (stopped, as the parent is). */
+		uint64_t flags = 0;
+		snprintf(p, sizeof(p), "/proc/%d/mem", (int)q);
+		_cleanup_close_ int mem = open(p, O_RDONLY | O_CLOEXEC);
+		return mem >= 0 && pread(mem, &flags, sizeof(flags), (off_t)a0) == (ssize_t)sizeof(flags) &&
+		       (flags & CLONE_VFORK);
+	}
+#endif
+	return false;
+}
+
+/* (a): the caller is the only one that can change its memory now: one
+ * thread, and every other task sharing its mm (kcmp KCMP_VM, against each
+ * process in the sandbox's pid namespace) is a vfork parent waiting for
+ * it. No new sharer can appear: the only task that could make one is
+ * stopped in this call. */
+static bool sole_user(moat_filetrail *t, pid_t pid, const char **why)
+{
+	long threads = thread_count(pid);
+	if (threads != 1) {
+		*why = threads > 1 ? "the program has more than one thread, which could change its argv under the check"
+				   : "its thread count cannot be read";
+		return false;
+	}
+	/* Sharers are looked for in the sandbox's pid namespace; moat's
+	 * seccomp filter refuses new pid namespaces inside, so none hides in
+	 * one (attack clone_newpid). */
+	DIR *d = t->pidns ? opendir("/proc") : NULL;
+	if (!d) {
+		*why = "the processes of the sandbox cannot be listed";
+		return false;
+	}
+	bool ok = true;
+	struct dirent *e;
+	while (ok && (e = readdir(d))) {
+		char *end;
+		long q = strtol(e->d_name, &end, 10);
+		if (*end || q <= 0 || q == pid)
+			continue;
+		char p[64];
+		struct stat st;
+		snprintf(p, sizeof(p), "/proc/%ld/ns/pid", q);
+		if (stat(p, &st) < 0 || st.st_ino != t->pidns)
+			continue;
+		long r = sys_kcmp(pid, (pid_t)q, KCMP_VM);
+		if (r == 0 && !vfork_waiting((pid_t)q)) {
+			*why = "another process shares its memory (CLONE_VM) and could change its argv under the check";
+			ok = false;
+		} else if (r < 0 && errno != ESRCH) {
+			*why = "whether another process shares its memory cannot be told";
+			ok = false;
+		}
+	}
+	closedir(d);
+	return ok;
+}
+
+/* (b) for a private mapping of a file: its pages show writes to the file
+ * until the process writes them itself, so the file must be one the
+ * sandbox cannot write: found by its name in the process's root, the same
+ * device and inode, on a read-only mount (the base system's programs and
+ * libraries, where string literals such as "/bin/sh" live). */
+static bool file_readonly(void *ud, const char *dev, uint64_t inode, const char *name)
+{
+	pid_t pid = (pid_t)(intptr_t)ud;
+	unsigned maj, min;
+	if (sscanf(dev, "%x:%x", &maj, &min) != 2)
+		return false;
+	_cleanup_close_ int root = proc_open(pid, "root", O_PATH | O_DIRECTORY);
+	if (root < 0)
+		return false;
+	_cleanup_close_ int fd = open_in(root, name, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS, true);
+	struct stat st;
+	struct statvfs vfs;
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == makedev(maj, min) && st.st_ino == (ino_t)inode &&
+	       fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+}
+
+/* Reads the path and argv of an execve (with the checks (b) on where they
+ * lie in memory). Returns 0, or -errno with *why. */
+static int gate_read_call(moat_filetrail *t, pid_t pid, uint64_t path_addr, uint64_t argv_addr, bool compat,
+			  const char *maps, gate_read *g, const char **why)
+{
+	int fd = mem_fd(t, pid);
+	bool trunc;
+	*why = "its path cannot be read";
+	if (fd < 0)
+		return -EPERM;
+	ssize_t n = read_string(fd, path_addr, g->path, sizeof(g->path), &trunc);
+	if (n < 0 || trunc)
+		return -EPERM;
+	g->path_len = (size_t)n;
+	if (!moat__maps_private(maps, path_addr, (uint64_t)n + 1, file_readonly, (void *)(intptr_t)pid, why))
+		return -EPERM;
+	g->args_len = g->n_argv = 0;
+	if (!argv_addr)
+		return 0;
+	size_t ptr = compat ? 4 : 8;
+	for (uint64_t i = 0;; i++) {
+		uint64_t p = 0;
+		*why = "its argv cannot be read";
+		if (pread(fd, &p, ptr, (off_t)(argv_addr + i * ptr)) != (ssize_t)ptr)
+			return -EPERM;
+		if (!moat__maps_private(maps, argv_addr + i * ptr, ptr, file_readonly, (void *)(intptr_t)pid, why))
+			return -EPERM;
+		if (!p)
+			return 0;
+		*why = "its argv is longer than the gate reads";
+		if (g->n_argv >= MOAT_APPROVAL_ARGV_MAX || g->args_len >= sizeof(g->args))
+			return -EPERM;
+		n = read_string(fd, p, g->args + g->args_len, sizeof(g->args) - g->args_len, &trunc);
+		if (n < 0 || trunc)
+			return -EPERM;
+		if (!moat__maps_private(maps, p, (uint64_t)n + 1, file_readonly, (void *)(intptr_t)pid, why))
+			return -EPERM;
+		g->args_len += (size_t)n + 1;
+		g->n_argv++;
+	}
+}
+
+static gate_call gate_call_of(const struct seccomp_notif *req, call_kind k)
+{
+	const __u64 *a = req->data.args;
+	if (k == K_EXECVEAT)
+		return (gate_call){(pid_t)req->pid, (int)a[0], (int)a[4], a[1], a[2], is_compat(req->data.arch)};
+	return (gate_call){(pid_t)req->pid, AT_FDCWD, 0, a[0], a[1], is_compat(req->data.arch)};
+}
+
+/* Reads and checks one execve: 0 with g filled (g->rule -1: no rule's
+ * program), or -errno to answer with and *why. */
+static int gate_look(moat_filetrail *t, const gate_call *c, gate_read *g, const char **why)
+{
+	if (!sole_user(t, c->pid, why))
+		return -EPERM;
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/maps", (int)c->pid);
+	_cleanup_free_ char *maps = NULL;
+	if (moat__read_file_at(AT_FDCWD, p, 64u << 20, &maps) < 0) {
+		*why = "its memory map cannot be read";
+		return -EPERM;
+	}
+	int r = gate_read_call(t, c->pid, c->path_addr, c->argv_addr, c->compat, maps, g, why);
+	if (r < 0)
+		return r;
+	struct stat st;
+	g->rule = -1;
+	r = resolve_exec(c->pid, c->dirfd, g->path, c->flags, &st);
+	if (r < 0) {
+		/* What the kernel would say (no such file...), unless it is a
+		 * path the gate cannot follow: then it is refused. */
+		*why = r == -EXDEV ? "its relative path leaves its directory in a way the gate cannot follow"
+				   : "its path does not resolve";
+		return r == -EXDEV ? -EPERM : r;
+	}
+	g->dev = st.st_dev;
+	g->ino = st.st_ino;
+	_cleanup_close_ int root = proc_open(c->pid, "root", O_PATH | O_DIRECTORY);
+	for (size_t i = 0; root >= 0 && i < t->n_rules; i++) {
+		_cleanup_close_ int fd = open_in(root, t->rules[i].path, RESOLVE_IN_ROOT, false);
+		struct stat rs;
+		if (fd < 0 || fstat(fd, &rs) < 0 || rs.st_dev != st.st_dev || rs.st_ino != st.st_ino)
+			continue;
+		if (moat__exec_args_match(t->rules[i].args, g->args, g->args_len, g->n_argv)) {
+			g->rule = (int)i;
+			break;
+		}
+	}
+	if (root < 0) {
+		*why = "its root cannot be opened";
+		return -EPERM;
+	}
+	return 0;
+}
+
+static uint64_t next_gate_ticket(void)
+{
+	static uint64_t n;
+	/* The top bit keeps these apart from the gateway's tickets. */
+	return (UINT64_C(1) << 63) | __atomic_add_fetch(&n, 1, __ATOMIC_RELAXED);
+}
+
+/* A line on the session's log for an exec the gate refused. */
+/* And one for an exec let through: by a person (approval) or a lease. */
+static void gate_log_allowed(moat_filetrail *t, const char *exe, const gate_read *g, pid_t pid, const char *approval,
+			     const char *lease)
+{
+	if (!t->audit)
+		return;
+	json_t *f = json_object();
+	json_object_set_new(f, "path", moat_audit_bytes_json(exe));
+	json_object_set_new(f, "argv", split_strings(g->args, g->args_len));
+	mem_fd(t, pid);
+	add_pids(t, f, pid);
+	if (approval && approval[0])
+		json_object_set_new(f, "approval", json_string(approval));
+	if (lease && lease[0])
+		json_object_set_new(f, "lease", json_string(lease));
+	moat_audit_event(t->audit, "exec.approved", f, 0, NULL);
+}
+
+static void gate_log(moat_filetrail *t, const char *exe, const gate_read *g, pid_t pid, int error, const char *why,
+		     const char *approval)
+{
+	if (!t->audit)
+		return;
+	json_t *f = json_object();
+	json_object_set_new(f, "path", moat_audit_bytes_json(exe));
+	json_t *argv = g ? split_strings(g->args, g->args_len) : json_array();
+	json_object_set_new(f, "argv", argv);
+	mem_fd(t, pid); /* for the pid as the sandbox sees it */
+	add_pids(t, f, pid);
+	json_object_set_new(f, "error", json_string(strerror(-error)));
+	json_object_set_new(f, "reason", json_string(why));
+	if (approval && approval[0])
+		json_object_set_new(f, "approval", json_string(approval));
+	moat_audit_event(t->audit, "exec.denied", f, 0, NULL);
+}
+
+static void gate_answer(moat_filetrail *t, uint64_t id, int error)
+{
+	struct seccomp_notif_resp resp = {.id = id};
+	if (error)
+		resp.error = error;
+	else
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	ioctl(t->fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+/* The gate's look at an execve, before any answer: 0 to let it go on,
+ * 1 held (answered later by gate_settle), or -errno to refuse it. */
+static int gate(moat_filetrail *t, const struct seccomp_notif *req, call_kind k)
+{
+	gate_call c = gate_call_of(req, k);
+	/* Zeroed: a refusal before the path is read logs an empty one. */
+	gate_read *g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	const char *why = NULL;
+	int r = gate_look(t, &c, g, &why);
+	/* (c): what was read is the stopped call's memory only if the call
+	 * is still the one the kernel holds. */
+	if (ioctl(t->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0) {
+		free(g);
+		return -EPERM;
+	}
+	if (r < 0 || g->rule < 0) {
+		if (r == -EPERM)
+			gate_log(t, g->path, g, c.pid, r, why, NULL);
+		free(g);
+		return r;
+	}
+	moat_ask ask;
+	moat_error err = {0};
+	char *argv[MOAT_APPROVAL_ARGV_MAX + 1];
+	size_t n = 0;
+	for (size_t off = 0; off < g->args_len && n < MOAT_APPROVAL_ARGV_MAX; off += strlen(g->args + off) + 1)
+		argv[n++] = g->args + off;
+	argv[n] = NULL;
+	const char *exe = t->rules[g->rule].path;
+	if (moat__approval_ask_exec(&ask, exe, argv, &err) < 0) {
+		gate_log(t, exe, g, c.pid, -EPERM, err.msg, NULL);
+		free(g);
+		return -EPERM;
+	}
+	uint64_t ticket = next_gate_ticket();
+	moat_approvals_outcome o;
+	if (moat_approvals_ask(t->approvals, &ask, ticket, &o, &err) < 0) {
+		gate_log(t, exe, g, c.pid, -EPERM, err.msg, NULL);
+		free(g);
+		return -EPERM;
+	}
+	if (o.state == MOAT_APPROVAL_ALLOWED) {
+		gate_log_allowed(t, exe, g, c.pid, NULL, o.lease);
+		free(g);
+		return 0; /* a lease covers it */
+	}
+	if (t->n_gated >= GATE_HELD_MAX) {
+		moat_approvals_withdraw(t->approvals, ticket, "too many programs held at once");
+		gate_log(t, exe, g, c.pid, -EPERM, "too many programs held at once", o.id);
+		free(g);
+		return -EPERM;
+	}
+	t->gated[t->n_gated++] = (gated){.id = req->id, .ticket = ticket, .call = c, .read = g};
+	snprintf(t->gated[t->n_gated - 1].approval, sizeof(t->gated[0].approval), "%s", o.id);
+	return 1;
+}
+
+/* A held exec's decision is in: allowed, it goes on only if the call still
+ * reads exactly as it did when it was held (and passes the same checks);
+ * anything else is refused. */
+static void gate_finish(moat_filetrail *t, gated *h, const moat_approvals_outcome *o)
+{
+	const char *exe = t->rules[h->read->rule].path;
+	int error = -EPERM;
+	const char *why = o->state == MOAT_APPROVAL_TIMED_OUT ? "no one decided in time"
+			  : o->ended				 ? "the session ended before anyone decided"
+								 : "denied by a reviewer";
+	char reason[MOAT_APPROVAL_NOTE_MAX + 32];
+	if (o->state == MOAT_APPROVAL_DENIED && o->reason[0] && !o->ended) {
+		snprintf(reason, sizeof(reason), "denied by a reviewer: %s", o->reason);
+		why = reason;
+	}
+	if (o->state == MOAT_APPROVAL_ALLOWED) {
+		gate_read *again = calloc(1, sizeof(*again));
+		const char *w2 = NULL;
+		forget_mem(t);
+		int r = again ? gate_look(t, &h->call, again, &w2) : -ENOMEM;
+		if (r < 0) {
+			why = w2 ? w2 : "it cannot be read again";
+		} else if (again->path_len != h->read->path_len || memcmp(again->path, h->read->path, again->path_len) ||
+			   again->args_len != h->read->args_len ||
+			   memcmp(again->args, h->read->args, again->args_len) || again->dev != h->read->dev ||
+			   again->ino != h->read->ino) {
+			why = "its path or argv changed while it was held";
+		} else {
+			error = 0;
+		}
+		free(again);
+	}
+	if (ioctl(t->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &h->id) < 0) {
+		free(h->read);
+		return; /* the caller is gone: nothing to answer */
+	}
+	gate_answer(t, h->id, error);
+	if (error)
+		gate_log(t, exe, h->read, h->call.pid, error, why, h->approval);
+	else
+		gate_log_allowed(t, exe, h->read, h->call.pid, h->approval, o->lease);
+	forget_mem(t);
+	free(h->read);
+}
+
+/* Answers what has been decided, and withdraws what no caller waits for
+ * any more (killed while held). */
+static void gate_settle(moat_filetrail *t)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < t->n_gated; i++) {
+		gated *h = &t->gated[i];
+		if (ioctl(t->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &h->id) < 0) {
+			moat_approvals_withdraw(t->approvals, h->ticket, "the program's process went away");
+			free(h->read);
+			continue;
+		}
+		moat_approvals_outcome o;
+		moat_approvals_poll(t->approvals, h->ticket, &o);
+		if (o.state == MOAT_APPROVAL_PENDING) {
+			t->gated[k++] = *h;
+			continue;
+		}
+		gate_finish(t, h, &o);
+	}
+	t->n_gated = k;
+}
+
+/* What is still held when the trail stops is refused. */
+static void gate_end(moat_filetrail *t)
+{
+	for (size_t i = 0; i < t->n_gated; i++) {
+		moat_approvals_withdraw(t->approvals, t->gated[i].ticket, "the session ended before anyone decided");
+		gate_answer(t, t->gated[i].id, -EPERM);
+		free(t->gated[i].read);
+	}
+	t->n_gated = 0;
+}
+
+static void gate_wake(void *ud)
+{
+	moat_filetrail *t = ud;
+	uint64_t one = 1;
+	if (write(t->wakefd, &one, sizeof(one)) < 0) {
+		/* Full: already signalled. */
+	}
+}
+
 static void handle(moat_filetrail *t)
 {
 	struct seccomp_notif req;
@@ -849,8 +1383,10 @@ static void handle(moat_filetrail *t)
 	/* The memory read is only trusted if the task is still the one that
 	 * made the call: a recycled pid would have been another process. */
 	bool valid = ioctl(t->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) == 0;
-	struct seccomp_notif_resp resp = {.id = req.id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
-	ioctl(t->fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	/* With exec.approve, an exec goes on only when the gate says so. */
+	int verdict = is_exec && t->n_rules && valid ? gate(t, &req, (call_kind)k) : 0;
+	if (verdict <= 0)
+		gate_answer(t, req.id, verdict);
 	if (is_exec) {
 		if (holding)
 			remember_exec(t, (pid_t)req.pid, k == K_EXECVEAT ? req.data.args[1] : req.data.args[0]);
@@ -899,14 +1435,26 @@ static void *trail_main(void *arg)
 	for (;;) {
 		/* fanotify's events wait until session.start is in the log, so
 		 * that the log reads in order. */
-		struct pollfd p[3] = {{.fd = t->fd, .events = POLLIN},
+		struct pollfd p[4] = {{.fd = t->fd, .events = POLLIN},
 				      {.fd = t->stopfd, .events = POLLIN},
-				      {.fd = session_started(t) ? t->fan_fd : -1, .events = POLLIN}};
-		if (poll(p, 3, t->fan_fd >= 0 && !session_started(t) ? 100 : -1) < 0) {
+				      {.fd = session_started(t) ? t->fan_fd : -1, .events = POLLIN},
+				      {.fd = t->wakefd, .events = POLLIN}};
+		/* Held execs are looked at each second too: one whose caller
+		 * was killed is withdrawn. */
+		int timeout = t->fan_fd >= 0 && !session_started(t) ? 100 : t->n_gated ? 1000 : -1;
+		if (poll(p, 4, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
+		if (p[3].revents & POLLIN) {
+			uint64_t v;
+			if (read(t->wakefd, &v, sizeof(v)) < 0) {
+				/* Nothing to read: woken by someone else. */
+			}
+		}
+		if (t->n_gated)
+			gate_settle(t);
 		if (p[2].revents & POLLIN)
 			fan_drain(t);
 		if (p[0].revents & POLLIN)
@@ -916,6 +1464,7 @@ static void *trail_main(void *arg)
 		else if (p[1].revents)
 			break;
 	}
+	gate_end(t);
 	__atomic_store_n(&t->exited, true, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -932,6 +1481,14 @@ int moat__filetrail_start(int listener, moat_audit *a, moat_filetrail **ret, moa
 
 int moat__filetrail_start_source(int listener, moat_audit *a, bool fanotify, moat_filetrail **ret, moat_error *err)
 {
+	moat_filetrail_opts o = {.audit = a, .fanotify = fanotify, .record = true};
+	return moat__filetrail_start_opts(listener, &o, ret, err);
+}
+
+int moat__filetrail_start_opts(int listener, const moat_filetrail_opts *o, moat_filetrail **ret, moat_error *err)
+{
+	moat_audit *a = o->audit;
+	bool fanotify = o->fanotify;
 	_cleanup_close_ int fd = listener;
 	moat_filetrail *t = calloc(1, sizeof(*t));
 	if (!t)
@@ -942,6 +1499,18 @@ int moat__filetrail_start_source(int listener, moat_audit *a, bool fanotify, moa
 	t->fan_fd = -1;
 	t->fanotify_wanted = fanotify;
 	t->audit = a;
+	t->record = o->record && a;
+	t->rules = o->rules;
+	t->n_rules = o->approvals ? o->n_rules : 0;
+	t->approvals = o->approvals;
+	t->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (t->wakefd < 0) {
+		int e = -errno;
+		moat__filetrail_stop(t, NULL);
+		return moat_error_set(err, e, "file trail: eventfd");
+	}
+	if (t->n_rules)
+		moat_approvals_add_wake(t->approvals, gate_wake, t);
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->cond, NULL);
 	t->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -984,6 +1553,8 @@ void moat__filetrail_stop(moat_filetrail *t, moat_filetrail_stats *ret_stats)
 		}
 		pthread_join(t->thread, NULL);
 	}
+	if (t->n_rules)
+		moat_approvals_remove_wake(t->approvals, gate_wake, t);
 	flush_pending(t);
 	/* What the kernel queued for the last processes. */
 	fan_drain(t);
@@ -997,6 +1568,8 @@ void moat__filetrail_stop(moat_filetrail *t, moat_filetrail_stats *ret_stats)
 		close(t->fd);
 	if (t->stopfd >= 0)
 		close(t->stopfd);
+	if (t->wakefd > 0)
+		close(t->wakefd);
 	pthread_cond_destroy(&t->cond);
 	pthread_mutex_destroy(&t->lock);
 	free(t);

@@ -52,6 +52,21 @@ int moat__filetrail_start(int listener, moat_audit *a, moat_filetrail **ret, moa
  * sandbox of many commands has one trail per command, and a fanotify
  * source each would report every open of the sandbox once per trail. */
 int moat__filetrail_start_source(int listener, moat_audit *a, bool fanotify, moat_filetrail **ret, moat_error *err);
+struct moat_approvals;
+/* The trail of a sandbox with exec.approve rules also gates: an execve of
+ * a rule's program with matching arguments is held in approvals' queue
+ * until a person decides (execgate.h, docs/approvals.md), every other one
+ * goes on at once. record false: the trail's own events are not written
+ * (audit.files off), the gate's are. */
+typedef struct moat_filetrail_opts {
+	moat_audit *audit; /* may be NULL when record is false */
+	bool fanotify;
+	bool record;
+	const struct moat_exec_rule *rules; /* not owned: must outlive the trail */
+	size_t n_rules;
+	struct moat_approvals *approvals; /* required with rules */
+} moat_filetrail_opts;
+int moat__filetrail_start_opts(int listener, const moat_filetrail_opts *o, moat_filetrail **ret, moat_error *err);
 /* True once the thread has left: no process holds the filter any more
  * (or t is NULL). Stopping it then loses nothing. */
 bool moat__filetrail_done(const moat_filetrail *t);

@@ -821,6 +821,7 @@ static int keeper_setup(keeper *k, const char *yaml, size_t len, moat_config **r
 	o.ends_with_first_command = false;
 	o.audit = k->audit;
 	o.gateway = moat_egress_gateway(egress);
+	o.approvals = k->approvals;
 	o.secrets = k->secrets;
 	o.after_clone = keeper_after_clone;
 	o.after_clone_arg = egress;

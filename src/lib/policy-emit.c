@@ -193,7 +193,7 @@ static void emit_policy(emitter *em, const moat_policy *p)
 		kv(em, "cwd", p->cwd);
 	map_end(em);
 
-	if (p->exec_allow || p->exec_workspace || p->exec_delegate) {
+	if (p->exec_allow || p->exec_workspace || p->exec_delegate || p->n_exec_approve) {
 		plain(em, "exec");
 		map_start(em, false);
 		if (p->exec_allow)
@@ -202,6 +202,18 @@ static void emit_policy(emitter *em, const moat_policy *p)
 			kv(em, "workspace", "true");
 		if (p->exec_delegate)
 			kv(em, "delegate", "true");
+		if (p->n_exec_approve) {
+			plain(em, "approve");
+			seq_start(em, false);
+			for (size_t i = 0; i < p->n_exec_approve; i++) {
+				map_start(em, true);
+				kv(em, "path", p->exec_approve[i].path);
+				if (p->exec_approve[i].args)
+					strv(em, "args", p->exec_approve[i].args);
+				map_end(em);
+			}
+			seq_end(em);
+		}
 		map_end(em);
 	}
 

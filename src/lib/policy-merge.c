@@ -336,6 +336,9 @@ int moat_policy_compile(const moat_policy *p, char *const *argv, moat_config **r
 	if (p->exec_allow && !(c->exec_allow = moat__strv_copy(p->exec_allow)))
 		return moat_error_set(err, ENOMEM, "run specification");
 	c->exec_workspace = p->exec_workspace;
+	if (moat__exec_rules_copy(p->exec_approve, p->n_exec_approve, &c->exec_approve) < 0)
+		return moat_error_set(err, ENOMEM, "run specification");
+	c->n_exec_approve = p->n_exec_approve;
 	c->audit_files = p->audit_files;
 
 	/* The policy the run is held to: its YAML as the sandbox sees it
@@ -701,6 +704,20 @@ int moat_policy_intersect(const moat_policy *parent, const moat_policy *child, m
 	 * parent may. */
 	r->exec_workspace = child->exec_workspace && parent->exec_workspace;
 	r->exec_delegate = child->exec_delegate && parent->exec_delegate;
+	/* The parent's exec.approve rules keep applying inside. */
+	if (parent->n_exec_approve) {
+		size_t n = r->n_exec_approve + parent->n_exec_approve;
+		moat_exec_rule *v = realloc(r->exec_approve, n * sizeof(*v));
+		if (!v)
+			return moat_error_set(err, ENOMEM, "policy");
+		r->exec_approve = v;
+		moat_exec_rule *extra = NULL;
+		if (moat__exec_rules_copy(parent->exec_approve, parent->n_exec_approve, &extra) < 0)
+			return moat_error_set(err, ENOMEM, "policy");
+		memcpy(v + r->n_exec_approve, extra, parent->n_exec_approve * sizeof(*v));
+		free(extra);
+		r->n_exec_approve = n;
+	}
 	r->audit_files = child->audit_files || parent->audit_files;
 	/* A nested run's events land in its parent's log: its cap is no
 	 * larger than the parent's. */

@@ -703,21 +703,92 @@ static int k_exec_delegate(const ctx *x, const node *k, const node *v, const cha
 	return get_bool(x, v, path, &x->p->exec_delegate);
 }
 
-/* exec.approve and filesystem.approve_write name gates that are not built:
- * a policy that asks for them is refused, saying so, rather than run with
- * the program or the write let through unasked. */
+/* filesystem.approve_write names a gate that is not built: a policy that
+ * asks for it is refused, saying so, rather than run with the write let
+ * through unasked. */
 static int k_not_built(const ctx *x, const node *k, const node *v, const char *path)
 {
 	(void)v;
-	return fail(x, k, "%s: holding %s for a person's approval is not built yet (docs/approvals.md); remove it, "
-			  "or gate the network request the action makes with network.approve",
-		    path, strcmp(k->value, "approve") == 0 ? "a program" : "a write");
+	(void)k;
+	return fail(x, k, "%s: holding a write for a person's approval is not built yet (docs/approvals.md); remove it, "
+			  "or gate the program that writes with exec.approve",
+		    path);
+}
+
+/* exec.approve: [{path: /usr/bin/git, args: ["push", "*"]}, ...]: each
+ * execve of path whose arguments match is held for a person (execgate.h). */
+static int exec_rule(const ctx *x, const node *n, const char *path, moat_exec_rule *ret)
+{
+	int r = expect_kind(x, n, path, NODE_MAP, "a mapping {path: /PROGRAM, args: [PATTERN, ...]}");
+	if (r < 0 || (r = check_map(x, n, path)) < 0)
+		return r;
+	const node *prog = NULL, *args = NULL;
+	for (size_t i = 0; i + 1 < n->n; i += 2) {
+		const node *k = n->items[i], *v = n->items[i + 1];
+		if (strcmp(k->value, "path") == 0)
+			prog = v;
+		else if (strcmp(k->value, "args") == 0)
+			args = v;
+		else
+			return fail(x, k, "%s: unknown key '%s' (expected path, args)", path, k->value);
+	}
+	if (!prog)
+		return fail(x, n, "%s: no 'path' (expected the program's absolute path inside the sandbox)", path);
+	char key[300];
+	snprintf(key, sizeof(key), "%s.path", path);
+	if ((r = get_inside_path(x, prog, key, &ret->path)) < 0)
+		return r;
+	if (!args)
+		return 0;
+	snprintf(key, sizeof(key), "%s.args", path);
+	if ((r = expect_list(x, args, key)) < 0)
+		return r;
+	if (args->n > MOAT_EXEC_APPROVE_ARGS_MAX)
+		return fail(x, args, "%s: too many patterns (at most %d)", key, MOAT_EXEC_APPROVE_ARGS_MAX);
+	ret->args = calloc(1, sizeof(char *));
+	if (!ret->args)
+		return moat_error_set(x->err, ENOMEM, "policy");
+	for (size_t i = 0; i < args->n; i++) {
+		const char *s;
+		if ((r = get_string(x, args->items[i], key, &s)) < 0)
+			return r;
+		if (moat__strv_push(&ret->args, s) < 0)
+			return moat_error_set(x->err, ENOMEM, "policy");
+	}
+	return 0;
+}
+
+static int k_exec_approve(const ctx *x, const node *k, const node *v, const char *path)
+{
+	(void)k;
+	int r = expect_list(x, v, path);
+	if (r < 0)
+		return r;
+	if (v->n > MOAT_EXEC_APPROVE_MAX)
+		return fail(x, v, "%s: too many rules (at most %d)", path, MOAT_EXEC_APPROVE_MAX);
+	moat_policy *p = x->p;
+	moat__exec_rules_free(p->exec_approve, p->n_exec_approve);
+	p->exec_approve = NULL;
+	p->n_exec_approve = 0;
+	if (!v->n)
+		return 0;
+	p->exec_approve = calloc(v->n, sizeof(*p->exec_approve));
+	if (!p->exec_approve)
+		return moat_error_set(x->err, ENOMEM, "policy");
+	p->n_exec_approve = v->n;
+	for (size_t i = 0; i < v->n; i++) {
+		char item[280];
+		snprintf(item, sizeof(item), "%s[%zu]", path, i);
+		if ((r = exec_rule(x, v->items[i], item, &p->exec_approve[i])) < 0)
+			return r;
+	}
+	return 0;
 }
 
 static const key_handler exec_keys[] = {{"allow", k_exec_allow},
 					{"workspace", k_exec_workspace},
 					{"delegate", k_exec_delegate},
-					{"approve", k_not_built}};
+					{"approve", k_exec_approve}};
 
 static int k_exec(const ctx *x, const node *k, const node *v, const char *path)
 {
@@ -1812,6 +1883,7 @@ void moat_policy_free(moat_policy *p)
 	free(p->out_dir);
 	free(p->cwd);
 	moat__strv_free(p->exec_allow);
+	moat__exec_rules_free(p->exec_approve, p->n_exec_approve);
 	rules_free(&p->allow);
 	rules_free(&p->deny);
 	rules_free(&p->approve);
@@ -1948,6 +2020,9 @@ moat_policy *moat_policy_copy(const moat_policy *s)
 	if (!rules_copy(&p->allow, &s->allow) || !rules_copy(&p->deny, &s->deny) ||
 	    !rules_copy(&p->approve, &s->approve))
 		return NULL;
+	if (moat__exec_rules_copy(s->exec_approve, s->n_exec_approve, &p->exec_approve) < 0)
+		return NULL;
+	p->n_exec_approve = s->n_exec_approve;
 	if (s->n_hosts) {
 		p->hosts = calloc(s->n_hosts, sizeof(*p->hosts));
 		if (!p->hosts)

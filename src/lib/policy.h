@@ -149,6 +149,10 @@ typedef struct moat_policy {
 	 * for a sibling sandbox no wider than this one (docs/nested.md); on in
 	 * the agent profile, off in the code profile. */
 	bool exec_delegate;
+	/* exec.approve: programs (and arguments) whose execve is held for a
+	 * person (docs/approvals.md); in a session only. */
+	moat_exec_rule *exec_approve;
+	size_t n_exec_approve;
 
 	/* network */
 	moat_net_mode net;

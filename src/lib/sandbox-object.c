@@ -293,7 +293,13 @@ static void start_trail(moat_sandbox *sb, int fd)
 		return;
 	}
 	moat_filetrail *t = NULL;
-	if (moat__filetrail_start_source(fd, sb->opts.audit, sb->opts.ends_with_first_command, &t, NULL) < 0)
+	moat_filetrail_opts o = {.audit = sb->opts.audit,
+				 .fanotify = sb->opts.ends_with_first_command,
+				 .record = sb->c->audit_files && sb->opts.audit,
+				 .rules = sb->c->exec_approve,
+				 .n_rules = sb->c->n_exec_approve,
+				 .approvals = sb->opts.approvals};
+	if (moat__filetrail_start_opts(fd, &o, &t, NULL) < 0)
 		return;
 	/* In a sandbox of many commands session.start is in the log since
 	 * create: this command's events need not wait. */
@@ -336,7 +342,8 @@ static void handle_msg(moat_sandbox *sb, const moat_ctl_msg *m, int fd)
 			sb->out_fs = TAKE_FD(fd);
 		else if (m->b == MOAT_CTL_FD_PTY_MASTER && fd >= 0 && cmd && cmd->pty_fd < 0)
 			cmd->pty_fd = TAKE_FD(fd);
-		else if (m->b == MOAT_CTL_FD_NOTIFY && fd >= 0 && sb->opts.audit && sb->c->audit_files)
+		else if (m->b == MOAT_CTL_FD_NOTIFY && fd >= 0 &&
+			 ((sb->opts.audit && sb->c->audit_files) || sb->c->n_exec_approve))
 			start_trail(sb, TAKE_FD(fd));
 		break;
 	case MOAT_CTL_STARTED:
@@ -621,6 +628,16 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 	int r;
 	/* Validation wants a command; a sandbox object starts its commands
 	 * later, each checked then. */
+	/* exec.approve holds a program for a person: with no queue to hold
+	 * it in (moat run, judge, eval), the run is refused rather than let
+	 * the program through unasked. */
+	if (config->n_exec_approve && !opts->approvals) {
+		r = moat_error_set(err, MOAT_EINPUT,
+				   "exec.approve holds %s for a person's approval, and this run has no one to ask: "
+				   "run it in a session (moat session create), where moat approve decides",
+				   config->exec_approve[0].path);
+		goto fail;
+	}
 	moat_config checked = *config;
 	char *placeholder[] = {"/bin/true", NULL};
 	if (!checked.argv || !checked.argv[0])
@@ -640,7 +657,7 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		.lim = sb->lim,
 		.ends_with_first = sb->opts.ends_with_first_command,
 		.say_ready = !sb->opts.ends_with_first_command,
-		.file_trail = config->audit_files && sb->opts.audit,
+		.file_trail = (config->audit_files && sb->opts.audit) || config->n_exec_approve,
 		.iso = &sb->r.isolation,
 		.secrets = sb->opts.secrets,
 		.audit = sb->opts.audit,

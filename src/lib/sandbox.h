@@ -128,6 +128,10 @@ typedef struct moat_sandbox_opts {
 	struct moat_secrets *secrets;
 	int (*after_clone)(void *arg, moat_error *err);
 	void *after_clone_arg;
+	/* The queue that holds actions for a person (a session's keeper's),
+	 * or NULL. config->exec_approve needs it: without one the sandbox is
+	 * refused, as an exec gate with no one to ask fails closed. */
+	struct moat_approvals *approvals;
 } moat_sandbox_opts;
 
 void moat_sandbox_opts_init(moat_sandbox_opts *o);

@@ -66,7 +66,13 @@ printf 'version: 1\napprovals:\n  notify: [a, b]\n' >bad4.yaml
 t_eq "policy check: notify that is not a command" "125 1" "$? $(grep -c 'bad4.yaml:3:11: approvals.notify' pe4)"
 printf 'version: 1\nexec:\n  approve:\n    - {path: /usr/bin/git, args: [push, "*"]}\n' >bad5.yaml
 "$MOAT" policy check bad5.yaml 2>pe5
-t_eq "policy check: exec.approve is refused as not built, at its line:col" "125 1" "$? $(grep -c 'bad5.yaml:3:3: exec.approve: holding a program for a person.s approval is not built yet' pe5)"
+t_eq "policy check: exec.approve is taken" "0 0" "$? $(wc -l <pe5)"
+printf 'version: 1\nexec:\n  approve:\n    - {path: git}\n' >bad5b.yaml
+"$MOAT" policy check bad5b.yaml 2>pe5b
+t_eq "policy check: an exec.approve path that is not absolute, at its line:col" "125 1" "$? $(grep -c 'bad5b.yaml:4:14: exec.approve\[0\].path' pe5b)"
+printf 'version: 1\nexec:\n  approve:\n    - {path: /usr/bin/git, arg: [push]}\n' >bad5c.yaml
+"$MOAT" policy check bad5c.yaml 2>pe5c
+t_eq "policy check: an unknown exec.approve key, named" "125 1" "$? $(grep -c "bad5c.yaml:4:.*unknown key 'arg'" pe5c)"
 printf 'version: 1\nfilesystem:\n  approve_write: [/out/x]\n' >bad6.yaml
 "$MOAT" policy check bad6.yaml 2>pe6
 t_eq "policy check: filesystem.approve_write is refused as not built" "125 1" "$? $(grep -c 'bad6.yaml:3:3: filesystem.approve_write: .*not built yet' pe6)"

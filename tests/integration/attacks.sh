@@ -128,8 +128,9 @@ for bin in "$MOAT_ATTACKS"/attack_*; do
 	# The egress attacks need a gateway and upstream servers; net_attacks.sh
 	# runs them. The file trail's attacks are judged by their audit log;
 	# trail_attacks.sh runs them. The session cp attacks are judged by what
-	# a copy did on the host: session_cp.sh runs them in a session.
-	case "$name" in net_* | trail_* | session_cp_*) continue ;; esac
+	# a copy did on the host: session_cp.sh runs them in a session. The exec
+	# gate's need a session with exec.approve: approvals_exec.sh runs them.
+	case "$name" in net_* | trail_* | session_cp_* | exec_gate_*) continue ;; esac
 	case "$name" in *"${ATTACK_FILTER:-}"*) ;; *) continue ;; esac
 	n=$((n + 1))
 	if in_other_mode "$n"; then

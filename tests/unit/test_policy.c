@@ -87,6 +87,42 @@ static void test_minimal_defaults(void **state)
 	assert_false(p->tty);
 }
 
+/* exec.approve: rules with a program and argument patterns; the YAML
+ * carries them; a nested run keeps its parent's; compiled into the run's
+ * config; filesystem.approve_write stays refused. */
+static void test_exec_approve(void **state)
+{
+	(void)state;
+	const char *yaml = "version: 1\nexec:\n  approve:\n    - {path: /usr/bin/git, args: [push, \"*\"]}\n"
+			   "    - {path: /usr/bin/rm}\n";
+	_cleanup_policy_ moat_policy *p = parse_ok(yaml);
+	assert_int_equal(p->n_exec_approve, 2);
+	assert_string_equal(p->exec_approve[0].path, "/usr/bin/git");
+	assert_string_equal(p->exec_approve[0].args[0], "push");
+	assert_string_equal(p->exec_approve[0].args[1], "*");
+	assert_null(p->exec_approve[0].args[2]);
+	assert_null(p->exec_approve[1].args);
+	_cleanup_free_ char *y = moat_policy_to_yaml(p);
+	assert_non_null(strstr(y, "{path: /usr/bin/git, args: [push, '*']}"));
+	_cleanup_policy_ moat_policy *again = parse_ok(y);
+	assert_int_equal(again->n_exec_approve, 2);
+	assert_null(again->exec_approve[1].args);
+	moat_error err = {0};
+	_cleanup_policy_ moat_policy *bare = parse_ok("version: 1\n");
+	_cleanup_policy_ moat_policy *r = NULL;
+	assert_int_equal(moat_policy_intersect(p, bare, &r, &err), 0);
+	assert_int_equal(r->n_exec_approve, 2);
+	assert_string_equal(r->exec_approve[1].path, "/usr/bin/rm");
+	_cleanup_config_ moat_config *c = NULL;
+	assert_int_equal(moat_policy_compile(p, NULL, &c, &err), 0);
+	assert_int_equal(c->n_exec_approve, 2);
+	assert_string_equal(c->exec_approve[0].args[0], "push");
+	parse_fails("version: 1\nexec:\n  approve:\n    - {path: git}\n", 4, 14, "not a clean absolute path");
+	parse_fails("version: 1\nexec:\n  approve:\n    - {args: [x]}\n", 4, 7, "no 'path'");
+	parse_fails("version: 1\nexec:\n  approve:\n    - /usr/bin/git\n", 4, 7, "expected a mapping");
+	parse_fails("version: 1\nfilesystem:\n  approve_write: [/out/x]\n", 3, 3, "not built yet");
+}
+
 /* exec.workspace: a switch, off by default, on in the agent profile; a
  * nested run has it only where its parent does. */
 static void test_exec_workspace(void **state)
@@ -961,6 +997,7 @@ int main(void)
 		cmocka_unit_test(test_secrets_errors),
 		cmocka_unit_test(test_secret_flag),
 		cmocka_unit_test(test_exec_workspace),
+		cmocka_unit_test(test_exec_approve),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_values),

@@ -1,0 +1,120 @@
+#include "execgate.h"
+
+#include "util.h"
+
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void moat__exec_rules_free(moat_exec_rule *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].path);
+		moat__strv_free(v[i].args);
+	}
+	free(v);
+}
+
+int moat__exec_rules_copy(const moat_exec_rule *v, size_t n, moat_exec_rule **ret)
+{
+	*ret = NULL;
+	if (!n)
+		return 0;
+	moat_exec_rule *c = calloc(n, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		c[i].path = strdup(v[i].path);
+		if (!c[i].path || (v[i].args && !(c[i].args = moat__strv_copy(v[i].args)))) {
+			moat__exec_rules_free(c, n);
+			return -ENOMEM;
+		}
+	}
+	*ret = c;
+	return 0;
+}
+
+bool moat__exec_args_match(char *const *patterns, const char *args, size_t args_len, size_t n_argv)
+{
+	if (!patterns)
+		return true;
+	/* Skip argv[0]: the rule names the program by its path. */
+	size_t off = 0, i = 0;
+	if (n_argv > 0) {
+		const char *z = memchr(args, '\0', args_len);
+		if (!z)
+			return false;
+		off = (size_t)(z - args) + 1;
+		i = 1;
+	}
+	for (size_t p = 0; patterns[p]; p++) {
+		if (!patterns[p + 1] && strcmp(patterns[p], "*") == 0)
+			return true; /* the rest, whatever it is */
+		if (i >= n_argv || off >= args_len)
+			return false;
+		const char *a = args + off;
+		const char *z = memchr(a, '\0', args_len - off);
+		if (!z || fnmatch(patterns[p], a, 0) != 0)
+			return false;
+		off = (size_t)(z - args) + 1;
+		i++;
+	}
+	return i == n_argv;
+}
+
+bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, moat_maps_file_ok file_ok, void *ud,
+			const char **why)
+{
+	uint64_t at = addr, end = addr + len;
+	if (end < addr) {
+		*why = "the range wraps around";
+		return false;
+	}
+	*why = "it is not in mapped memory";
+	if (!len)
+		return true;
+	/* The lines are in address order: walk them, each covering the next
+	 * part of the range until all of it is covered. */
+	for (const char *l = maps; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		char line[512];
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+		if (n >= sizeof(line))
+			n = sizeof(line) - 1;
+		memcpy(line, l, n);
+		line[n] = '\0';
+		l = nl ? nl + 1 : NULL;
+		uint64_t lo, hi, offset, inode;
+		char perms[8], dev[16];
+		int name_at = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %15s %" SCNu64 " %n", &lo, &hi, perms, &offset,
+			   dev, &inode, &name_at) < 6)
+			continue;
+		if (hi <= at || lo > at)
+			continue;
+		const char *name = name_at > 0 && (size_t)name_at <= n ? line + name_at : "";
+		if (strlen(perms) < 4 || perms[3] != 'p') {
+			*why = "it is in a shared mapping (another mapping of the same memory can change it)";
+			return false;
+		}
+		bool anon = inode == 0 && (name[0] == '\0' || strcmp(name, "[heap]") == 0 ||
+					   strncmp(name, "[stack", 6) == 0 || strncmp(name, "[anon:", 6) == 0);
+		if (anon && perms[1] != 'w') {
+			/* Anonymous and read-only: nothing is there to change it,
+			 * but nothing sane execs from it either. */
+			*why = "it is in a read-only anonymous mapping";
+			return false;
+		}
+		if (!anon && (inode == 0 || name[0] != '/' || !file_ok || !file_ok(ud, dev, inode, name))) {
+			*why = "it is in a mapping of a file the sandbox may write (its pages are the file's until "
+			       "written)";
+			return false;
+		}
+		at = hi;
+		if (at >= end)
+			return true;
+	}
+	return false;
+}

@@ -1,0 +1,50 @@
+/* The exec gate, the pure part: which execve an exec.approve rule holds
+ * for a person, and whether the memory an execve's path and argv are read
+ * from is memory no one else can change under the check. The part that
+ * reads the stopped process and answers the kernel is in filetrail.c (the
+ * gate shares the trail's seccomp listener); docs/approvals.md tells the
+ * design and what it rules out. */
+#pragma once
+
+#include "error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* exec.approve rules a policy may list. */
+#define MOAT_EXEC_APPROVE_MAX 64
+/* Argument patterns one rule may give. */
+#define MOAT_EXEC_APPROVE_ARGS_MAX 64
+
+/* One exec.approve rule: the program (an absolute path inside the
+ * sandbox) and, when args is not NULL, glob patterns for argv[1], argv[2],
+ * ... (fnmatch, no special meaning for '/'); a last pattern "*" stands
+ * for the rest of the arguments, none included. */
+typedef struct moat_exec_rule {
+	char *path;
+	char **args;
+} moat_exec_rule;
+
+void moat__exec_rules_free(moat_exec_rule *v, size_t n);
+/* A deep copy (*ret NULL when n is 0). -ENOMEM. */
+int moat__exec_rules_copy(const moat_exec_rule *v, size_t n, moat_exec_rule **ret);
+
+/* Whether argv (n_argv NUL-terminated strings one after another in
+ * args[0..args_len), argv[0] first) matches the patterns (NULL: any). */
+bool moat__exec_args_match(char *const *patterns, const char *args, size_t args_len, size_t n_argv);
+
+/* Decides about a private mapping of a file (its device "MM:mm", inode and
+ * name from the maps line): true when the file cannot change under the
+ * check (the caller's judgement: a read-only mount). */
+typedef bool (*moat_maps_file_ok)(void *ud, const char *dev, uint64_t inode, const char *name);
+
+/* Whether [addr, addr + len) lies wholly in mappings of a process (maps:
+ * the text of /proc/PID/maps) whose content no one but the process can
+ * change: private anonymous ones (an anonymous mapping, the heap, the
+ * stack), and private mappings of files file_ok accepts (NULL: none). A
+ * shared mapping can be written through another mapping of it; a private
+ * file-backed one reads the file's pages until first written, so a write
+ * to the file shows through. false with *why naming the reason otherwise. */
+bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, moat_maps_file_ok file_ok, void *ud,
+			const char **why);
