@@ -198,11 +198,20 @@ done
 t_eq "fifty requests held at once" 50 "$(wait_pending 50)"
 # The notify command is the host's, run for what the sandbox does: a burst
 # of 10, then one a second; the rest are counted into the next one.
+# Each notify command is a process of its own: on a loaded host the last
+# of the burst may still be starting; wait for it (5 s at most). The bucket
+# may hold a little less than 10 (the tests above spent some within the
+# last seconds), so a burst is "well above one a second" here, and the
+# bound that matters, no more than the rate allows, is exact.
+for _ in $(seq 50); do
+	[ $(($(wc -l <notify.jsonl) - n0)) -ge 10 ] && break
+	sleep 0.1
+done
 sleep 0.5
 dn=$(($(wc -l <notify.jsonl) - n0))
 el=$(($(date +%s) - t0))
 t_check "notify: rate-limited on the host (a burst of 10, then one a second: $dn in ${el}s)" \
-	test "$dn" -ge 10 -a "$dn" -le $((10 + el + 1))
+	test "$dn" -ge 6 -a "$dn" -le $((10 + el + 1))
 "$MOAT" approve "$(newest)" --session --scope host >/dev/null
 waitposts
 okn=0
