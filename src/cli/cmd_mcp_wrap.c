@@ -440,21 +440,22 @@ static void ctl_error(ctl_conn *c, uint64_t tag, int code, const char *msg)
 static void ctl_read(wrap *w, ctl_conn *c)
 {
 	moat_keeper_msg m;
+	/* decoding fills in what the message holds, nothing else */
+	moat_keeper_msg_init(&m, _MOAT_KEEPER_MSG_INVALID);
 	moat_error err = {0};
 	int fds[8];
 	size_t n_fds = 0;
 	int r = moat__keeper_recv(c->fd, &m, fds, 8, &n_fds, &err);
 	for (size_t i = 0; i < n_fds; i++)
 		close(fds[i]);
-	if (r == -EAGAIN)
-		return;
-	if (r == -EPIPE || r == -ECONNRESET) {
-		ctl_close(c);
-		return;
-	}
 	if (r < 0) {
-		/* a message that does not decode: said why, the connection kept */
-		ctl_error(c, 0, err.code, err.msg);
+		if (r == -EPIPE || r == -ECONNRESET)
+			ctl_close(c);
+		else if (r != -EAGAIN)
+			/* a message that does not decode: said why, the
+			 * connection kept */
+			ctl_error(c, 0, err.code, err.msg);
+		moat_keeper_msg_done(&m);
 		return;
 	}
 	moat_keeper_msg a;
