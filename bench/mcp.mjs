@@ -1,6 +1,9 @@
 // make bench: the cost of moat's MCP layers, measured with the official
 // MCP TypeScript SDK client.
 //   node bench/mcp.mjs --moat BUILD/moat --npm NODE_MODULES [--runs N]
+//                      [--only wrap] [--order direct|wrapped]
+// (--only wrap: part 2 alone; --order: which of part 2's two runs first,
+// since a loaded machine favours one order; default direct)
 // 1. run_code of print(1) through one `moat mcp serve` on stdio, against a
 //    cold `moat run -- python3 -c 'print(1)'` (target: median <= 1.3x);
 // 2. a tools/call of server-everything's echo through `moat mcp wrap`,
@@ -13,6 +16,8 @@ const arg = (name, dflt) => { const i = process.argv.indexOf(name); return i > 0
 const moat = arg('--moat', 'build/moat');
 const npm = arg('--npm');
 const runs = Number(arg('--runs', '30'));
+const only = arg('--only', '');
+const order = arg('--order', 'direct');
 const sdk = `${npm}/@modelcontextprotocol/sdk`;
 const { Client } = await import(`${sdk}/dist/esm/client/index.js`);
 const { StdioClientTransport } = await import(`${sdk}/dist/esm/client/stdio.js`);
@@ -23,6 +28,7 @@ const row = (name, v, extra = '') => console.log(`  ${name.padEnd(52)} ${median(
 
 console.log(`\n== MCP (${runs} runs each; median, min)`);
 // 1. run_code against a cold moat run.
+if (only !== 'wrap') {
 const cold = [];
 for (let i = 0; i < runs; i++) {
 	const t0 = process.hrtime.bigint();
@@ -43,6 +49,7 @@ await client.close();
 row('moat run -- python3 -c print(1) (cold)', cold);
 const ratio = median(served) / median(cold);
 row('run_code print(1) via moat mcp serve (stdio)', served, `${ratio.toFixed(2)}x ${ratio <= 1.3 ? '(target <= 1.3x: met)' : '(target <= 1.3x: MISSED)'}`);
+}
 
 // 2. the wrap relay.
 const dir = mkdtempSync(`${tmpdir()}/moat-bench-mcp-`);
@@ -61,8 +68,14 @@ async function echoTimes(cmd) {
 	await c.close();
 	return t;
 }
-const direct = await echoTimes(everything([]));
-const wrapped = await echoTimes(everything([moat, 'mcp', 'wrap', '--policy', `${dir}/policy.yaml`, '--']));
+let direct, wrapped;
+if (order === 'wrapped') {
+	wrapped = await echoTimes(everything([moat, 'mcp', 'wrap', '--policy', `${dir}/policy.yaml`, '--']));
+	direct = await echoTimes(everything([]));
+} else {
+	direct = await echoTimes(everything([]));
+	wrapped = await echoTimes(everything([moat, 'mcp', 'wrap', '--policy', `${dir}/policy.yaml`, '--']));
+}
 rmSync(dir, { recursive: true, force: true });
 row('server-everything echo, called directly', direct);
 const added = median(wrapped) - median(direct);

@@ -3,7 +3,13 @@
  * own queue; these commands ask the keepers of this user's running
  * sessions over their control sockets, which only their owner or root can
  * reach. Parses, asks, prints. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
@@ -11,6 +17,8 @@
 
 #include "approval.h"
 #include "cli.h"
+#include "keeper-proto.h"
+#include "keeper.h"
 #include "session.h"
 #include "units.h"
 
@@ -52,7 +60,59 @@ static int ask_one(const moat_session_info *s, json_t *body, json_t **ret, moat_
 	return r;
 }
 
-/* The running sessions to ask: the one named, or all. */
+/* Adds the `moat mcp wrap` relays of this user that hold approval queues:
+ * a keeper's runtime folder with an "mcp" file (the server's name) and a
+ * control socket that speaks hello and approvals. Named "mcp:SERVER". */
+static int add_relays(moat_session_info **v, size_t *n)
+{
+	char base[PATH_MAX];
+	moat_error err = {0};
+	int bfd = moat__keeper_base_open(base, sizeof(base), &err);
+	if (bfd < 0)
+		return 0; /* no folder: no relay */
+	DIR *dir = fdopendir(bfd);
+	if (!dir) {
+		close(bfd);
+		return 0;
+	}
+	struct dirent *de;
+	while ((de = readdir(dir)) && *n < 1024) {
+		if (!moat__keeper_id_valid(de->d_name))
+			continue;
+		_cleanup_close_ int dfd = openat(bfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_uid != geteuid())
+			continue;
+		/* A relay that ended without a word (killed) left its folder:
+		 * its lock is free, no one to ask. */
+		_cleanup_close_ int lock = openat(dfd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (lock < 0 || flock(lock, LOCK_SH | LOCK_NB) == 0)
+			continue;
+		_cleanup_close_ int mf = openat(dfd, "mcp", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		char server[MOAT_SESSION_NAME_MAX - 3];
+		ssize_t got = mf >= 0 ? read(mf, server, sizeof(server) - 1) : -1;
+		if (got <= 0)
+			continue;
+		server[got] = '\0';
+		moat_session_info *nv = realloc(*v, (*n + 1) * sizeof(**v));
+		if (!nv) {
+			closedir(dir);
+			return moat_cli_fail("out of memory");
+		}
+		*v = nv;
+		moat_session_info *s = &nv[(*n)++];
+		memset(s, 0, sizeof(*s));
+		snprintf(s->id, sizeof(s->id), "%s", de->d_name);
+		snprintf(s->name, sizeof(s->name), "mcp:%s", server);
+		snprintf(s->socket, sizeof(s->socket), "%s/%s/ctl", base, de->d_name);
+		s->running = true;
+	}
+	closedir(dir);
+	return 0;
+}
+
+/* The running sessions to ask: the one named, or all (with the MCP
+ * relays' queues). */
 static int sessions(const char *what, const char *key, moat_session_info **ret, size_t *ret_n)
 {
 	moat_error err = {0};
@@ -75,7 +135,7 @@ static int sessions(const char *what, const char *key, moat_session_info **ret, 
 	}
 	if (moat_session_list(ret, ret_n, &err) < 0)
 		return fail_err(what, &err);
-	return 0;
+	return add_relays(ret, ret_n);
 }
 
 static void fmt_time(json_t *t, char *buf, size_t len)

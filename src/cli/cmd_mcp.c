@@ -28,8 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "approval.h"
 #include "cli.h"
 #include "jsonrpc.h"
+#include "keeper.h"
 #include "mcp.h"
 #include "moat-config.h"
 #include "policy.h"
@@ -62,6 +64,11 @@ typedef enum call_kind {
 	CALL_SESSION_STOP,
 } call_kind;
 
+/* Held approvals one call remembers; how often a running session call asks
+ * its keeper what waits. */
+#define MCP_MAX_HELD 8
+#define MCP_ASK_MS 500
+
 typedef struct outbuf {
 	char *p;
 	size_t len;
@@ -83,6 +90,13 @@ typedef struct mcp_call {
 	uint64_t start_ms, next_progress_ms, kill_at_ms;
 	bool cancelled;
 	uint64_t bytes; /* session_write_file: the content's */
+	/* A session call: the approvals its session held while it ran (the
+	 * session's approval gate, docs/approvals.md), told to the client
+	 * once each, and when to ask the keeper again. */
+	char held[MCP_MAX_HELD][MOAT_APPROVAL_ID_LEN];
+	char held_what[MCP_MAX_HELD][160];
+	size_t n_held;
+	uint64_t next_ask_ms;
 } mcp_call;
 
 typedef struct mcp_session {
@@ -102,6 +116,8 @@ typedef struct mcp_server {
 	unsigned seq;
 	bool closing;
 	int out_fd;
+	bool elicit; /* the client declared the elicitation capability */
+	uint64_t next_elicit;
 } mcp_server;
 
 static uint64_t now_ms(void)
@@ -420,6 +436,7 @@ static mcp_call *call_new(mcp_server *s, call_kind kind, json_t *id, json_t *par
 			c->progress_token = json_incref(tok);
 		c->start_ms = now_ms();
 		c->next_progress_ms = c->start_ms + MCP_PROGRESS_MS;
+		c->next_ask_ms = c->start_ms + MCP_ASK_MS / 2;
 		return c;
 	}
 	return NULL;
@@ -718,8 +735,16 @@ static int finish_call(mcp_server *s, mcp_call *c, int wstatus)
 		bool timed_out = code != 0 && m && strstr(m, "passed; the command was killed");
 		if (code == MOAT_EXIT_ERROR && m && !timed_out)
 			return send_tool_error(s, c->id, "%s", m);
+		json_t *extra = NULL;
+		if (c->n_held) {
+			/* what waited for a person while it ran */
+			json_t *v = json_array();
+			for (size_t k = 0; v && k < c->n_held; k++)
+				json_array_append_new(v, json_pack("{s:s,s:s}", "id", c->held[k], "what", c->held_what[k]));
+			extra = json_pack("{s:o}", "approvals", v);
+		}
 		json_t *o = run_structured(timed_out ? "timeout" : code >= 128 ? "signaled" : "exited",
-					   timed_out || code >= 128 ? -1 : code, c, NULL);
+					   timed_out || code >= 128 ? -1 : code, c, extra);
 		return send_msg(s, moat_jsonrpc_result(c->id, tool_result(o, NULL, false)));
 	}
 	case CALL_SESSION_CREATE: {
@@ -840,10 +865,67 @@ static void call_cancel(mcp_call *c, uint64_t now)
 	c->kill_at_ms = now + MCP_KILL_GRACE_MS;
 }
 
+/* Tells the client about the approvals c's session holds that it has not
+ * been told of: an elicitation when it can show one (its answer decides
+ * nothing), a progress notification when the call asked for progress,
+ * and the tool result's "approvals" in the end. The keeper lists what its
+ * session holds; a call of the session that runs now is what waits. */
+static void check_held(mcp_server *s, mcp_call *c)
+{
+	char sock[PATH_MAX];
+	moat_error err = {0};
+	moat_keeper *k = NULL;
+	if (moat_keeper_socket_path(c->session, sock, sizeof(sock), &err) < 0 || moat_keeper_connect(sock, &k, &err) < 0)
+		return;
+	json_t *req = json_pack("{s:s}", "op", "ls"), *ans = NULL;
+	int r = req ? moat_keeper_approvals(k, req, &ans, &err) : -ENOMEM;
+	json_decref(req);
+	moat_keeper_close(k);
+	if (r < 0)
+		return;
+	size_t i;
+	json_t *it;
+	json_array_foreach(json_object_get(ans, "approvals"), i, it) {
+		const char *id = json_string_value(json_object_get(it, "id"));
+		const char *what = json_string_value(json_object_get(it, "what"));
+		if (!id || strcmp(json_string_value(json_object_get(it, "state")) ?: "", "pending") != 0)
+			continue;
+		bool known = false;
+		for (size_t k2 = 0; k2 < c->n_held && !known; k2++)
+			known = strcmp(c->held[k2], id) == 0;
+		if (known || c->n_held >= MCP_MAX_HELD)
+			continue;
+		snprintf(c->held[c->n_held], sizeof(c->held[0]), "%s", id);
+		snprintf(c->held_what[c->n_held], sizeof(c->held_what[0]), "%s", what ? what : "");
+		c->n_held++;
+		char msg[512];
+		snprintf(msg, sizeof(msg),
+			 "moat: the session's command waits for a person's approval: %s (approval %s). Decide on the "
+			 "host with: moat approve %s, or moat deny %s",
+			 what ? what : "?", id, id, id);
+		logline("%s", msg + 6);
+		if (c->progress_token)
+			send_msg(s, moat_jsonrpc_notification("notifications/progress",
+							      json_pack("{s:O,s:I,s:s}", "progressToken", c->progress_token,
+									"progress", (json_int_t)((now_ms() - c->start_ms) / 1000),
+									"message", msg)));
+		if (s->elicit) {
+			char eid[48];
+			snprintf(eid, sizeof(eid), "moat-elicit-%llu", (unsigned long long)++s->next_elicit);
+			send_msg(s, json_pack("{s:s,s:s,s:s,s:{s:s,s:{s:s,s:{s:{s:s,s:s}}}}}", "jsonrpc", "2.0", "id", eid,
+					      "method", "elicitation/create", "params", "message", msg, "requestedSchema",
+					      "type", "object", "properties", "acknowledged", "type", "boolean",
+					      "description", "Seen (this does not approve it)"));
+		}
+	}
+	json_decref(ans);
+}
+
 static int on_request(mcp_server *s, moat_jsonrpc_msg *m)
 {
 	const char *method = m->method;
 	if (strcmp(method, "initialize") == 0) {
+		s->elicit = json_object_get(json_object_get(m->params, "capabilities"), "elicitation") != NULL;
 		const char *want = json_string_value(json_object_get(m->params, "protocolVersion"));
 		json_t *r = json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}", "protocolVersion",
 				      moat_mcp_negotiate_version(want), "capabilities", "tools", "listChanged", false,
@@ -891,8 +973,10 @@ static int on_line(void *userdata, const char *line, size_t len)
 		}
 		/* Others (initialized, progress, roots changed) need nothing. */
 	} else if (m.kind == MOAT_JSONRPC_RESPONSE) {
-		/* moat sends no requests: a response answers nothing. */
-		logline("dropped a response to a request moat did not send");
+		/* moat's only requests are elicitations, whose answers decide
+		 * nothing (only a person on the host decides: docs/approvals.md) */
+		if (!json_is_string(m.id) || strncmp(json_string_value(m.id), "moat-elicit-", 12) != 0)
+			logline("dropped a response to a request moat did not send");
 	} else {
 		int b = moat_jsonrpc_ids_begin(&s->ids, m.id);
 		if (b == -EEXIST)
@@ -988,6 +1072,8 @@ static int serve_loop(mcp_server *s, int sigfd)
 				next = c->next_progress_ms;
 			if (c->kill_at_ms && c->kill_at_ms < next)
 				next = c->kill_at_ms;
+			if (c->session[0] && c->kind != CALL_SESSION_STOP && !c->cancelled && c->next_ask_ms < next)
+				next = c->next_ask_ms;
 		}
 		int timeout = next == UINT64_MAX ? -1 : next <= now ? 0 : (int)(next - now);
 		int pr = poll(pf, n, timeout);
@@ -1042,6 +1128,10 @@ static int serve_loop(mcp_server *s, int sigfd)
 			if (c->kill_at_ms && now >= c->kill_at_ms) {
 				kill(c->pid, SIGKILL);
 				c->kill_at_ms = 0;
+			}
+			if (c->session[0] && c->kind != CALL_SESSION_STOP && !c->cancelled && now >= c->next_ask_ms) {
+				check_held(s, c);
+				c->next_ask_ms = now_ms() + MCP_ASK_MS;
 			}
 			if (c->progress_token && !c->cancelled && now >= c->next_progress_ms) {
 				uint64_t secs = (now - c->start_ms) / 1000;

@@ -7,10 +7,12 @@
  * is passed on, re-encoded from what was parsed: a message that does not
  * parse, or passes the size cap, is refused and logged, never passed
  * through. tools/call requests meet the tool policy (mcpwrap.h): denied
- * and approve-gated calls are answered here with a tool error and never
- * reach the server; tools/list answers lose the denied tools. Every
- * tools/call is an event in the audit log (--audit). */
+ * calls are answered here with a tool error and never reach the server;
+ * approve-gated calls are held until a person decides (below);
+ * tools/list answers lose the denied tools. Every tools/call is an event
+ * in the audit log (--audit). */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
@@ -28,12 +30,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "approvals.h"
 #include "audit.h"
 #include "cli.h"
 #include "jsonrpc.h"
+#include "keeper-proto.h"
+#include "keeper.h"
 #include "mcpwrap.h"
 #include "policy.h"
 #include "util.h"
+
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 extern char **environ;
 
@@ -49,7 +59,32 @@ typedef struct pending {
 	char tool[MOAT_TOOL_NAME_MAX + 1];
 	json_t *args; /* the audit summary */
 	uint64_t start_ms;
+	/* an approve-gated call a person (or a lease) let through */
+	char approval[MOAT_APPROVAL_ID_LEN];
+	char approved[MOAT_APPROVAL_ID_LEN + 8];
 } pending;
+
+/* An approve-gated call waiting for a person (docs/approvals.md): held
+ * here, never sent to the server until allowed. */
+#define WRAP_MAX_HELD 64
+/* Connections to the control socket at once (only its owner or root). */
+#define WRAP_MAX_CONNS 8
+
+typedef struct held {
+	json_t *msg; /* the client's request, sent on when allowed; NULL: free */
+	json_t *id;
+	uint64_t ticket;
+	char approval[MOAT_APPROVAL_ID_LEN];
+	char tool[MOAT_TOOL_NAME_MAX + 1];
+	json_t *args;
+	uint64_t start_ms;
+} held;
+
+typedef struct ctl_conn {
+	int fd; /* -1: free */
+	uid_t uid;
+	bool hello;
+} ctl_conn;
 
 typedef struct wrap {
 	moat_tool_policy *tools;
@@ -59,6 +94,18 @@ typedef struct wrap {
 	int from_server; /* its stdout */
 	int to_client;
 	pending pend[WRAP_MAX_PENDING];
+	/* approvals: the queue, its control socket (a keeper's folder, so
+	 * that `moat approvals ls` finds it) and the eventfd its decisions
+	 * wake */
+	moat_approvals *ap;
+	moat_keeper_rundir dir;
+	int listen_fd, wake_fd;
+	ctl_conn conns[WRAP_MAX_CONNS];
+	held held[WRAP_MAX_HELD];
+	uint64_t next_ticket;
+	/* the client declared the elicitation capability */
+	bool elicit;
+	uint64_t next_elicit;
 } wrap;
 
 static uint64_t now_ms(void)
@@ -157,19 +204,365 @@ static void pending_drop(pending *p)
 	*p = (pending){0};
 }
 
+static void audit_call_approval(wrap *w, const char *tool, json_t *args, moat_tool_decision d, uint64_t ms,
+				size_t bytes, bool is_error, const char *error, const char *approval, const char *approved)
+{
+	json_t *o = json_pack("{s:s,s:s,s:O?,s:s,s:I,s:I,s:b,s:s?}", "server", w->server, "tool", tool, "arguments",
+			      args, "decision", moat_tool_decision_to_string(d), "duration_ms", (json_int_t)ms,
+			      "result_bytes", (json_int_t)bytes, "is_error", is_error, "error", error);
+	/* an approve-gated call: the approval and what a person decided
+	 * (allow, deny, timed_out, withdrawn, or the lease that let it by) */
+	if (o && approval && approval[0])
+		json_object_set_new(o, "approval", json_string(approval));
+	if (o && approved)
+		json_object_set_new(o, "approved", json_string(approved));
+	audit(w, "mcp.tool_call", o);
+}
+
 static void audit_call(wrap *w, const char *tool, json_t *args, moat_tool_decision d, uint64_t ms, size_t bytes,
 		       bool is_error, const char *error)
 {
-	audit(w, "mcp.tool_call",
-	      json_pack("{s:s,s:s,s:O?,s:s,s:I,s:I,s:b,s:s?}", "server", w->server, "tool", tool, "arguments", args,
-			"decision", moat_tool_decision_to_string(d), "duration_ms", (json_int_t)ms, "result_bytes",
-			(json_int_t)bytes, "is_error", is_error, "error", error));
+	audit_call_approval(w, tool, args, d, ms, bytes, is_error, error, NULL, NULL);
 }
 
 static json_t *tool_error(const json_t *id, const char *text)
 {
 	return moat_jsonrpc_result((json_t *)id, json_pack("{s:[{s:s,s:s}],s:b}", "content", "type", "text", "text",
 							    text, "isError", true));
+}
+
+/* ---- approve-gated calls (docs/approvals.md) ----
+ *
+ * A call the tool policy gates is held in this relay's own approval queue
+ * (approvals.h, the keepers' code), never sent to the server until a
+ * person allows it. The queue is reachable only through a control socket
+ * in a keeper's runtime folder (0700, this user's), which speaks the
+ * keeper protocol's hello and approvals messages to peers of this uid or
+ * root (SO_PEERCRED): `moat approvals ls`, `moat approve`, `moat deny`
+ * find it like a session's keeper. The server runs in the sandbox, whose
+ * root has none of the host's runtime folders and inherits no descriptor
+ * of ours but its stdin and stdout pipes. */
+
+static held *held_find(wrap *w, const json_t *id)
+{
+	for (size_t i = 0; i < WRAP_MAX_HELD; i++)
+		if (w->held[i].msg && moat_jsonrpc_id_equal(w->held[i].id, id))
+			return &w->held[i];
+	return NULL;
+}
+
+static void held_drop(held *h)
+{
+	json_decref(h->msg);
+	json_decref(h->id);
+	json_decref(h->args);
+	*h = (held){0};
+}
+
+/* The MCP client was told (elicitation/create, when it declared the
+ * capability) what waits and how a person decides. Its answer decides
+ * nothing: the client speaks for the agent, and only the owner or root,
+ * through the control socket, may decide (docs/approvals.md). */
+static void elicit(wrap *w, const held *h, const char *what)
+{
+	char msg[1024], eid[48];
+	snprintf(msg, sizeof(msg),
+		 "moat: the call of tool '%s' on server '%s' waits for a person's approval (%s). Decide on the host "
+		 "with: moat approve %s, or moat deny %s",
+		 h->tool, w->server, what, h->approval, h->approval);
+	/* A call that asked for progress hears that it waits, and why. */
+	json_t *token = json_object_get(json_object_get(json_object_get(h->msg, "params"), "_meta"), "progressToken");
+	if (token) {
+		json_t *n = json_pack("{s:s,s:s,s:{s:O,s:i,s:s}}", "jsonrpc", "2.0", "method", "notifications/progress",
+				      "params", "progressToken", token, "progress", 0, "message", msg);
+		if (n && send_to(w->to_client, n) < 0)
+			logline("cannot tell the client that %s waits", h->approval);
+		json_decref(n);
+	}
+	if (!w->elicit)
+		return;
+	snprintf(eid, sizeof(eid), "moat-elicit-%" PRIu64, ++w->next_elicit);
+	json_t *req = json_pack("{s:s,s:s,s:s,s:{s:s,s:{s:s,s:{s:{s:s,s:s}}}}}", "jsonrpc", "2.0", "id", eid, "method",
+				"elicitation/create", "params", "message", msg, "requestedSchema", "type", "object",
+				"properties", "acknowledged", "type", "boolean", "description",
+				"Seen (this does not approve the call)");
+	if (!req)
+		return;
+	if (send_to(w->to_client, req) < 0)
+		logline("cannot send the elicitation for %s", h->approval);
+	json_decref(req);
+}
+
+/* Sends an allowed call on to the server, its audit to come with its
+ * answer. */
+static int held_forward(wrap *w, held *h, const char *approved)
+{
+	pending *p = pending_add(w, h->id);
+	int r = 0;
+	if (!p) {
+		r = client_send(w, moat_jsonrpc_error(h->id, MOAT_JSONRPC_INVALID_REQUEST,
+						      "request id in flight already, or too many in flight", NULL));
+		audit_call_approval(w, h->tool, h->args, MOAT_TOOL_APPROVE, now_ms() - h->start_ms, 0, true,
+				    "too many requests in flight", h->approval, approved);
+		held_drop(h);
+		return r;
+	}
+	p->is_call = true;
+	snprintf(p->tool, sizeof(p->tool), "%s", h->tool);
+	p->args = TAKE_PTR(h->args);
+	p->start_ms = h->start_ms;
+	snprintf(p->approval, sizeof(p->approval), "%s", h->approval);
+	snprintf(p->approved, sizeof(p->approved), "%s", approved);
+	if (send_to(w->to_server, h->msg) < 0) {
+		audit_call_approval(w, p->tool, p->args, MOAT_TOOL_APPROVE, now_ms() - p->start_ms, 0, true,
+				    "the wrapped server is gone", p->approval, approved);
+		pending_drop(p);
+		r = client_send(w, moat_jsonrpc_error(h->id, MOAT_JSONRPC_INTERNAL_ERROR, "the wrapped server is gone", NULL));
+	}
+	held_drop(h);
+	return r;
+}
+
+/* Holds the approve-gated call m (its audit summary args, taken). */
+static int hold(wrap *w, const moat_jsonrpc_msg *m, const char *tool, json_t *args)
+{
+	char text[MOAT_APPROVAL_NOTE_MAX + 256];
+	held *h = NULL;
+	for (size_t i = 0; i < WRAP_MAX_HELD && !h; i++)
+		if (!w->held[i].msg)
+			h = &w->held[i];
+	if (!w->ap || !h || held_find(w, m->id) || pending_find(w, m->id)) {
+		snprintf(text, sizeof(text), "moat: tool '%s' needs a person's approval: %s", tool,
+			 !w->ap ? "this relay has no approval queue" : h ? "request id in flight already"
+									    : "too many calls wait already");
+		audit_call(w, tool, args, MOAT_TOOL_APPROVE, 0, 0, true, text + 6);
+		json_decref(args);
+		return client_send(w, tool_error(m->id, text));
+	}
+	_cleanup_free_ char *aj = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
+	moat_ask ask;
+	moat_error err = {0};
+	moat_approvals_outcome out = {0};
+	uint64_t ticket = ++w->next_ticket;
+	if (moat__approval_ask_tool(&ask, w->server, tool, aj, &err) < 0 ||
+	    moat_approvals_ask(w->ap, &ask, ticket, &out, &err) < 0) {
+		snprintf(text, sizeof(text), "moat: tool '%s' needs a person's approval, and cannot wait for it: %s",
+			 tool, err.msg);
+		audit_call(w, tool, args, MOAT_TOOL_APPROVE, 0, 0, true, text + 6);
+		json_decref(args);
+		return client_send(w, tool_error(m->id, text));
+	}
+	*h = (held){.msg = json_incref(m->msg), .id = json_incref(m->id), .ticket = ticket, .args = args,
+		    .start_ms = now_ms()};
+	snprintf(h->tool, sizeof(h->tool), "%s", tool);
+	if (out.state == MOAT_APPROVAL_ALLOWED) {
+		char by[MOAT_APPROVAL_ID_LEN + 8];
+		snprintf(by, sizeof(by), "lease %s", out.lease);
+		return held_forward(w, h, by);
+	}
+	snprintf(h->approval, sizeof(h->approval), "%s", out.id);
+	char what[1024];
+	moat__approval_ask_format(&ask, what, sizeof(what));
+	logline("tool '%s' waits for a person's approval: moat approve %s (or moat deny %s)", tool, out.id, out.id);
+	elicit(w, h, what);
+	return 0;
+}
+
+/* Collects the decisions made: allowed calls go on, the others get a tool
+ * error saying why. */
+static void held_poll(wrap *w)
+{
+	for (size_t i = 0; i < WRAP_MAX_HELD; i++) {
+		held *h = &w->held[i];
+		if (!h->msg)
+			continue;
+		moat_approvals_outcome out = {0};
+		moat_approvals_poll(w->ap, h->ticket, &out);
+		if (out.state == MOAT_APPROVAL_PENDING)
+			continue;
+		if (out.state == MOAT_APPROVAL_ALLOWED) {
+			char by[MOAT_APPROVAL_ID_LEN + 8];
+			snprintf(by, sizeof(by), out.lease[0] ? "lease %s" : "once", out.lease);
+			held_forward(w, h, by);
+			continue;
+		}
+		char text[MOAT_APPROVAL_NOTE_MAX + 256];
+		const char *approved = "deny";
+		if (out.state == MOAT_APPROVAL_TIMED_OUT) {
+			approved = "timed_out";
+			snprintf(text, sizeof(text),
+				 "moat: approval timed out: no one decided on the call of tool '%s' within %" PRIu64
+				 " ms (approval %s)",
+				 h->tool, out.timeout_ms, h->approval);
+		} else if (out.ended) {
+			approved = "ended";
+			snprintf(text, sizeof(text), "moat: the call of tool '%s' was not decided: %s (approval %s)", h->tool,
+				 out.reason[0] ? out.reason : "the relay is ending", h->approval);
+		} else
+			snprintf(text, sizeof(text), "moat: denied by a reviewer: %s (approval %s)",
+				 out.reason[0] ? out.reason : "no reason given", h->approval);
+		logline("%s", text + 6);
+		audit_call_approval(w, h->tool, h->args, MOAT_TOOL_APPROVE, now_ms() - h->start_ms, 0, true, text + 6,
+				    h->approval, approved);
+		client_send(w, tool_error(h->id, text));
+		held_drop(h);
+	}
+}
+
+static void wake_cb(void *ud)
+{
+	uint64_t one = 1;
+	ssize_t r = write(*(int *)ud, &one, sizeof(one));
+	(void)r;
+}
+
+static void ctl_close(ctl_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	*c = (ctl_conn){.fd = -1};
+}
+
+static void ctl_error(ctl_conn *c, uint64_t tag, int code, const char *msg)
+{
+	moat_keeper_msg a;
+	moat_keeper_msg_init(&a, MOAT_KEEPER_ERROR);
+	a.tag = tag;
+	a.error_errno = code > 0 && code < 4096 ? code : EIO;
+	a.message = (char *)msg;
+	moat_error err = {0};
+	if (moat__keeper_send(c->fd, &a, NULL, 0, &err) < 0)
+		ctl_close(c);
+}
+
+/* One message on a control connection: hello and approvals, as a keeper
+ * answers them; anything else is not for this relay. */
+static void ctl_read(wrap *w, ctl_conn *c)
+{
+	moat_keeper_msg m;
+	/* decoding fills in what the message holds, nothing else */
+	moat_keeper_msg_init(&m, _MOAT_KEEPER_MSG_INVALID);
+	moat_error err = {0};
+	int fds[8];
+	size_t n_fds = 0;
+	int r = moat__keeper_recv(c->fd, &m, fds, 8, &n_fds, &err);
+	for (size_t i = 0; i < n_fds; i++)
+		close(fds[i]);
+	if (r < 0) {
+		if (r == -EPIPE || r == -ECONNRESET)
+			ctl_close(c);
+		else if (r != -EAGAIN)
+			/* a message that does not decode: said why, the
+			 * connection kept */
+			ctl_error(c, 0, err.code, err.msg);
+		moat_keeper_msg_done(&m);
+		return;
+	}
+	moat_keeper_msg a;
+	if (!c->hello && m.type != MOAT_KEEPER_HELLO)
+		ctl_error(c, m.tag, EPROTO, "hello comes first");
+	else if (m.type == MOAT_KEEPER_HELLO) {
+		unsigned v = moat__keeper_pick_version(m.versions, m.n_versions);
+		if (!v || c->hello) {
+			ctl_error(c, 0, EPROTO, "hello: no version in common, or not the first message");
+			ctl_close(c);
+		} else {
+			moat_keeper_msg_init(&a, MOAT_KEEPER_HELLO);
+			a.version = v;
+			snprintf(a.sandbox, sizeof(a.sandbox), "%s", w->dir.id);
+			a.pid = getpid();
+			c->hello = true;
+			if (moat__keeper_send(c->fd, &a, NULL, 0, &err) < 0)
+				ctl_close(c);
+		}
+	} else if (m.type == MOAT_KEEPER_APPROVALS) {
+		json_t *body = NULL;
+		if (moat_approvals_request(w->ap, c->uid, m.body, &body, &err) < 0)
+			ctl_error(c, m.tag, err.code, err.msg);
+		else {
+			moat_keeper_msg_init(&a, MOAT_KEEPER_APPROVALS);
+			a.tag = m.tag;
+			a.body = body;
+			if (moat__keeper_send(c->fd, &a, NULL, 0, &err) < 0)
+				ctl_close(c);
+			moat_keeper_msg_done(&a);
+		}
+	} else {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "unknown message type '%s': this is an MCP relay's approval queue, no sandbox",
+			 moat_keeper_msg_type_to_string(m.type));
+		ctl_error(c, m.tag, EINVAL, msg);
+	}
+	moat_keeper_msg_done(&m);
+}
+
+static void ctl_accept(wrap *w)
+{
+	int fd = accept4(w->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* The folder is ours alone; the peer is checked again, by the
+	 * kernel's word. */
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || len != sizeof(cr) ||
+	    (cr.uid != geteuid() && cr.uid != 0)) {
+		if (len == sizeof(cr))
+			audit(w, "keeper.refused", json_pack("{s:i,s:i}", "uid", (int)cr.uid, "pid", (int)cr.pid));
+		close(fd);
+		return;
+	}
+	for (size_t i = 0; i < WRAP_MAX_CONNS; i++)
+		if (w->conns[i].fd < 0) {
+			w->conns[i] = (ctl_conn){.fd = fd, .uid = cr.uid};
+			return;
+		}
+	close(fd);
+}
+
+/* The queue and its control socket. */
+static int ctl_start(wrap *w, const moat_policy *pol, moat_error *err)
+{
+	moat_approvals_opts ao = {.timeout_ms = pol->approvals_timeout_ms, .notify = pol->approvals_notify,
+				  .audit = w->audit};
+	int r = moat_approvals_new(&ao, &w->ap, err);
+	if (r < 0)
+		return r;
+	w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->wake_fd < 0)
+		return moat_error_errno(err, errno, "eventfd");
+	moat_approvals_set_wake(w->ap, wake_cb, &w->wake_fd);
+	if ((r = moat__keeper_rundir_make(&w->dir, err)) < 0)
+		return r;
+	moat_approvals_set_session(w->ap, w->dir.id);
+	/* Marks the folder as a relay's (moat approvals names it by this). */
+	_cleanup_close_ int mf = openat(w->dir.dir_fd, "mcp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (mf < 0 || moat__write_all(mf, w->server, strlen(w->server)) < 0)
+		return moat_error_errno(err, errno, "%s/mcp: write it", w->dir.path);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", w->dir.socket);
+	w->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (w->listen_fd < 0)
+		return moat_error_errno(err, errno, "control socket: make it");
+	if (bind(w->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return moat_error_errno(err, errno, "control socket %s: bind", w->dir.socket);
+	if (fchmodat(w->dir.dir_fd, "ctl", 0600, 0) < 0 || listen(w->listen_fd, 8) < 0)
+		return moat_error_errno(err, errno, "control socket %s: listen", w->dir.socket);
+	return 0;
+}
+
+static void ctl_stop(wrap *w)
+{
+	if (w->ap)
+		moat_approvals_end(w->ap, "the relay ended before anyone decided");
+	for (size_t i = 0; i < WRAP_MAX_CONNS; i++)
+		ctl_close(&w->conns[i]);
+	if (w->listen_fd >= 0)
+		close(w->listen_fd);
+	w->listen_fd = -1;
+	if (w->dir.dir_fd >= 0)
+		(void)unlinkat(w->dir.dir_fd, "mcp", 0);
+	moat__keeper_rundir_remove(&w->dir);
 }
 
 static int on_client(void *userdata, const char *line, size_t len)
@@ -201,15 +594,13 @@ static int on_client(void *userdata, const char *line, size_t len)
 			goto done;
 		}
 		moat_tool_decision d = moat_tool_policy_decide(w->tools, tool);
+		if (d == MOAT_TOOL_APPROVE) {
+			r = hold(w, &m, tool, args);
+			goto done;
+		}
 		if (d != MOAT_TOOL_ALLOW) {
 			char text[512];
-			if (d == MOAT_TOOL_DENY)
-				snprintf(text, sizeof(text), "moat: tool '%s' is denied by the tool policy", tool);
-			else
-				snprintf(text, sizeof(text),
-					 "moat: tool '%s' needs a person's approval, which is not available: the call is "
-					 "refused",
-					 tool);
+			snprintf(text, sizeof(text), "moat: tool '%s' is denied by the tool policy", tool);
 			logline("%s", text + 6);
 			audit_call(w, tool, args, d, 0, 0, true, text + 6);
 			json_decref(args);
@@ -226,6 +617,24 @@ static int on_client(void *userdata, const char *line, size_t len)
 		p->is_call = true;
 		snprintf(p->tool, sizeof(p->tool), "%s", tool);
 		p->args = args;
+	} else if (m.kind == MOAT_JSONRPC_REQUEST && strcmp(m.method, "initialize") == 0) {
+		/* Held calls are shown to a client that can show them. */
+		w->elicit = json_object_get(json_object_get(m.params, "capabilities"), "elicitation") != NULL;
+	} else if (m.kind == MOAT_JSONRPC_RESPONSE && json_is_string(m.id) &&
+		   strncmp(json_string_value(m.id), "moat-elicit-", 12) == 0) {
+		/* The answer to our elicitation: it decides nothing (only a
+		 * person through the control socket does), and is not the
+		 * server's to see. */
+		goto done;
+	} else if (m.kind == MOAT_JSONRPC_NOTIFICATION && strcmp(m.method, "notifications/cancelled") == 0) {
+		held *h = held_find(w, json_object_get(m.params, "requestId"));
+		if (h) {
+			moat_approvals_withdraw(w->ap, h->ticket, "the client cancelled the call");
+			audit_call_approval(w, h->tool, h->args, MOAT_TOOL_APPROVE, now_ms() - h->start_ms, 0, true,
+					    "the client cancelled the call", h->approval, "withdrawn");
+			held_drop(h);
+			goto done;
+		}
 	} else if (m.kind == MOAT_JSONRPC_REQUEST && strcmp(m.method, "tools/list") == 0) {
 		if (!pending_add(w, m.id)) {
 			r = client_send(w, moat_jsonrpc_error(m.id, MOAT_JSONRPC_INVALID_REQUEST,
@@ -279,9 +688,10 @@ static int on_server(void *userdata, const char *line, size_t len)
 		if (p && p->is_call) {
 			json_t *res = json_object_get(m.msg, "result");
 			json_t *err = json_object_get(m.msg, "error");
-			audit_call(w, p->tool, p->args, MOAT_TOOL_ALLOW, now_ms() - p->start_ms, len,
-				   err || json_is_true(json_object_get(res, "isError")),
-				   err ? json_string_value(json_object_get(err, "message")) : NULL);
+			audit_call_approval(w, p->tool, p->args, p->approval[0] ? MOAT_TOOL_APPROVE : MOAT_TOOL_ALLOW,
+					    now_ms() - p->start_ms, len, err || json_is_true(json_object_get(res, "isError")),
+					    err ? json_string_value(json_object_get(err, "message")) : NULL, p->approval,
+					    p->approved[0] ? p->approved : NULL);
 		} else if (p) {
 			size_t n = moat_tool_policy_filter_list(w->tools, json_object_get(m.msg, "result"));
 			if (n)
@@ -383,6 +793,15 @@ int moat__cli_mcp_wrap(int argc, char **argv)
 				return moat_cli_fail("mcp wrap: %s", err.msg);
 		}
 	}
+	w.listen_fd = w.wake_fd = -1;
+	w.dir.dir_fd = w.dir.lock_fd = -1;
+	for (size_t k = 0; k < WRAP_MAX_CONNS; k++)
+		w.conns[k].fd = -1;
+	/* Approve-gated tools wait in a queue of this relay's own. */
+	if (w.tools->approve && w.tools->approve[0] && ctl_start(&w, pol, &err) < 0) {
+		ctl_stop(&w);
+		return moat_cli_fail("mcp wrap: approvals: %s", err.msg);
+	}
 	char self[PATH_MAX];
 	ssize_t sn = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (sn <= 0)
@@ -447,19 +866,43 @@ int moat__cli_mcp_wrap(int argc, char **argv)
 	uint64_t term_at = 0;
 	int status = 0;
 	while (buf) {
-		struct pollfd pf[4] = {
+		struct pollfd pf[6 + WRAP_MAX_CONNS] = {
 			{.fd = client_open ? 0 : -1, .events = POLLIN},
 			{.fd = w.from_server, .events = POLLIN},
 			{.fd = sigfd, .events = POLLIN},
 			{.fd = w.from_server < 0 ? pidfd : -1, .events = POLLIN},
+			{.fd = w.listen_fd, .events = POLLIN},
+			{.fd = w.wake_fd, .events = POLLIN},
 		};
+		for (size_t k = 0; k < WRAP_MAX_CONNS; k++)
+			pf[6 + k] = (struct pollfd){.fd = w.conns[k].fd, .events = POLLIN};
 		int timeout = -1;
 		if (term_at) {
 			uint64_t now = now_ms();
 			timeout = now >= term_at ? 0 : (int)(term_at - now);
 		}
-		if (poll(pf, 4, timeout) < 0 && errno != EINTR)
+		/* Held calls time out, leases run out: the queue's clock. */
+		if (w.ap && (timeout < 0 || timeout > 250))
+			timeout = 250;
+		if (poll(pf, 6 + WRAP_MAX_CONNS, timeout) < 0 && errno != EINTR)
 			break;
+		if (w.ap) {
+			if (pf[4].revents)
+				ctl_accept(&w);
+			for (size_t k = 0; k < WRAP_MAX_CONNS; k++) {
+				if (!pf[6 + k].revents || w.conns[k].fd != pf[6 + k].fd)
+					continue;
+				if (pf[6 + k].revents & POLLIN)
+					ctl_read(&w, &w.conns[k]);
+				else
+					ctl_close(&w.conns[k]);
+			}
+			uint64_t v;
+			if (pf[5].revents && read(w.wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				logline("approvals: %s", strerror(errno));
+			moat_approvals_tick(w.ap);
+			held_poll(&w);
+		}
 		if (term_at && now_ms() >= term_at) {
 			kill(pid, SIGTERM);
 			term_at = 0;
@@ -498,6 +941,11 @@ int moat__cli_mcp_wrap(int argc, char **argv)
 			break;
 		}
 	}
+	/* Calls still held are answered (denied: the relay is ending). */
+	if (w.ap) {
+		ctl_stop(&w);
+		held_poll(&w);
+	}
 	/* Requests the server never answered get an error, not silence. */
 	for (size_t k = 0; k < WRAP_MAX_PENDING; k++) {
 		pending *p = &w.pend[k];
@@ -515,6 +963,9 @@ int moat__cli_mcp_wrap(int argc, char **argv)
 	moat_jsonrpc_framer_free(&fs);
 	if (w.to_server >= 0)
 		close(w.to_server);
+	if (w.wake_fd >= 0)
+		close(w.wake_fd);
+	moat_approvals_free(w.ap);
 	moat_audit_close(w.audit);
 	moat_tool_policy_free(w.tools);
 	return code;

@@ -92,10 +92,43 @@ int moat__approval_ask_exec(moat_ask *a, const char *exe, char *const *argv, moa
 	return 0;
 }
 
+int moat__approval_ask_tool(moat_ask *a, const char *server, const char *tool, const char *args_json,
+			    moat_error *err)
+{
+	memset(a, 0, sizeof(*a));
+	a->kind = MOAT_ASK_TOOL;
+	int r = copy_capped(a->exe, sizeof(a->exe), server, "server", err);
+	if (r < 0)
+		return r;
+	size_t tn = tool ? strlen(tool) + 1 : 0;
+	if (tn <= 1 || tn > MOAT_APPROVAL_METHOD_MAX * 8)
+		return moat_error_set(err, EINVAL, "tool: a name of 1 to %d bytes is required", MOAT_APPROVAL_METHOD_MAX * 8 - 1);
+	memcpy(a->args, tool, tn);
+	a->args_len = tn;
+	a->n_argv = 1;
+	const char *j = args_json ? args_json : "{}";
+	size_t jn = strlen(j);
+	size_t room = sizeof(a->args) - a->args_len - 1;
+	if (jn > room) {
+		jn = room;
+		a->argv_cut = true;
+	}
+	memcpy(a->args + a->args_len, j, jn);
+	a->args[a->args_len + jn] = '\0';
+	a->args_len += jn + 1;
+	a->n_argv = 2;
+	return 0;
+}
+
 void moat__approval_ask_format(const moat_ask *a, char *buf, size_t len)
 {
 	if (!len)
 		return;
+	if (a->kind == MOAT_ASK_TOOL) {
+		const char *args = a->args + strlen(a->args) + 1;
+		snprintf(buf, len, "tool %s %s %s%s", a->exe, a->args, args, a->argv_cut ? "..." : "");
+		return;
+	}
 	if (a->kind == MOAT_ASK_NET) {
 		if (a->method[0])
 			snprintf(buf, len, "%s http://%s:%u%s%s", a->method, a->host, (unsigned)a->port, a->path,
@@ -122,6 +155,8 @@ int moat__approval_scope_check(const moat_ask *a, moat_scope scope, moat_error *
 		return moat_error_set(err, EINVAL, "scope: not exact, path or host");
 	if (a->kind == MOAT_ASK_EXEC && scope == MOAT_SCOPE_HOST)
 		return moat_error_set(err, EINVAL, "scope: host is for network requests; a program takes exact or path");
+	if (a->kind == MOAT_ASK_TOOL && scope == MOAT_SCOPE_HOST)
+		return moat_error_set(err, EINVAL, "scope: host is for network requests; a tool takes exact or path");
 	return 0;
 }
 
@@ -187,6 +222,13 @@ bool moat__lease_matches(const moat_lease *l, const moat_ask *a, uint64_t now_ms
 	}
 	if (strcmp(w->exe, a->exe) != 0)
 		return false;
+	if (a->kind == MOAT_ASK_TOOL) {
+		/* path: the same tool with any arguments */
+		if (strcmp(w->args, a->args) != 0)
+			return false;
+		if (l->scope == MOAT_SCOPE_PATH)
+			return true;
+	}
 	switch (l->scope) {
 	case MOAT_SCOPE_PATH:
 		return true;

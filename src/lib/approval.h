@@ -48,6 +48,7 @@
 typedef enum moat_ask_kind {
 	MOAT_ASK_NET = 0,
 	MOAT_ASK_EXEC,
+	MOAT_ASK_TOOL, /* an MCP tools/call (moat mcp wrap) */
 } moat_ask_kind;
 
 typedef struct moat_ask {
@@ -58,7 +59,9 @@ typedef struct moat_ask {
 	char method[MOAT_APPROVAL_METHOD_MAX];
 	char path[MOAT_APPROVAL_PATH_MAX];
 	bool path_cut; /* longer than the cap: matches no exact or path lease */
-	/* exec: the program and its arguments (n_argv of them) */
+	/* exec: the program and its arguments (n_argv of them); tool: the
+	 * server's name in exe, and the tool and its arguments (as JSON, cut
+	 * past the cap) as the two arguments */
 	char exe[MOAT_APPROVAL_PATH_MAX];
 	char args[MOAT_APPROVAL_ARGS_MAX]; /* argv[0] NUL argv[1] NUL ... */
 	size_t args_len, n_argv;
@@ -72,6 +75,12 @@ int moat__approval_ask_net(moat_ask *a, const char *host, uint16_t port, const c
 			   moat_error *err);
 /* Fills an exec ask from exe and argv (NULL-terminated). */
 int moat__approval_ask_exec(moat_ask *a, const char *exe, char *const *argv, moat_error *err);
+/* Fills a tool ask: an MCP server's tool, called with args_json (its
+ * arguments as compact JSON; cut, argv_cut set, when over the cap). A lease
+ * of scope exact covers the same tool with the same arguments, of scope
+ * path the same tool with any. */
+int moat__approval_ask_tool(moat_ask *a, const char *server, const char *tool, const char *args_json,
+			    moat_error *err);
 /* One line for people: "POST http://mail.test:8025/v1/send" or
  * "/usr/bin/git push origin main". */
 void moat__approval_ask_format(const moat_ask *a, char *buf, size_t len);

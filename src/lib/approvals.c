@@ -185,13 +185,17 @@ static void ask_fields(json_t *o, const moat_ask *a)
 {
 	char what[MOAT_APPROVAL_PATH_MAX + 512];
 	moat__approval_ask_format(a, what, sizeof(what));
-	json_object_set_new(o, "action", json_string(a->kind == MOAT_ASK_NET ? "net" : "exec"));
+	json_object_set_new(o, "action",
+			    json_string(a->kind == MOAT_ASK_NET ? "net" : a->kind == MOAT_ASK_TOOL ? "tool" : "exec"));
 	json_object_set_new(o, "what", moat_audit_bytes_json(what));
 	if (a->kind == MOAT_ASK_NET) {
 		json_object_set_new(o, "host", json_string(a->host));
 		json_object_set_new(o, "port", json_integer(a->port));
 		json_object_set_new(o, "method", a->method[0] ? json_string(a->method) : json_null());
 		json_object_set_new(o, "path", a->method[0] ? moat_audit_bytes_json(a->path) : json_null());
+	} else if (a->kind == MOAT_ASK_TOOL) {
+		json_object_set_new(o, "server", moat_audit_bytes_json(a->exe));
+		json_object_set_new(o, "tool", moat_audit_bytes_json(a->args));
 	} else {
 		json_object_set_new(o, "exe", moat_audit_bytes_json(a->exe));
 		json_object_set_new(o, "argv", argv_json(a));

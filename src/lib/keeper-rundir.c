@@ -228,7 +228,9 @@ unsigned moat__keeper_sweep(int base_fd)
 		struct stat st;
 		if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_uid != geteuid() || !keeper_gone(dfd))
 			continue;
-		/* Only what a keeper makes: anything else keeps the folder. */
+		/* Only what a keeper (or an MCP relay: its "mcp" mark) makes:
+		 * anything else keeps the folder. */
+		(void)unlinkat(dfd, "mcp", 0);
 		(void)unlinkat(dfd, "ctl", 0);
 		(void)unlinkat(dfd, "lock", 0);
 		if (unlinkat(base_fd, de->d_name, AT_REMOVEDIR) == 0)

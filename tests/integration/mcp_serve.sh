@@ -26,6 +26,11 @@ timeout 600 node "$MOAT_SRC/integration/mcp_client.mjs" "$SDK" "$MOAT" "$MOAT_TD
 	"[$MOAT_MODE] $T_PREFIX: sdk $(node -p "require('$SDK/package.json').version")" 2>client.err ||
 	t_fail "the SDK client exited $?" "$(tail -20 client.err)"
 
+# A session's network request held by its approval gate, surfaced to the
+# client (elicitation or progress, and the tool result).
+timeout 600 node "$MOAT_SRC/integration/mcp_serve_approve.mjs" "$SDK" "$MOAT" "$MOAT_TDIR" "[$MOAT_MODE] $T_PREFIX: approve" 2>approve.err ||
+	t_fail "the SDK client (approvals) exited $?" "$(tail -20 approve.err)"
+
 # --- Streamable HTTP on loopback, with a bearer token.
 echo "mcp-test-token-$$-$RANDOM$RANDOM" >token
 TOKEN=$(cat token)

@@ -72,6 +72,8 @@ limits:
   memory: 1G
   pids: 256
   output: 64M
+approvals:
+  timeout: 2s
 YAML
 done
 cat >tools-fs.yaml <<'YAML'
@@ -92,3 +94,27 @@ tools:
 YAML
 timeout 600 node "$MOAT_SRC/integration/mcp_wrap_client.mjs" "$NPM" "$MOAT" "$MOAT_TDIR" "[$MOAT_MODE] $T_PREFIX" 2>client.err ||
 	t_fail "the SDK client exited $?" "$(tail -20 client.err)"
+
+# Approve-gated calls wait for a person (mcp_wrap_approve.mjs): approve,
+# deny, timeout, elicitation, and the wrapped server trying to approve its
+# own call (the approval_queue attack, run by the server in the sandbox).
+mkdir -p aws
+is_root && chown -R 65534 aws
+for t in "" 2s; do
+	cat >"approve${t:+-short}.yaml" <<YAML
+version: 1
+filesystem:
+  read_only: ["$MOAT_SRC/integration:/srv/t", "$MOAT_ATTACKS:/srv/attacks"]
+  read_write: ["$MOAT_TDIR/aws:/workspace"]
+network:
+  mode: none
+limits:
+  wall: 10m
+  output: 64M
+${t:+approvals:
+  timeout: $t}
+YAML
+done
+printf 'tools:\n  default: allow\n  approve: [send]\n' >tools-approve.yaml
+timeout 600 node "$MOAT_SRC/integration/mcp_wrap_approve.mjs" "$NPM" "$MOAT" "$MOAT_TDIR" "$MOAT_ATTACKS" "[$MOAT_MODE] $T_PREFIX: approve" 2>approve.err ||
+	t_fail "the SDK client (approvals) exited $?" "$(tail -20 approve.err)"

@@ -53,7 +53,7 @@ async function wrapped(name, policy, tools, audit, cmd) {
 	ok(r.isError && /denied by the tool policy/.test(text(r)), 'filesystem: a denied call is refused with a tool error', r);
 	ok(!existsSync(`${tdir}/ws/new.txt`), 'filesystem: the denied call never reached the server');
 	r = await call('move_file', { source: '/workspace/a.txt', destination: '/workspace/b.txt' });
-	ok(r.isError && /needs a person's approval, which is not available/.test(text(r)), 'filesystem: an approve-gated call is refused (no approvals)', r);
+	ok(r.isError && /approval timed out: no one decided on the call of tool 'move_file'/.test(text(r)), 'filesystem: an approve-gated call no one decides times out (approvals.timeout 2s)', r);
 	ok(existsSync(`${tdir}/ws/a.txt`) && !existsSync(`${tdir}/ws/b.txt`), 'filesystem: the gated call never reached the server');
 	const marker = readFileSync(`${tdir}/outside/secret.txt`, 'utf8').trim();
 	for (const p of [`${tdir}/outside/secret.txt`, `/workspace/../${tdir}/outside/secret.txt`, '/workspace/../../../etc/shadow', '/etc/shadow']) {

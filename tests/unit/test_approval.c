@@ -146,6 +146,53 @@ static void test_match_exec(void **state)
 	assert_int_equal(moat__approval_ask_exec(&a, "git", push, &err), -EINVAL);
 }
 
+static moat_ask tool(const char *server, const char *name, const char *args)
+{
+	moat_ask a;
+	moat_error err = {0};
+	assert_int_equal(moat__approval_ask_tool(&a, server, name, args, &err), 0);
+	return a;
+}
+
+static void test_match_tool(void **state)
+{
+	(void)state;
+	moat_ask a = tool("mail", "send", "{\"to\":\"a@b\"}");
+	moat_ask b = tool("mail", "send", "{\"to\":\"c@d\"}");
+	moat_ask c = tool("mail", "delete", "{\"to\":\"a@b\"}");
+	moat_ask d = tool("other", "send", "{\"to\":\"a@b\"}");
+	/* exact: the same tool of the same server with the same arguments */
+	moat_lease l = lease(MOAT_LEASE_SESSION, MOAT_SCOPE_EXACT, a, 0);
+	assert_true(moat__lease_matches(&l, &a, 1));
+	assert_false(moat__lease_matches(&l, &b, 1));
+	assert_false(moat__lease_matches(&l, &c, 1));
+	assert_false(moat__lease_matches(&l, &d, 1));
+	/* path: the same tool with any arguments, never another tool */
+	moat_lease p = lease(MOAT_LEASE_SESSION, MOAT_SCOPE_PATH, a, 0);
+	assert_true(moat__lease_matches(&p, &b, 1));
+	assert_false(moat__lease_matches(&p, &c, 1));
+	assert_false(moat__lease_matches(&p, &d, 1));
+	/* a program of the server's name is no tool */
+	char *argv[] = {"send", "{\"to\":\"a@b\"}", NULL};
+	moat_ask e = ex("/mail", argv);
+	moat_lease le = lease(MOAT_LEASE_SESSION, MOAT_SCOPE_PATH, e, 0);
+	assert_false(moat__lease_matches(&le, &a, 1));
+	moat_error err = {0};
+	assert_int_equal(moat__approval_scope_check(&a, MOAT_SCOPE_HOST, &err), -EINVAL);
+	char buf[128];
+	moat__approval_ask_format(&a, buf, sizeof(buf));
+	assert_string_equal(buf, "tool mail send {\"to\":\"a@b\"}");
+	/* arguments past the cap are cut: no exact lease covers them */
+	char big[MOAT_APPROVAL_ARGS_MAX + 100];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	moat_ask f = tool("mail", "send", big);
+	assert_true(f.argv_cut);
+	moat_lease lf = lease(MOAT_LEASE_SESSION, MOAT_SCOPE_EXACT, f, 0);
+	assert_false(moat__lease_matches(&lf, &f, 1));
+	assert_int_equal(moat__approval_ask_tool(&f, "mail", "", "{}", &err), -EINVAL);
+}
+
 static void test_queue_once(void **state)
 {
 	(void)state;
@@ -332,7 +379,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_match_net_scopes),     cmocka_unit_test(test_match_expiry_and_cut),
-		cmocka_unit_test(test_match_exec),           cmocka_unit_test(test_queue_once),
+		cmocka_unit_test(test_match_exec), cmocka_unit_test(test_match_tool),           cmocka_unit_test(test_queue_once),
 		cmocka_unit_test(test_queue_lease_and_expiry), cmocka_unit_test(test_queue_revoke_and_caps),
 		cmocka_unit_test(test_ids),              cmocka_unit_test(test_rate),
 	};
