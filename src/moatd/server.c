@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -57,7 +58,7 @@ typedef struct ident {
 	size_t n_runs, next_run;
 } ident;
 
-typedef enum job_kind { JOB_RUN, JOB_CREATE, JOB_DELETE, JOB_EXEC, JOB_JUDGE, JOB_FOLLOW } job_kind;
+typedef enum job_kind { JOB_RUN, JOB_CREATE, JOB_DELETE, JOB_EXEC, JOB_JUDGE, JOB_FOLLOW, JOB_FILE_PUT, JOB_FILE_GET } job_kind;
 
 struct job {
 	srv *s;
@@ -79,6 +80,9 @@ struct job {
 	char identity[96];
 	char session[MOATD_ID_MAX + 1];
 	char audit_path[PATH_MAX];
+	/* JOB_FILE_PUT/GET: the path in the session, and the host copy */
+	char file_path[PATH_MAX];
+	char file_host[PATH_MAX];
 	uint64_t t0;
 	/* JOB_FOLLOW: the audit log read so far, and the next look at it */
 	int follow_fd;
@@ -582,6 +586,46 @@ static void job_finish(job *j)
 		break;
 	case JOB_FOLLOW: /* ended by its timer, never by an exit */
 		break;
+	case JOB_FILE_PUT:
+	case JOB_FILE_GET: {
+		/* session cp's own refusals (an escaping path, a link, a
+		 * device, the session's limits) are the caller's 400. */
+		if (code != 0) {
+			_cleanup_free_ char *m = moat_message(j);
+			reply_error(s, j->req, code == 125 ? 400 : 500, NULL, "%s", m);
+			break;
+		}
+		if (j->kind == JOB_FILE_PUT) {
+			struct stat st;
+			reply_json(s, j->req, 200,
+				   json_pack("{s:s, s:s, s:I}", "id", j->session, "path", j->file_path, "bytes",
+					     (json_int_t)(stat(j->file_host, &st) == 0 ? st.st_size : 0)));
+			break;
+		}
+		_cleanup_close_ int fd = open(j->file_host, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			reply_error(s, j->req, 500, NULL, "session files: the copy is not there: %s", strerror(errno));
+			break;
+		}
+		if ((uint64_t)st.st_size > s->cfg->output_cap) {
+			reply_error(s, j->req, 413, "output_cap", "session files: %s is %lld bytes, more than output_cap",
+				    j->file_path, (long long)st.st_size);
+			break;
+		}
+		struct evbuffer *out = evbuffer_new();
+		if (!out || (st.st_size > 0 && evbuffer_add_file(out, TAKE_FD(fd), 0, st.st_size) < 0)) {
+			if (out)
+				evbuffer_free(out);
+			reply_error(s, j->req, 500, NULL, "out of memory");
+			break;
+		}
+		evhttp_add_header(evhttp_request_get_output_headers(j->req), "Content-Type", "application/octet-stream");
+		count_reply(s, 200);
+		evhttp_send_reply(j->req, 200, "OK", out);
+		evbuffer_free(out);
+		break;
+	}
 	case JOB_JUDGE:
 		if (code == 125) {
 			_cleanup_free_ char *m = moat_message(j);
@@ -1027,6 +1071,67 @@ static void do_session_delete(srv *s, struct evhttp_request *req, conn *cn, cons
 	start_job_or_fail(s, j, argv, NULL);
 }
 
+/* PUT/GET /v1/sessions/{id}/files?path=/ABS: the body copied into the
+ * session, or the file copied out, by `moat session cp` (its rules: no link
+ * or .. on either side, no devices, FIFOs or sockets, no setuid bits, the
+ * session's limits). */
+static void do_session_file(srv *s, struct evhttp_request *req, conn *cn, const caller *c, const char *key, bool put)
+{
+	moat_session_info v;
+	if (session_for(s, req, c, key, !put, &v) < 0)
+		return;
+	if (!v.running) {
+		reply_error(s, req, 409, NULL, "session %s: not running (%s)", key, v.reason);
+		return;
+	}
+	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+	struct evkeyvalq params;
+	TAILQ_INIT(&params);
+	if (!q || evhttp_parse_query_str(q, &params) < 0) {
+		reply_error(s, req, 400, "path", "path: missing (expected ?path=/ABSOLUTE/PATH in the session)");
+		return;
+	}
+	const char *path = evhttp_find_header(&params, "path");
+	bool ok = path && path[0] == '/' && strlen(path) < PATH_MAX / 2 && !strchr(path, '\n');
+	for (struct evkeyval *kv = params.tqh_first; ok && kv; kv = kv->next.tqe_next)
+		ok = strcmp(kv->key, "path") == 0;
+	if (!ok) {
+		evhttp_clear_headers(&params);
+		reply_error(s, req, 400, "path",
+			    "path: expected one absolute path in the session (?path=/ABSOLUTE/PATH, nothing else)");
+		return;
+	}
+	job *j = job_new(s, put ? JOB_FILE_PUT : JOB_FILE_GET, req, cn, c);
+	_cleanup_strv_free_ char **argv = NULL;
+	int rc = j && job_mkdir(j) == 0 ? 0 : -1;
+	if (j) {
+		snprintf(j->session, sizeof(j->session), "%s", v.id);
+		snprintf(j->file_path, sizeof(j->file_path), "%s", path);
+	}
+	evhttp_clear_headers(&params);
+	if (rc == 0 && put) {
+		const char *body;
+		size_t len;
+		rc = body_of(req, &body, &len);
+		if (rc == 0)
+			rc = write_job_file(j, "upload", body, len, j->file_host, sizeof(j->file_host));
+	} else if (rc == 0)
+		snprintf(j->file_host, sizeof(j->file_host), "%s/download", j->dir);
+	if (rc == 0)
+		rc = argv_add(&argv, "moat") | argv_add(&argv, "session") | argv_add(&argv, "cp");
+	if (rc == 0 && put)
+		rc = argv_add(&argv, "%s", j->file_host) | argv_add(&argv, "%s:%s", v.id, j->file_path);
+	else if (rc == 0)
+		rc = argv_add(&argv, "%s:%s", v.id, j->file_path) | argv_add(&argv, "%s", j->file_host);
+	if (rc < 0) {
+		reply_error(s, req, 500, NULL, "session files: cannot stage the copy: %s", strerror(errno ? errno : ENOMEM));
+		if (j)
+			job_free(j);
+		return;
+	}
+	start_job_or_fail(s, j, argv, NULL);
+}
+
 static void do_session_exec(srv *s, struct evhttp_request *req, conn *cn, const caller *c, const char *key)
 {
 	moat_session_info v;
@@ -1348,8 +1453,10 @@ static void handle(struct evhttp_request *req, void *arg, bool tcp)
 		do_session_audit(s, req, cn, &c, key);
 		break;
 	case MOATD_R_SESSION_FILE_PUT:
+		do_session_file(s, req, cn, &c, key, true);
+		break;
 	case MOATD_R_SESSION_FILE_GET:
-		reply_error(s, req, 501, NULL, "session files: not available yet (needs moat session cp)");
+		do_session_file(s, req, cn, &c, key, false);
 		break;
 	default:
 		reply_error(s, req, 404, NULL, "no such route");

@@ -126,6 +126,25 @@ t_eq "exec: time kills the command when it passes" 137 "$(python3 -c 'import jso
 t_eq "exec: bad input is 400 naming the field" "400 argv" \
 	"$(code POST "/v1/sessions/$id/exec" '{"argv":[]}') $(jq_ 'j["error"].split(":")[0]' <body)"
 
+# --- session files: session cp's rules behind PUT and GET
+printf 'up\x00loaded\n' >up.bin
+t_eq "PUT files: 200 with the bytes copied" "200 10" \
+	"$(c -o body -w '%{http_code}' -X PUT --data-binary @up.bin "http://moatd/v1/sessions/$id/files?path=/tmp/up.bin") $(jq_ 'j["bytes"]' <body)"
+c -X POST -d '{"argv":["od","-c","/tmp/up.bin"]}' "http://moatd/v1/sessions/$id/exec" >ev
+t_match "the session sees the uploaded file" 'u +p +\\0 +l' \
+	"$(python3 -c 'import json; print("".join(json.loads(l).get("data","") for l in open("ev")))')"
+c -X POST -d '{"argv":["sh","-c","printf dl > /tmp/dl; ln -s /etc/shadow /tmp/link"]}' "http://moatd/v1/sessions/$id/exec" >/dev/null
+t_eq "GET files: the file's bytes" "200 dl" \
+	"$(c -o got -w '%{http_code}' "http://moatd/v1/sessions/$id/files?path=/tmp/dl") $(cat got)"
+t_eq "GET files: a link in the session is refused (400)" 400 \
+	"$(c -o body -w '%{http_code}' "http://moatd/v1/sessions/$id/files?path=/tmp/link")"
+t_eq "GET files: a path that climbs out is refused (400)" 400 \
+	"$(c -o body -w '%{http_code}' "http://moatd/v1/sessions/$id/files?path=/tmp/../../../etc/shadow")"
+t_eq "files without ?path: 400 naming path" "400 path" \
+	"$(c -o body -w '%{http_code}' "http://moatd/v1/sessions/$id/files") $(jq_ 'j["error"].split(":")[0]' <body)"
+t_eq "files with a relative path: 400" 400 \
+	"$(c -o body -w '%{http_code}' "http://moatd/v1/sessions/$id/files?path=tmp/dl")"
+
 # A client that goes away mid-exec: its command is killed.
 mark="moatd-gone-$$"
 # curl itself in the background, not a function's subshell, so that the
@@ -163,7 +182,7 @@ PY
 t_eq "a client that reads slowly costs moatd bounded memory, and still gets all" "bounded exit" "$out"
 
 c "http://moatd/v1/sessions/$id/audit" >audit.jsonl
-t_eq "GET audit: JSON Lines with the session's start and its execs" "log.start session.start exec command.start command.end" \
+t_eq "GET audit: JSON Lines with the session's start and its execs" "log.start session.start exec command.start command.end session.cp" \
 	"$(python3 -c '
 import json
 t=[json.loads(l)["type"] for l in open("audit.jsonl")]
