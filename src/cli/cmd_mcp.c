@@ -120,11 +120,10 @@ typedef struct mcp_server {
 	uint64_t next_elicit;
 } mcp_server;
 
+/* Milliseconds on the monotonic clock. */
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return moat__now_ns() / 1000000;
 }
 
 _printf_(1, 2) static void logline(const char *fmt, ...)
@@ -137,21 +136,6 @@ _printf_(1, 2) static void logline(const char *fmt, ...)
 	fprintf(stderr, "moat mcp: %s\n", buf);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Sends msg (stolen) to the client. */
 static int send_msg(mcp_server *s, json_t *msg)
 {
@@ -162,7 +146,7 @@ static int send_msg(mcp_server *s, json_t *msg)
 	json_decref(msg);
 	if (!line)
 		return -ENOMEM;
-	return write_all(s->out_fd, line, n);
+	return moat__write_all(s->out_fd, line, n);
 }
 
 static int send_error(mcp_server *s, json_t *id, int code, const char *fmt, ...) _printf_(4, 5);
@@ -225,7 +209,7 @@ static int write_file(const char *path, const char *data, size_t len, mode_t mod
 	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0)
 		return -errno;
-	int r = write_all(fd, data, len);
+	int r = moat__write_all(fd, data, len);
 	/* The mode asked for, whatever the umask. */
 	if (r == 0 && fchmod(fd, mode) < 0)
 		r = -errno;

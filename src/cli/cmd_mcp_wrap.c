@@ -108,11 +108,10 @@ typedef struct wrap {
 	uint64_t next_elicit;
 } wrap;
 
+/* Milliseconds on the monotonic clock. */
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return moat__now_ns() / 1000000;
 }
 
 _printf_(1, 2) static void logline(const char *fmt, ...)
@@ -125,21 +124,6 @@ _printf_(1, 2) static void logline(const char *fmt, ...)
 	fprintf(stderr, "moat mcp wrap: %s\n", buf);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Sends msg (borrowed) as one line to fd. */
 static int send_to(int fd, const json_t *msg)
 {
@@ -149,7 +133,7 @@ static int send_to(int fd, const json_t *msg)
 	_cleanup_free_ char *line = moat_jsonrpc_encode_line(msg, &n);
 	if (!line)
 		return -ENOMEM;
-	return write_all(fd, line, n);
+	return moat__write_all(fd, line, n);
 }
 
 static int client_send(wrap *w, json_t *msg)
