@@ -134,33 +134,17 @@ out:
 
 int moat__eval_read_file(const char *path, size_t max, char **ret, size_t *ret_len, moat_error *err)
 {
-	_cleanup_close_ int fd = moat__hostpath_open(NULL, path, O_RDONLY | O_NONBLOCK, 0, err);
-	if (fd < 0)
-		return fd;
-	struct stat st;
-	if (fstat(fd, &st) < 0)
-		return moat_error_set(err, errno, "%s", path);
-	if (!S_ISREG(st.st_mode))
-		return moat_error_set(err, MOAT_EINPUT, "%s: not a regular file", path);
-	if ((uint64_t)st.st_size > max)
-		return moat_error_set(err, MOAT_EINPUT, "%s: %" PRIu64 " bytes; at most %zu", path, (uint64_t)st.st_size,
-				      max);
-	/* One byte past the size, so that a file growing meanwhile is refused
-	 * rather than cut. */
-	size_t cap = (size_t)st.st_size + 1;
-	_cleanup_free_ char *buf = malloc(cap + 1);
-	if (!buf)
-		return moat_error_set(err, ENOMEM, "%s", path);
-	ssize_t n = moat__read_all(fd, buf, cap);
-	if (n < 0)
-		return moat_error_set(err, (int)-n, "%s", path);
-	if ((size_t)n == cap)
-		return moat_error_set(err, MOAT_EINPUT, "%s: changed while being read", path);
-	buf[n] = '\0';
+	/* The judge's reader: a regular file, at most max bytes, refused if it
+	 * grows while being read; then, if it is gzip, its contents. */
+	_cleanup_free_ char *buf = NULL;
+	size_t n;
+	int r = moat__judge_read_file(path, max, &buf, &n, err);
+	if (r < 0)
+		return r;
 	if (n >= 2 && (unsigned char)buf[0] == 0x1f && (unsigned char)buf[1] == 0x8b)
-		return gunzip(path, buf, (size_t)n, max, ret, ret_len, err);
+		return gunzip(path, buf, n, max, ret, ret_len, err);
 	*ret = TAKE_PTR(buf);
-	*ret_len = (size_t)n;
+	*ret_len = n;
 	return 0;
 }
 
