@@ -64,6 +64,21 @@ json() {
 
 is_root() { [ "$MOAT_MODE" = root ]; }
 
+# upstream_certs NAME...: in the current folder, a test authority (ca.pem,
+# ca.key) and a server certificate it signed (srv.pem, srv.key) for the DNS
+# names given (the first is its CN), readable by the sandbox's user; for the
+# HTTPS upstreams the gateway's TLS tests start themselves.
+upstream_certs() {
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 -subj "/CN=moat test upstream CA" \
+		-addext basicConstraints=critical,CA:TRUE >/dev/null 2>&1
+	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj "/CN=$1" >/dev/null 2>&1
+	local san="" n
+	for n in "$@"; do san="$san${san:+,}DNS:$n"; done
+	printf 'subjectAltName=%s\n' "$san" >ext
+	openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 1 -extfile ext >/dev/null 2>&1
+	chmod 644 ca.pem srv.pem srv.key
+}
+
 # Wall-time bounds: a check on how long something took compares it with
 # what this machine, at its present load, takes for a plain run measured
 # just before, never with a fixed figure alone (the suite runs on loaded

@@ -11,12 +11,7 @@ SCAN="$MOAT_SRC/integration/secret_scan.py"
 N="ss$$"
 mask() { python3 -c 'import sys; print(bytes(b ^ 0x5a for b in sys.argv[1].encode()).hex())' "$1"; }
 
-openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 -subj "/CN=moat test upstream CA" \
-	-addext basicConstraints=critical,CA:TRUE >/dev/null 2>&1
-openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr -subj /CN=api.example.test >/dev/null 2>&1
-printf 'subjectAltName=DNS:api.example.test\n' >ext
-openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out srv.pem -days 1 -extfile ext >/dev/null 2>&1
-chmod 644 ca.pem srv.pem srv.key
+upstream_certs api.example.test
 
 NS=""
 IN=()
