@@ -12,6 +12,7 @@
  * with neither lost its watcher (killed) and says so. */
 #include "server.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/limits.h>
 #include <signal.h>
@@ -200,4 +201,32 @@ int moatd_detached_status(const char *state, const char *id, uint64_t output_cap
 	set_output(o, dfd, "stderr", output_cap);
 	*ret = o;
 	return 0;
+}
+
+void moatd_detached_forget(const char *state, const char *session)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/execs", state);
+	DIR *d = opendir(p);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (!moatd_exec_id_valid(e->d_name))
+			continue;
+		_cleanup_close_ int dfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		json_t *m = dfd >= 0 ? load_json_at(dfd, "meta.json") : NULL;
+		const char *s = json_string_value(json_object_get(m, "session"));
+		bool mine = s && strcmp(s, session) == 0;
+		json_decref(m);
+		_cleanup_close_ int lock = mine ? openat(dfd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		/* One whose watcher still runs is left to it. */
+		if (!mine || (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) < 0))
+			continue;
+		static const char *const files[] = {"meta.json", "stdout", "stderr", "result.json", "status.json",
+						    "status.json.tmp", "charged", "lock"};
+		for (size_t i = 0; i < ELEMENTSOF(files); i++)
+			unlinkat(dfd, files[i], 0);
+		unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+	}
+	if (d)
+		closedir(d);
 }

@@ -700,6 +700,8 @@ static void job_finish(job *j)
 		json_decref(o);
 		snprintf(p, sizeof(p), "%s/owners/%s.json", s->state, j->session);
 		unlink(p);
+		execs_settle(s);
+		moatd_detached_forget(s->state, j->session);
 		reply_json(s, j->req, 200, json_pack("{s:s, s:b}", "id", j->session, "deleted", 1));
 		break;
 	}

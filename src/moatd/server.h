@@ -36,6 +36,9 @@ int moatd_detached_new_id(char ret[MOATD_EXEC_ID_LEN + 1]);
  * exit_code, result, stdout, stderr (capped, with *_truncated)}. ENOENT
  * when there is no such exec. */
 int moatd_detached_status(const char *state, const char *id, uint64_t output_cap, json_t **ret, moat_error *err);
+/* Removes the records of session's execs that have ended (it was deleted;
+ * their CPU time is charged first by the caller). */
+void moatd_detached_forget(const char *state, const char *session);
 
 /* A token's policy ceiling (ceiling.c): the request's policy (policy_json,
  * or the --profile among opts) with its limits and hosts (opts) must fit

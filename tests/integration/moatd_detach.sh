@@ -126,6 +126,11 @@ t_eq "another agent cannot read it" 404 "$(tcode "$TB" GET "/v1/sessions/$aid/ex
 t_eq "nor read an exec of another session through its own" 404 \
 	"$(tcode "$TA" GET "/v1/sessions/$aid/exec/$x1")"
 
+t_check "the session's detached execs are on record" test -d "$STATE/execs/$x1"
+t_eq "DELETE the session" 200 "$(code DELETE "/v1/sessions/$id")"
+t_check "its ended execs' records go with it" test ! -e "$STATE/execs/$x1" -a ! -e "$STATE/execs/$x3"
+t_check "another session's stay" test -d "$STATE/execs/$ax"
+
 kill "$DPID"
 wait "$DPID"
 DPID=""
