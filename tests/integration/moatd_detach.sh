@@ -94,6 +94,18 @@ t_eq "after a restart the detached exec is known" running "$(c "http://moatd/v1/
 t_eq "and it survived the restart to its end" "exited 0 after-restart" \
 	"$(poll "$x3") $(jq_ 'str(j["exit_code"])+" "+j["stdout"].split()[0]' <exec.json)"
 
+# tests/attacks/moatd_exec_record.c: a detached command that tries to
+# rewrite its own record (moatd would then report what it wrote).
+code POST /v1/sessions "{\"name\":\"$N-atk\",\"policy\":{\"version\":1,\"filesystem\":{\"read_only\":[\"$MOAT_ATTACKS:/attacks\"]}}}" >/dev/null
+kid=$(jq_ 'j["id"]' <body)
+code POST "/v1/sessions/$kid/exec?wait=false" "{\"argv\":[\"/attacks/attack_moatd_exec_record\",\"$STATE/execs\"]}" >/dev/null
+kx=$(jq_ 'j["id"]' <body)
+id_save=$id
+id=$kid
+t_eq "attack moatd_exec_record as a detached exec: blocked, and its record is moatd's" "exited 0 BLOCKED" \
+	"$(poll "$kx") $(jq_ 'str(j["exit_code"])+" "+j["stdout"].split(":")[0]' <exec.json)"
+id=$id_save
+
 # A non-detached exec whose client leaves still loses its command.
 curl -sS --unix-socket "$SOCK" -X POST -d "{\"argv\":[\"sh\",\"-c\",\"exec sleep 300 # $mark-att\"]}" \
 	"http://moatd/v1/sessions/$id/exec" >/dev/null 2>&1 &
