@@ -88,6 +88,7 @@ struct job {
 	char file_host[PATH_MAX];
 	uint64_t t0;
 	char result_path[PATH_MAX]; /* JOB_EXEC: its --result, for the CPU it used */
+	uint64_t cpu_ms;            /* JOB_JUDGE: its cases' CPU time so far */
 	/* JOB_FOLLOW: the audit log read so far, and the next look at it */
 	int follow_fd;
 	struct event *tick;
@@ -351,15 +352,21 @@ static void usage_load(srv *s, ident *w)
 
 static ident *ident_get(srv *s, const char *id);
 
+static void usage_add(srv *s, const char *identity, uint64_t cpu_ms)
+{
+	ident *w = identity && cpu_ms ? ident_get(s, identity) : NULL;
+	if (!w)
+		return;
+	usage_load(s, w);
+	w->cpu_ms += cpu_ms;
+	usage_save(s);
+}
+
 static void usage_charge(srv *s, const char *identity, json_t *result)
 {
 	json_t *v = json_object_get(result, "cpu_ms");
-	ident *w = identity ? ident_get(s, identity) : NULL;
-	if (!w || !json_is_integer(v) || json_integer_value(v) <= 0)
-		return;
-	usage_load(s, w);
-	w->cpu_ms += (uint64_t)json_integer_value(v);
-	usage_save(s);
+	if (json_is_integer(v) && json_integer_value(v) > 0)
+		usage_add(s, identity, (uint64_t)json_integer_value(v));
 }
 
 /* A detached exec's CPU time, charged to its owner once it ended (a
@@ -628,6 +635,8 @@ static void job_finish(job *j)
 		 * handed over when the connection went. */
 		if (j->kind == JOB_EXEC)
 			exec_charge(j);
+		if (j->kind == JOB_JUDGE)
+			usage_add(s, j->identity, j->cpu_ms);
 		if (j->kind == JOB_EXEC || j->kind == JOB_JUDGE)
 			evhttp_send_reply_end(j->req);
 		else
@@ -753,6 +762,7 @@ static void job_finish(job *j)
 		break;
 	}
 	case JOB_JUDGE:
+		usage_add(s, j->identity, j->cpu_ms);
 		if (code == 125) {
 			_cleanup_free_ char *m = moat_message(j);
 			stream_line(j, json_pack("{s:s, s:s}", "type", "error", "error", m ? m : "moat failed"));
@@ -767,6 +777,35 @@ static void job_maybe_done(job *j)
 {
 	if (j->exited && j->fd[0] < 0 && j->fd[1] < 0)
 		job_finish(j);
+}
+
+/* The CPU time of a judge's cases, from its lines as they pass (each
+ * case's line carries its run's cpu_ms), for the caller's cpu_seconds. A
+ * line longer than the cap is not a case's and is dropped. */
+#define JUDGE_LINE_MAX (1u << 20)
+static void judge_count(job *j, const char *buf, size_t n)
+{
+	evbuffer_add(j->buf[0], buf, n);
+	for (;;) {
+		struct evbuffer_ptr e = evbuffer_search(j->buf[0], "\n", 1, NULL);
+		if (e.pos < 0) {
+			if (evbuffer_get_length(j->buf[0]) > JUDGE_LINE_MAX)
+				evbuffer_drain(j->buf[0], evbuffer_get_length(j->buf[0]));
+			return;
+		}
+		char *line = malloc((size_t)e.pos + 1);
+		if (line) {
+			evbuffer_remove(j->buf[0], line, (size_t)e.pos);
+			line[e.pos] = '\0';
+			json_t *c = json_loads(line, 0, NULL);
+			json_t *cpu = json_object_get(c, "cpu_ms");
+			if (json_object_get(c, "case") && json_is_integer(cpu) && json_integer_value(cpu) > 0)
+				j->cpu_ms += (uint64_t)json_integer_value(cpu);
+			json_decref(c);
+			free(line);
+		}
+		evbuffer_drain(j->buf[0], line ? 1 : (size_t)e.pos + 1);
+	}
 }
 
 static void on_output(evutil_socket_t fd, short what, void *arg)
@@ -801,6 +840,7 @@ static void on_output(evutil_socket_t fd, short what, void *arg)
 			evbuffer_free(b);
 			stream_throttle(j);
 		}
+		judge_count(j, buf, (size_t)n);
 	} else {
 		size_t have = evbuffer_get_length(j->buf[i]), cap = j->s->cfg->output_cap;
 		size_t take = have >= cap ? 0 : (size_t)n < cap - have ? (size_t)n : cap - have;
