@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "moatd.h"
+#include "policy.h"
 #include "server.h"
 #include "util.h"
 
@@ -140,6 +141,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "moatd: out of memory\n");
 		rc = 1;
 		goto out;
+	}
+	/* Each token ceiling must be a policy moatd can hold requests to. */
+	for (size_t i = 0; i < cfg.n_tlim; i++) {
+		_cleanup_policy_ moat_policy *p = NULL;
+		if (cfg.tlim[i].policy &&
+		    (moat_policy_load_file(cfg.tlim[i].policy, &p, &err) < 0 || moatd_ceiling_check(p, &err) < 0)) {
+			char what[128];
+			snprintf(what, sizeof(what), "token_limits.%s.policy", cfg.tlim[i].name);
+			rc = fail(what, &err);
+			goto out;
+		}
 	}
 	if (check) {
 		printf("moatd: configuration ok (socket %s, %zu token(s))\n", cfg.socket, cfg.n_tokens);

@@ -151,5 +151,9 @@ printf 'version: 1\nfilesystem:\n  read_only: ["%s/data:/d"]\n' "$MOAT_TDIR" >mo
 sed "s#$MOAT_TDIR/ceiling.yaml#$MOAT_TDIR/moved.yaml#" moatd.yaml >moved-moatd.yaml
 out=$("$MOATD" --socket "$MOAT_TDIR/x.sock" --state-dir "$MOAT_TDIR/x" --config moved-moatd.yaml 2>&1)
 t_match "a ceiling binding a folder elsewhere than its own path is refused at start" "at their own path" "$out"
+out=$("$MOATD" --check-config --config moved-moatd.yaml 2>&1)
+t_eq "--check-config reads the ceilings too, naming the one that is wrong" "1 moatd: token_limits.boxed.policy" \
+	"$? $(printf '%s' "$out" | cut -d: -f1-2)"
+t_check "--check-config takes good ones" "$MOATD" --check-config --config moatd.yaml
 
 t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat "$MOAT_TDIR"/*.err 2>/dev/null)"
