@@ -101,6 +101,28 @@ tcode "$TV" GET /metrics >/dev/null
 out=$(python3 "$MOAT_SRC/integration/prom_parse.py" <body 2>&1)
 t_eq "metrics with approvals held: valid Prometheus text format" 0 $?
 t_match "metrics: approvals pending counted" 'moatd_approvals_pending\{\} [1-9]' "$out"
+# The parser can fail: each broken copy of the same exposition is refused.
+cp body metrics.txt
+refused=""
+for how in no-type twice negative inf counter-name; do
+	python3 - "$how" <metrics.txt >broken.txt <<'PY'
+import sys
+how, lines = sys.argv[1], sys.stdin.read().splitlines()
+if how == 'no-type':
+    lines = [l for l in lines if l != '# TYPE moatd_approvals_pending gauge']
+elif how == 'twice':
+    lines += [l for l in lines if l.startswith('moatd_approvals_pending ')]
+elif how == 'negative':
+    lines = ['moatd_execs_total -1' if l.startswith('moatd_execs_total ') else l for l in lines]
+elif how == 'inf':
+    lines = [l for l in lines if 'le="+Inf"' not in l]
+elif how == 'counter-name':
+    lines = [l.replace('moatd_approvals_pending gauge', 'moatd_approvals_pending counter') for l in lines]
+print('\n'.join(lines))
+PY
+	python3 "$MOAT_SRC/integration/prom_parse.py" <broken.txt >/dev/null 2>&1 || refused="$refused $how"
+done
+t_eq "the strict parser refuses broken copies" " no-type twice negative inf counter-name" "$refused"
 t_match "metrics: the gateways' requests by decision" 'moatd_gateway_requests\{decision=deny\} [0-9]' "$out"
 tcode "$TO" GET "/v1/approvals?session=$sid" >/dev/null
 aid=$(jq_ 'j["approvals"][0]["id"]' <body)
