@@ -159,6 +159,7 @@ _noreturn_ static void report_and_exit(int fd, int kind, int e, const char *text
 /* What one command is started with. */
 typedef struct command_start {
 	const moat_init_args *a;
+	const sigset_t *nondefault; /* signals whose disposition the init changed */
 	const moat_seccomp_prog *seccomp; /* compiled once by the init */
 	const moat_error *seccomp_err;    /* why it could not be, if not */
 	char *const *argv;
@@ -180,11 +181,15 @@ _noreturn_ static void command_child(const command_start *s)
 	moat_error err = {0};
 	char buf[MOAT_ERROR_MAX + 64];
 
+	/* Every disposition that is not the default goes back to it before
+	 * the mask opens: a handler inherited from the caller must not run
+	 * here, and an ignored signal would stay ignored across execve. */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(s->nondefault, sig) == 1)
+			signal(sig, SIG_DFL);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
 
 	/* A new session: the command has no controlling terminal unless we
 	 * give it the sandbox's own pseudo-terminal (TIOCSTI into the
@@ -352,6 +357,10 @@ typedef struct init_state {
 	 * reason, as it did when each compiled its own. */
 	moat_seccomp_prog seccomp;
 	moat_error seccomp_err;
+	/* The signals whose disposition is not the default (inherited from
+	 * the caller; the init sets none after), read once: each command
+	 * resets those, not all 64 with a call each. */
+	sigset_t nondefault;
 	bool cgroup_joined;
 	bool spawned;       /* a command was started (the runner runs one) */
 	int first_id;       /* SIGNAL's b = 0 names it */
@@ -445,6 +454,7 @@ static void serve_spawn(init_state *st, int id, int *fds, size_t n)
 	moat_spawnspec spec = {0};
 	int tty_slave = -1;
 	command_start start = {.a = a,
+			       .nondefault = &st->nondefault,
 			       .seccomp = &st->seccomp,
 			       .seccomp_err = &st->seccomp_err,
 			       .tty_slave = -1,
@@ -670,6 +680,13 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 	 * command needs it next anyway. A failure is each command's to
 	 * report (command_child). */
 	(void)moat__seccomp_compile(a->config, &st.seccomp, &st.seccomp_err);
+	sigemptyset(&st.nondefault);
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+		/* One that cannot be read is reset anyway. */
+		if (sigaction(sig, NULL, &sa) < 0 || sa.sa_handler != SIG_DFL)
+			sigaddset(&st.nondefault, sig);
+	}
 
 	for (;;) {
 		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = ctl, .events = POLLIN}};
