@@ -201,8 +201,11 @@ static int list_in(int base_fd, const char *base, const char *key, bool probe_th
 	moat_session_info *v = NULL;
 	size_t n = 0;
 	struct dirent *de;
+	/* An id names its folder (a name is never an id): the others are not
+	 * opened, nor their records read. */
+	bool key_is_id = key && moat__keeper_id_valid(key);
 	while ((de = readdir(dir)) && n < MOAT_SESSION_MAX) {
-		if (!moat__keeper_id_valid(de->d_name))
+		if (!moat__keeper_id_valid(de->d_name) || (key_is_id && strcmp(de->d_name, key) != 0))
 			continue;
 		_cleanup_close_ int dfd = openat(base_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		struct stat st;
