@@ -262,8 +262,10 @@ int moat_session_find_connected(const char *key, moat_session_info *ret, moat_ke
 		return fd;
 	moat_keeper *k = NULL;
 	int r = list_in(fd, base, key, true, &v, &n, ret_k ? &k : NULL, err);
-	if (r < 0)
+	if (r < 0) {
+		moat_keeper_close(k);
 		return r;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(v[i].id, key) == 0 || (v[i].name[0] && strcmp(v[i].name, key) == 0)) {
 			*ret = v[i];
