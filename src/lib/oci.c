@@ -159,6 +159,17 @@ static void keeper_wait_gone(int dfd)
 		;
 }
 
+/* Whether the keeper has gone within ms milliseconds. */
+static bool keeper_gone_within(int dfd, int ms)
+{
+	for (int waited = 0; keeper_alive(dfd); waited += 10) {
+		if (waited >= ms)
+			return false;
+		(void)nanosleep(&(struct timespec){.tv_nsec = 10 * 1000000}, NULL);
+	}
+	return true;
+}
+
 static int state_read(int dfd, json_t **ret, moat_error *err)
 {
 	_cleanup_free_ char *text = NULL;
@@ -585,6 +596,81 @@ static int build(const moat_oci_spec *s, const char *bundle, moat_policy **ret_p
 	return 0;
 }
 
+/* ---- the process, looked up before it starts ---- */
+
+/* Resolves path (absolute) inside the sandbox's root, as the container
+ * will see it: no link leaves that root, no magic link is followed. */
+static int sandbox_lookup(int rootfd, const char *path, struct stat *st)
+{
+	_cleanup_close_ int fd =
+		moat__openat2(rootfd, path, O_PATH | O_CLOEXEC, 0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+	if (fd < 0)
+		return -errno;
+	return fstat(fd, st) < 0 ? -errno : 0;
+}
+
+/* What runc's init checks before it says the container is created: the
+ * working directory exists, and args[0] names a file that may run (found
+ * on the process's PATH when it has no '/'). The messages are runc's, so
+ * that podman and containerd read them alike ("no such file or
+ * directory", "executable file not found in $PATH": 127; "permission
+ * denied": 126). Looked up in the sandbox's own root (its init's
+ * /proc/PID/root, binds and tmpfs mounts included); where that cannot be
+ * opened (a rootless keeper may not open a non-dumpable init's), nothing
+ * is checked here, and start reports the failed execve instead. */
+static int process_check(const moat_oci_spec *s, pid_t init, moat_error *err)
+{
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/%d/root", (int)init);
+	_cleanup_close_ int rootfd = init > 0 ? open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (rootfd < 0)
+		return 0;
+	struct stat st;
+	int r = sandbox_lookup(rootfd, s->cwd, &st);
+	if (r == 0 && !S_ISDIR(st.st_mode))
+		r = -ENOTDIR;
+	if (r < 0)
+		return moat_error_set(err, -r, "process.cwd: chdir to cwd (\"%s\") set in config.json failed", s->cwd);
+	const char *cmd = s->args[0];
+	char buf[PATH_MAX];
+	if (strchr(cmd, '/')) {
+		int n = cmd[0] == '/' ? snprintf(buf, sizeof(buf), "%s", cmd)
+				      : snprintf(buf, sizeof(buf), "%s/%s", s->cwd, cmd);
+		if (n < 0 || (size_t)n >= sizeof(buf))
+			return moat_error_set(err, ENAMETOOLONG, "process.args[0]: exec: \"%.64s\"", cmd);
+		if ((r = sandbox_lookup(rootfd, buf, &st)) < 0)
+			return moat_error_set(err, -r, "process.args[0]: exec: \"%s\": stat %s", cmd, cmd);
+		if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+			return moat_error_set(err, EACCES, "process.args[0]: exec: \"%s\"", cmd);
+		return 0;
+	}
+	/* The PATH the init searches (init.c) when the process sets none. */
+	const char *path = "/usr/local/bin:/usr/bin:/bin";
+	for (char **e = s->env; e && *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0)
+			path = *e + 5;
+	bool denied = false;
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t n = end ? (size_t)(end - path) : strlen(path);
+		/* An empty or relative entry is the working directory's. */
+		int w = n > 0 && path[0] == '/' ? snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, cmd)
+						: snprintf(buf, sizeof(buf), "%s/%.*s/%s", s->cwd, (int)n, path, cmd);
+		if (w > 0 && (size_t)w < sizeof(buf) && sandbox_lookup(rootfd, buf, &st) == 0) {
+			if (S_ISREG(st.st_mode) && (st.st_mode & 0111))
+				return 0;
+			denied = true;
+		}
+		if (!end)
+			break;
+		path = end + 1;
+	}
+	if (denied)
+		return moat_error_set(err, EACCES, "process.args[0]: exec: \"%s\"", cmd);
+	return moat_error_set(err, MOAT_EINPUT, "process.args[0]: exec: \"%s\": executable file not found in $PATH",
+			      cmd);
+}
+
 /* ---- the keeper ---- */
 
 typedef struct exec_wait {
@@ -657,6 +743,31 @@ static void keeper_start(keeper *k, int conn)
 	k->main_cmd = cmd.id;
 	k->sb_pty = cmd.pty_fd;
 	k->started = true;
+	if (cmd.pid == 0) {
+		/* It never ran (its execve or its confinement failed): start
+		 * fails with the reason, as runc's does, and the container is
+		 * stopped with the process's status (127, 126). */
+		moat_command_result res;
+		if (moat_sandbox_wait(k->sb, cmd.id, 10000, &res, &err) == 0) {
+			/* Worded as runc words it (process_check). */
+			const char *a0 = k->spec->args[0];
+			k->exit_status = res.exit_status;
+			if (res.status == MOAT_STATUS_EXITED && res.exit_code == 127 && strchr(a0, '/'))
+				moat_error_set(&err, MOAT_EINPUT,
+					       "process.args[0]: exec: \"%s\": stat %s: no such file or directory", a0, a0);
+			else if (res.status == MOAT_STATUS_EXITED && res.exit_code == 127)
+				moat_error_set(&err, MOAT_EINPUT,
+					       "process.args[0]: exec: \"%s\": executable file not found in $PATH", a0);
+			else if (res.status == MOAT_STATUS_EXITED)
+				moat_error_set(&err, MOAT_EINPUT, "process.args[0]: exec: %s", res.error);
+			else
+				moat_error_set(&err, MOAT_EINPUT, "%s", res.error[0] ? res.error : "the process did not start");
+		}
+		(void)moat_sandbox_stop(k->sb, NULL);
+		keeper_set_status(k, "stopped");
+		reply_err(conn, &err);
+		return;
+	}
 	/* The streams are the process's now. */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null >= 0) {
@@ -810,6 +921,12 @@ static void keeper_events(keeper *k)
 		if (ev.type == MOAT_SANDBOX_EVENT_EXITED) {
 			if (k->started && ev.command.id == k->main_cmd) {
 				k->exit_status = ev.command.exit_status;
+				/* Stopped now that its process has ended (as
+				 * runc's state says once its init is gone), not
+				 * only once the sandbox is torn down: a caller
+				 * polling for it under load does not wait on
+				 * the teardown. */
+				keeper_set_status(k, "stopped");
 				/* Every other process of the container ends
 				 * with its first one, as in a pid namespace. */
 				(void)moat_sandbox_stop(k->sb, &err);
@@ -992,6 +1109,8 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 	o.audit = *ret_audit;
 	o.gateway = moat_egress_gateway(egress);
 	if ((r = moat_sandbox_create(*ret_c, &o, &k->sb, err)) < 0)
+		return r;
+	if ((r = process_check(k->spec, moat_sandbox_init_pid(k->sb), err)) < 0)
 		return r;
 	/* Made after the sandbox, so that its init, cloned from us, never
 	 * held the listening socket. */
@@ -1225,6 +1344,17 @@ int moat_oci_delete(const char *root, const char *id, bool force, moat_error *er
 {
 	_cleanup_close_ int lock = -1;
 	_cleanup_close_ int dfd = container_open(root, id, &lock, err);
+	if (dfd < 0 && force && moat_oci_id_valid(id)) {
+		/* With --force, a container that is not there is deleted
+		 * already, as runc has it (podman cleans up so after a create
+		 * that failed). */
+		_cleanup_close_ int rfd = root_open(root, false, NULL);
+		struct stat st;
+		if (rfd == -ENOENT || (rfd >= 0 && fstatat(rfd, id, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)) {
+			moat_error_clear(err);
+			return 0;
+		}
+	}
 	if (dfd < 0)
 		return dfd;
 	_cleanup_close_ int rootfd = root_open(root, false, err);
@@ -1241,8 +1371,11 @@ int moat_oci_delete(const char *root, const char *id, bool force, moat_error *er
 		_cleanup_close_ int conn = keeper_connect(dfd, id, err);
 		if (conn >= 0) {
 			int r = keeper_call(conn, id, "kill 9 1", NULL, 0, NULL, 0, NULL, err);
-			if (r < 0)
+			/* A keeper whose container just ended may close
+			 * without an answer: it is on its way out. */
+			if (r < 0 && !keeper_gone_within(dfd, 10000))
 				return r;
+			moat_error_clear(err);
 		} else {
 			moat_error_clear(err);
 		}

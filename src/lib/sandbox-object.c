@@ -751,6 +751,11 @@ int moat_sandbox_fd(const moat_sandbox *sb)
 	return sb ? sb->pubfd : -EINVAL;
 }
 
+pid_t moat_sandbox_init_pid(const moat_sandbox *sb)
+{
+	return sb && !sb->reaped ? sb->pid : 0;
+}
+
 bool moat_sandbox_net_counters(moat_sandbox *sb, moat_sandbox_net *ret)
 {
 	*ret = (moat_sandbox_net){0};

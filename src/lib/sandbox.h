@@ -227,6 +227,10 @@ typedef struct moat_sandbox_event {
  * something to do. Owned by the sandbox; valid until destroy. */
 int moat_sandbox_fd(const moat_sandbox *sb);
 
+/* The init's pid in the caller's pid namespace (its /proc/PID/root and
+ * /proc/PID/ns are the sandbox's), or 0 once it was reaped. */
+pid_t moat_sandbox_init_pid(const moat_sandbox *sb);
+
 /* The gateway's request counters so far (safe while it runs on its own
  * thread); false when the sandbox has no gateway. */
 typedef struct moat_sandbox_net {

@@ -26,6 +26,7 @@ chmod 700 run
 ln -sf "$MOAT" bin/moat-oci
 cp "$BB" img/bin/busybox
 for c in sh echo cat sleep id hostname tty yes head; do ln -sf busybox "img/bin/$c"; done
+echo 'root:x:0:0::/:/bin/sh' >img/etc/passwd
 # Owned by root in the tarball: a rootless podman without subordinate ids
 # maps only that one.
 tar --owner=0 --group=0 --numeric-owner -C img -cf img.tar .
@@ -42,6 +43,14 @@ if [ "$rc" = 0 ]; then t_ok "podman import of a local rootfs tarball"; else
 out=$("${P[@]}" run --rm --network none localhost/moat-bb:1 sh -c 'echo hi; id -u; exit 6' 2>run.err)
 rc=$?
 t_eq "run --rm: output and exit status" "hi 0 6" "$(echo $out) $rc"
+# A process that cannot start: podman reads the runtime's reason (worded
+# as runc's) and exits 127 (not found) or 126 (not executable), as with runc.
+"${P[@]}" run --rm --network none localhost/moat-bb:1 /nonexistent >nx.out 2>&1
+t_eq "run of a missing program: exit 127" "127" "$?"
+t_match "run of a missing program: the reason" 'exec: .?"/nonexistent.?": stat /nonexistent: [Nn]o such file' "$(cat nx.out)"
+"${P[@]}" run --rm --network none localhost/moat-bb:1 /etc/passwd >nx.out 2>&1
+t_eq "run of a file that is not executable: exit 126" "126" "$?"
+t_match "run of a file that is not executable: the reason" '/etc/passwd.*Permission denied' "$(cat nx.out)"
 out=$("${P[@]}" run --rm --network none --user 1234:4321 localhost/moat-bb:1 sh -c 'id -u; id -g' 2>&1)
 t_eq "run --user: the process has the ids asked for" "1234 4321" "$(echo $out)"
 
