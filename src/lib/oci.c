@@ -1019,6 +1019,75 @@ static int keeper_console(keeper *k, const char *console_socket, moat_error *err
  * STAGE_DIR (mode 0711: entered, not listed) inside a mount namespace of
  * its own, which the sandbox's init is cloned into and which ends with
  * the keeper: the host's mounts do not change. */
+/* A user namespace whose maps say that uid and gid (the container's
+ * process.user) are the sandbox user's host ids: the idmap of the
+ * container's root (keeper_stage_root). Made by a child that unshares it
+ * and waits; its /proc/PID/ns/user is kept, the child ends. */
+static int idmap_userns(uid_t uid, gid_t gid, moat_error *err)
+{
+	/* hold: the child waits on it until the parent closes its end;
+	 * ready: the child says it has unshared (EOF: it failed). */
+	int hold[2], ready[2];
+	if (pipe2(hold, O_CLOEXEC) < 0)
+		return moat_error_set(err, errno, "keeper: pipe");
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(hold[0]), close(hold[1]);
+		return moat_error_set(err, e, "keeper: pipe");
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		char c = 'u';
+		close(hold[1]), close(ready[0]);
+		if (unshare(CLONE_NEWUSER) < 0 || write(ready[1], &c, 1) != 1)
+			_exit(1);
+		(void)!read(hold[0], &c, 1);
+		_exit(0);
+	}
+	int e = errno;
+	close(hold[0]), close(ready[1]);
+	int fd = -1, r = 0;
+	char c, path[64];
+	if (pid < 0)
+		r = moat_error_set(err, e, "keeper: fork");
+	else if (read(ready[0], &c, 1) != 1)
+		r = moat_error_set(err, EPERM, "keeper: make the root's id map");
+	else if ((r = moat__userns_write_maps(pid, false, uid, gid, MOAT_ROOT_HOST_UID, MOAT_ROOT_HOST_GID, err)) >= 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			r = moat_error_set(err, errno, "keeper: %s", path);
+	}
+	close(hold[1]), close(ready[0]);
+	if (pid > 0)
+		(void)waitpid(pid, NULL, 0);
+	return r < 0 ? r : fd;
+}
+
+/* Binds the container's root at path, idmapped so that its files owned by
+ * process.user (on disk) are the sandbox user's (host uid 65534 outside,
+ * process.user inside) and the rest nobody's: the container's user owns
+ * its own root, as it does under runc, and on disk what it writes is
+ * owned by that user. Only in the keeper's own mount namespace, which
+ * nothing but the container sees; nothing outside the root changes
+ * hands. A file system that cannot be idmapped gets a plain bind (its
+ * root-owned files stay out of the container's reach, as before). */
+static int keeper_stage_root(const char *src, const char *path, uid_t uid, gid_t gid, moat_error *err)
+{
+	_cleanup_close_ int tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (tree < 0)
+		return moat_error_set(err, errno, "keeper: stage %s", src);
+	_cleanup_close_ int ns = idmap_userns(uid, gid, err);
+	if (ns < 0)
+		return ns;
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)ns};
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0 &&
+	    errno != EINVAL && errno != EOPNOTSUPP && errno != ENOSYS)
+		return moat_error_set(err, errno, "keeper: idmap %s", src);
+	if (move_mount(tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return moat_error_set(err, errno, "keeper: stage %s", src);
+	return 0;
+}
+
 static int keeper_stage_sources(moat_config *c, moat_error *err)
 {
 	if (!moat__userns_host_root())
@@ -1047,7 +1116,13 @@ static int keeper_stage_sources(moat_config *c, moat_error *err)
 			return moat_error_set(err, errno, "keeper: stage %s", *src);
 		if (asprintf(&path, "%s/%s", STAGE_DIR, name) < 0)
 			return moat_error_set(err, ENOMEM, "keeper");
-		if (mount(*src, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
+		if (i == c->n_binds) {
+			int r = keeper_stage_root(*src, path, c->sandbox_uid, c->sandbox_gid, err);
+			if (r < 0) {
+				free(path);
+				return r;
+			}
+		} else if (mount(*src, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
 			int e = errno;
 			free(path);
 			return moat_error_set(err, e, "keeper: stage %s", *src);
@@ -1108,7 +1183,12 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 	moat_sandbox_opts_init(&o);
 	o.audit = *ret_audit;
 	o.gateway = moat_egress_gateway(egress);
-	if ((r = moat_sandbox_create(*ret_c, &o, &k->sb, err)) < 0)
+	/* The container's processes start with runc's umask (0022), not the
+	 * keeper's own 077: the init is cloned from here and passes it on. */
+	mode_t keep_umask = umask(022);
+	r = moat_sandbox_create(*ret_c, &o, &k->sb, err);
+	umask(keep_umask);
+	if (r < 0)
 		return r;
 	if ((r = process_check(k->spec, moat_sandbox_init_pid(k->sb), err)) < 0)
 		return r;
