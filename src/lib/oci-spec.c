@@ -530,6 +530,12 @@ static int parse_process(json_t *p, moat_oci_spec *s, moat_error *err)
 		r = parse_caps(p, s, err);
 	if (r >= 0)
 		r = get_bool(p, "noNewPrivileges", "process", &s->no_new_privileges, err);
+	json_int_t oom = 0;
+	if (r >= 0 && json_object_get(p, "oomScoreAdj") && !json_is_null(json_object_get(p, "oomScoreAdj")) &&
+	    (r = get_int(p, "oomScoreAdj", "process", -1000, 1000, false, &oom, err)) >= 0) {
+		s->oom_score_adj_set = true;
+		s->oom_score_adj = (int)oom;
+	}
 	return r;
 }
 

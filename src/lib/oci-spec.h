@@ -161,6 +161,11 @@ typedef struct moat_oci_spec {
 	moat_oci_rlimit *rlimits;
 	size_t n_rlimits;
 	bool no_new_privileges; /* moat sets no_new_privs always; recorded */
+	/* process.oomScoreAdj (-1000 to 1000): set in the keeper, which the
+	 * sandbox's init is cloned from (the kernel decides who may lower
+	 * it). */
+	bool oom_score_adj_set;
+	int oom_score_adj;
 	/* Capabilities asked for, per set (bit n: capability n), and what
 	 * moat grants: the union of the requested sets masked with
 	 * MOAT_OCI_CAPS_ALLOWED. */

@@ -1179,6 +1179,16 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 			return moat_error_set(err, errno, "process.rlimits[%zu]: %s", i,
 					      moat_oci_rlimit_to_string(rl->resource));
 	}
+	/* process.oomScoreAdj: like the rlimits, passed on to the init and
+	 * every process of the container. Raising it is anyone's; lowering
+	 * it takes CAP_SYS_RESOURCE, which a rootless keeper lacks: the
+	 * kernel's refusal fails create, naming the field. */
+	if (k->spec->oom_score_adj_set) {
+		char v[16];
+		snprintf(v, sizeof(v), "%d", k->spec->oom_score_adj);
+		if ((r = moat__write_string("/proc/self/oom_score_adj", v)) < 0)
+			return moat_error_set(err, r, "process.oomScoreAdj: set %d", k->spec->oom_score_adj);
+	}
 	moat_sandbox_opts o;
 	moat_sandbox_opts_init(&o);
 	o.audit = *ret_audit;

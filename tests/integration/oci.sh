@@ -186,6 +186,16 @@ bundle b19 '["true"]'
 sed -i 's|"mounts":\[|"mounts":[{"destination":"/run","type":"tmpfs","source":"tmpfs","options":["suid"]},|' b19/config.json
 refused "a tmpfs option that would widen moat's mounts is refused" b19 '^1 .*mounts\[0\].options\[0\]: suid'
 
+# --- process.oomScoreAdj: the container's processes have it (raised here,
+# which needs no privilege).
+bundle b21 '["sh","-c","cat /proc/self/oom_score_adj"]'
+sed -i 's|"cwd":"/"|"cwd":"/","oomScoreAdj":567|' b21/config.json
+oci create --bundle b21 c21 >c21.out 2>&1 </dev/null
+oci start c21
+wait_stopped c21
+t_eq "process.oomScoreAdj is the process's" "567" "$(cat c21.out)"
+oci delete c21
+
 # --- a process that cannot start: the caller gets a non-zero exit and the
 # reason, on stderr and in the --log file (JSON with --log-format json),
 # worded as runc words it (podman reads 127 or 126 from it). As root of the

@@ -19,7 +19,7 @@
 	"\"args\":[\"sh\",\"-c\",\"echo hi\"],\"env\":[\"PATH=/usr/bin:/bin\",\"TERM=xterm\"],\"cwd\":\"/home\","\
 	"\"capabilities\":{\"bounding\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],"\
 	"\"effective\":[\"CAP_KILL\"],\"permitted\":[\"CAP_KILL\"],\"ambient\":[\"CAP_KILL\"]},"\
-	"\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1024,\"soft\":512}],\"noNewPrivileges\":true},"\
+	"\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1024,\"soft\":512}],\"noNewPrivileges\":true,\"oomScoreAdj\":-7},"\
 	"\"root\":{\"path\":\"rootfs\",\"readonly\":true},\"hostname\":\"box\","\
 	"\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"\
 	"{\"destination\":\"/data\",\"type\":\"bind\",\"source\":\"/srv/data\",\"options\":[\"rbind\",\"ro\"]}],"\
@@ -91,6 +91,8 @@ static void test_full(void **state)
 	assert_int_equal(s->rlimits[0].soft, 512);
 	assert_int_equal(s->rlimits[0].hard, 1024);
 	assert_true(s->no_new_privileges);
+	assert_true(s->oom_score_adj_set);
+	assert_int_equal(s->oom_score_adj, -7);
 	assert_string_equal(s->hostname, "box");
 
 	/* Asked for, recorded, and not one granted: moat's set is empty. */
@@ -181,6 +183,7 @@ static void test_minimal(void **state)
 	assert_int_equal(s->memory_bytes, MOAT_UNLIMITED);
 	assert_int_equal(s->pids, MOAT_UNLIMITED);
 	assert_int_equal(s->cpus_milli, MOAT_UNLIMITED);
+	assert_false(s->oom_score_adj_set);
 	moat_oci_spec_free(s);
 }
 
@@ -271,6 +274,8 @@ static void test_process_refused(void **state)
 			       "process.rlimits[1].type", "twice");
 	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"rlimits\":[{\"type\":\"RLIMIT_CORE\",\"soft\":1}]",
 			       "process.rlimits[0]", "required");
+	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"oomScoreAdj\":1001", "process.oomScoreAdj", "range");
+	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"oomScoreAdj\":\"5\"", "process.oomScoreAdj", "integer");
 }
 
 static void test_every_capability_is_dropped(void **state)
