@@ -662,13 +662,25 @@ static int parse_namespaces(json_t *linux_, moat_oci_spec *s, moat_error *err)
 				return moat_error_set(err, MOAT_EINPUT, "%s.type: %s is listed twice", field, type);
 			/* Joining a namespace that exists already would put the
 			 * container beside whatever else lives there (the
-			 * host's, or another container's); moat's policy has
-			 * no setting that allows it. */
-			if (path && path[0])
-				return moat_error_set(err, MOAT_EINPUT,
-						      "%s.path: joining the existing %s namespace %.256s is refused: "
-						      "moat gives every container namespaces of its own",
-						      field, type, path);
+			 * host's, or another container's). A pod's network,
+			 * ipc and uts namespaces may be joined: the runtime
+			 * (oci.c) lets it only when the path is a namespace of
+			 * another moat-oci container under the same --root,
+			 * and refuses anything else. Other types never. */
+			if (path && path[0]) {
+				if (ns != MOAT_OCI_NS_NETWORK && ns != MOAT_OCI_NS_IPC && ns != MOAT_OCI_NS_UTS)
+					return moat_error_set(err, MOAT_EINPUT,
+							      "%s.path: joining the existing %s namespace %.256s is "
+							      "refused: moat gives every container %s namespace of its "
+							      "own (only network, ipc and uts namespaces of another "
+							      "moat-oci container may be joined)",
+							      field, type, path, type);
+				if (path[0] != '/')
+					return moat_error_set(err, MOAT_EINPUT, "%s.path: %.256s is not an absolute path",
+							      field, path);
+				s->ns_paths[ns] = TAKE_PTR(path);
+				s->ns_path_index[ns] = i;
+			}
 			s->namespaces |= 1u << ns;
 		}
 	}
@@ -1186,6 +1198,8 @@ void moat_oci_spec_free(moat_oci_spec *s)
 		return;
 	free(s->oci_version);
 	free(s->root_path);
+	for (size_t i = 0; i < _MOAT_OCI_NS_MAX; i++)
+		free(s->ns_paths[i]);
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		free(s->mounts[i].destination);
 		free(s->mounts[i].type);

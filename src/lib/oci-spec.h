@@ -176,6 +176,10 @@ typedef struct moat_oci_spec {
 
 	/* linux.namespaces: which types were listed (bit moat_oci_ns). */
 	unsigned namespaces;
+	/* The path of a namespace to join (only network, ipc, uts; absolute),
+	 * or NULL; and its index in linux.namespaces, for messages. */
+	char *ns_paths[_MOAT_OCI_NS_MAX];
+	size_t ns_path_index[_MOAT_OCI_NS_MAX];
 	moat_oci_id_mapping *uid_mappings, *gid_mappings;
 	size_t n_uid_mappings, n_gid_mappings;
 

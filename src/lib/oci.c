@@ -19,6 +19,8 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
+#include <linux/nsfs.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -29,6 +31,7 @@
 #include <time.h>
 
 #define STATE_FILE "state.json"
+#define INIT_PID_FILE "init.pid" /* the sandbox's init, for a pod (join_resolve) */
 #define MSG_MAX 65536
 #define MAX_EXECS 32
 
@@ -204,7 +207,7 @@ static int state_write(int dfd, json_t *state, moat_error *err)
 
 static void container_remove(int rootfd, const char *id, int dfd)
 {
-	static const char *const files[] = {STATE_FILE, STATE_FILE ".tmp", "ctl", "keeper.lock", "lock"};
+	static const char *const files[] = {STATE_FILE, STATE_FILE ".tmp", "ctl", "keeper.lock", "lock", INIT_PID_FILE};
 	for (size_t i = 0; i < ELEMENTSOF(files); i++)
 		(void)unlinkat(dfd, files[i], 0);
 	(void)unlinkat(rootfd, id, AT_REMOVEDIR);
@@ -694,6 +697,203 @@ typedef struct keeper {
 	exec_wait execs[MAX_EXECS];
 	size_t n_execs;
 } keeper;
+
+/* ---- a pod: namespaces of another container, joined by path ---- */
+
+static const struct {
+	moat_oci_ns ns;
+	const char *proc; /* its name under /proc/PID/ns */
+	int type;         /* its CLONE_NEW* */
+} joinable[] = {
+	{MOAT_OCI_NS_NETWORK, "net", CLONE_NEWNET},
+	{MOAT_OCI_NS_IPC, "ipc", CLONE_NEWIPC},
+	{MOAT_OCI_NS_UTS, "uts", CLONE_NEWUTS},
+};
+
+/* The init pid of container dfd (written by its keeper once its sandbox
+ * exists), or 0 when it has none or its keeper is gone. */
+static pid_t container_init_pid(int dfd)
+{
+	_cleanup_free_ char *text = NULL;
+	if (!keeper_alive(dfd) || moat__read_file_at(dfd, INIT_PID_FILE, 32, &text) < 0)
+		return 0;
+	long pid = strtol(text, NULL, 10);
+	return pid > 1 && pid <= INT32_MAX ? (pid_t)pid : 0;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Finds, under the runtime's root, the live container (other than us)
+ * whose init has the namespace st (of /proc/PID/ns/proc): its init pid
+ * and id, or 0. The namespace is compared, not the path: whatever name a
+ * caller gives (a bind under /run/netns, /proc/PID/ns/net of any process
+ * in it), what counts is which namespace it is. */
+static pid_t ns_owner(int rootfd, const char *self, const char *proc, const struct stat *st, char *ret_id,
+		      size_t len)
+{
+	/* A descriptor of its own: a dup would share the read offset, and a
+	 * second lookup would start where the first ended. */
+	int dup = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
+	if (!d) {
+		if (dup >= 0)
+			close(dup);
+		return 0;
+	}
+	pid_t found = 0;
+	for (struct dirent *e; !found && (e = readdir(d));) {
+		if (e->d_name[0] == '.' || strcmp(e->d_name, self) == 0 || !moat_oci_id_valid(e->d_name))
+			continue;
+		_cleanup_close_ int cfd = openat(rootfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		pid_t pid = cfd >= 0 ? container_init_pid(cfd) : 0;
+		char path[64];
+		struct stat other;
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, proc);
+		if (pid > 0 && stat(path, &other) == 0 && same_file(st, &other)) {
+			found = pid;
+			snprintf(ret_id, len, "%s", e->d_name);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* When path is /proc/N/ns/proc and N is the pid a live container under
+ * the runtime's root reports (its keeper's, which `state` gives and podman
+ * builds its paths from): that container's init pid and id, else 0. The
+ * keeper's own namespaces are not the container's; the path names the
+ * container, and its init's are. */
+static pid_t keeper_pid_owner(int rootfd, const char *self, const char *path, const char *proc, char *ret_id,
+			      size_t len)
+{
+	int n = 0, end = 0;
+	char tail[16];
+	if (sscanf(path, "/proc/%d/ns/%15[a-z]%n", &n, tail, &end) != 2 || path[end] != '\0' || n <= 1 ||
+	    strcmp(tail, proc) != 0)
+		return 0;
+	_cleanup_close_ int dir = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
+	if (!d)
+		return 0;
+	dir = -1;
+	pid_t found = 0;
+	for (struct dirent *e; !found && (e = readdir(d));) {
+		if (e->d_name[0] == '.' || strcmp(e->d_name, self) == 0 || !moat_oci_id_valid(e->d_name))
+			continue;
+		_cleanup_close_ int cfd = openat(rootfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_json_ json_t *st = NULL;
+		moat_error err = {0};
+		if (cfd < 0 || state_read(cfd, &st, &err) < 0)
+			continue;
+		if (json_integer_value(json_object_get(st, "pid")) != n)
+			continue;
+		found = container_init_pid(cfd);
+		if (found)
+			snprintf(ret_id, len, "%s", e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/* The first id of /proc/PID/{uid,gid}_map inside its namespace. */
+static long map_inside_id(pid_t pid, const char *map)
+{
+	char path[64];
+	_cleanup_free_ char *text = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, map);
+	unsigned long inside, outside, count;
+	if (moat__read_file_at(AT_FDCWD, path, 4096, &text) < 0 || sscanf(text, "%lu %lu %lu", &inside, &outside, &count) != 3)
+		return -1;
+	return (long)inside;
+}
+
+/* linux.namespaces[].path (network, ipc, uts): allowed only when the path
+ * is a namespace of another moat-oci container under the same --root
+ * (its init's, compared by inode), all of them one container's; the
+ * sandbox then joins that container's user namespace too, which maps one
+ * user, so process.user must be that container's. Anything else (the
+ * host's namespaces, another user's, a runtime's of another root, a
+ * stopped container's) is refused, naming the field. fds gets the open
+ * namespaces (-1 where none), the caller's to close. */
+static int join_resolve(keeper *k, moat_sandbox_join *j, moat_error *err)
+{
+	*j = (moat_sandbox_join){.userns_fd = -1, .netns_fd = -1, .ipcns_fd = -1, .utsns_fd = -1};
+	_cleanup_close_ int rootfd = openat(k->dfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return moat_error_set(err, errno, "--root");
+	pid_t owner = 0;
+	char owner_id[MOAT_OCI_ID_MAX + 1] = "";
+	int any = -1;
+	for (size_t t = 0; t < ELEMENTSOF(joinable); t++) {
+		const char *path = k->spec->ns_paths[joinable[t].ns];
+		if (!path)
+			continue;
+		char field[64];
+		snprintf(field, sizeof(field), "linux.namespaces[%zu].path", k->spec->ns_path_index[joinable[t].ns]);
+		int *slot = joinable[t].type == CLONE_NEWNET ? &j->netns_fd
+			    : joinable[t].type == CLONE_NEWIPC ? &j->ipcns_fd
+							       : &j->utsns_fd;
+		char id[MOAT_OCI_ID_MAX + 1] = "", byname[64] = "";
+		pid_t kpid = keeper_pid_owner(rootfd, k->id, path, joinable[t].proc, id, sizeof(id));
+		if (kpid > 0)
+			snprintf(byname, sizeof(byname), "/proc/%d/ns/%s", (int)kpid, joinable[t].proc);
+		int fd = open(kpid > 0 ? byname : path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return moat_error_set(err, errno, "%s: %.256s", field, path);
+		*slot = fd;
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			return moat_error_set(err, errno, "%s: %.256s", field, path);
+		if (ioctl(fd, NS_GET_NSTYPE) != joinable[t].type)
+			return moat_error_set(err, MOAT_EINPUT, "%s: %.256s is not a %s namespace", field, path,
+					      joinable[t].proc);
+		pid_t pid = ns_owner(rootfd, k->id, joinable[t].proc, &st, id, sizeof(id));
+		if (pid == 0)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "%s: %.256s is not the %s namespace of a running moat-oci container under "
+					      "this --root; joining it is refused (a container may join only another "
+					      "moat-oci container's network, ipc and uts namespaces)",
+					      field, path, joinable[t].proc);
+		if (owner && strcmp(id, owner_id) != 0)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "%s: %.256s is container %s's, another namespace joined is %s's; the "
+					      "namespaces joined must all be one container's",
+					      field, path, id, owner_id);
+		owner = pid;
+		snprintf(owner_id, sizeof(owner_id), "%s", id);
+		any = fd;
+	}
+	if (any < 0)
+		return 0;
+	/* The user namespace that owns what is joined, from the namespace
+	 * itself: it must be that container's own. */
+	j->userns_fd = ioctl(any, NS_GET_USERNS);
+	struct stat us, theirs;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)owner);
+	if (j->userns_fd < 0 || fstat(j->userns_fd, &us) < 0 || stat(path, &theirs) < 0 || !same_file(&us, &theirs))
+		return moat_error_set(err, EPERM, "linux.namespaces: the namespaces of container %s are not owned by its "
+						  "own user namespace; joining them is refused",
+				      owner_id);
+	if (map_inside_id(owner, "uid_map") != (long)k->spec->uid || map_inside_id(owner, "gid_map") != (long)k->spec->gid)
+		return moat_error_set(err, MOAT_EINPUT,
+				      "process.user: joining container %s's namespaces takes its user namespace, which "
+				      "maps only its user (uid %ld gid %ld); uid %u gid %u is refused",
+				      owner_id, map_inside_id(owner, "uid_map"), map_inside_id(owner, "gid_map"),
+				      (unsigned)k->spec->uid, (unsigned)k->spec->gid);
+	return 0;
+}
+
+static void join_close(moat_sandbox_join *j)
+{
+	int *fds[] = {&j->userns_fd, &j->netns_fd, &j->ipcns_fd, &j->utsns_fd};
+	for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]), *fds[i] = -1;
+}
 
 static void keeper_set_status(keeper *k, const char *status)
 {
@@ -1189,17 +1389,37 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 		if ((r = moat__write_string("/proc/self/oom_score_adj", v)) < 0)
 			return moat_error_set(err, r, "process.oomScoreAdj: set %d", k->spec->oom_score_adj);
 	}
+	moat_sandbox_join join;
+	if ((r = join_resolve(k, &join, err)) < 0) {
+		join_close(&join);
+		return r;
+	}
+	if (join.netns_fd >= 0 && moat_net_uses_gateway((*ret_c)->net)) {
+		join_close(&join);
+		return moat_error_set(err, MOAT_EINPUT,
+				      "linux.namespaces[%zu].path: a joined network namespace is its container's, with "
+				      "that container's egress; a policy with an egress gateway of its own is refused",
+				      k->spec->ns_path_index[MOAT_OCI_NS_NETWORK]);
+	}
 	moat_sandbox_opts o;
 	moat_sandbox_opts_init(&o);
 	o.audit = *ret_audit;
 	o.gateway = moat_egress_gateway(egress);
+	if (join.userns_fd >= 0)
+		o.join = &join;
 	/* The container's processes start with runc's umask (0022), not the
 	 * keeper's own 077: the init is cloned from here and passes it on. */
 	mode_t keep_umask = umask(022);
 	r = moat_sandbox_create(*ret_c, &o, &k->sb, err);
 	umask(keep_umask);
+	join_close(&join);
 	if (r < 0)
 		return r;
+	/* For a container that joins this one's namespaces (join_resolve). */
+	char pidtext[32];
+	snprintf(pidtext, sizeof(pidtext), "%d", (int)moat_sandbox_init_pid(k->sb));
+	if ((r = moat__write_file_at(k->dfd, INIT_PID_FILE, pidtext, 0600)) < 0)
+		return moat_error_set(err, r, "container %s: write %s", k->id, INIT_PID_FILE);
 	if ((r = process_check(k->spec, moat_sandbox_init_pid(k->sb), err)) < 0)
 		return r;
 	/* Made after the sandbox, so that its init, cloned from us, never

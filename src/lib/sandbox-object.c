@@ -659,6 +659,7 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		.say_ready = !sb->opts.ends_with_first_command,
 		.file_trail = (config->audit_files && sb->opts.audit) || config->n_exec_approve,
 		.iso = &sb->r.isolation,
+		.join = sb->opts.join,
 		.secrets = sb->opts.secrets,
 		.audit = sb->opts.audit,
 		.after_clone = sb->opts.after_clone,

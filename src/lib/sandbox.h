@@ -132,7 +132,19 @@ typedef struct moat_sandbox_opts {
 	 * or NULL. config->exec_approve needs it: without one the sandbox is
 	 * refused, as an exec gate with no one to ask fails closed. */
 	struct moat_approvals *approvals;
+	/* Namespaces to join instead of making new ones (a pod's containers
+	 * share the first one's network, ipc and uts namespaces), or NULL.
+	 * The caller vouches that they are another sandbox's of the same user
+	 * (oci.c checks it): the init joins that sandbox's user namespace and
+	 * the ones given here (-1: a new one), and makes its own mount, pid
+	 * and cgroup namespaces. */
+	const struct moat_sandbox_join *join;
 } moat_sandbox_opts;
+
+typedef struct moat_sandbox_join {
+	int userns_fd; /* required: the owner of the others */
+	int netns_fd, ipcns_fd, utsns_fd;
+} moat_sandbox_join;
 
 void moat_sandbox_opts_init(moat_sandbox_opts *o);
 

@@ -211,11 +211,34 @@ static void test_host_namespaces_refused(void **state)
 		expect_refused(j, "linux.namespaces", words);
 		free(j);
 	}
-	/* Joined by path: the host's, or anyone's. */
+	/* Joined by path: network, ipc and uts paths are recorded (the
+	 * runtime then lets only another moat-oci container's through);
+	 * pid, mount, user, cgroup paths and relative ones are refused. */
 	const char *j = "{\"ociVersion\":\"1.0.0\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":[\"x\"],\"cwd\":\"/\"},"
-			"\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\",\"path\":\"/proc/1/ns/net\"},"
-			"{\"type\":\"ipc\"},{\"type\":\"uts\"},{\"type\":\"mount\"}]}}";
-	expect_refused(j, "linux.namespaces[1].path", "/proc/1/ns/net");
+			"\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\",\"path\":\"/proc/7/ns/net\"},"
+			"{\"type\":\"ipc\",\"path\":\"/proc/7/ns/ipc\"},{\"type\":\"uts\",\"path\":\"/proc/7/ns/uts\"},{\"type\":\"mount\"}]}}";
+	moat_oci_spec *s = NULL;
+	moat_error err = {0};
+	assert_int_equal(parse(j, &s, &err), 0);
+	assert_string_equal(s->ns_paths[MOAT_OCI_NS_NETWORK], "/proc/7/ns/net");
+	assert_int_equal(s->ns_path_index[MOAT_OCI_NS_NETWORK], 1);
+	assert_string_equal(s->ns_paths[MOAT_OCI_NS_UTS], "/proc/7/ns/uts");
+	assert_null(s->ns_paths[MOAT_OCI_NS_PID]);
+	moat_oci_spec_free(s);
+	static const char *const never[] = {"pid", "mount", "user", "cgroup"};
+	for (size_t i = 0; i < ELEMENTSOF(never); i++) {
+		char *t = NULL;
+		assert_true(asprintf(&t,
+				     "{\"ociVersion\":\"1.0.0\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":[\"x\"],"
+				     "\"cwd\":\"/\"},\"linux\":{\"namespaces\":[{\"type\":\"%s\",\"path\":\"/proc/7/ns/x\"}]}}",
+				     never[i]) > 0);
+		snprintf(words, sizeof(words), "joining the existing %s namespace", never[i]);
+		expect_refused(t, "linux.namespaces[0].path", words);
+		free(t);
+	}
+	j = "{\"ociVersion\":\"1.0.0\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":[\"x\"],\"cwd\":\"/\"},"
+	    "\"linux\":{\"namespaces\":[{\"type\":\"network\",\"path\":\"ns/net\"}]}}";
+	expect_refused(j, "linux.namespaces[0].path", "not an absolute path");
 	j = "{\"ociVersion\":\"1.0.0\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":[\"x\"],\"cwd\":\"/\"},"
 	    "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"pid\"}]}}";
 	expect_refused(j, "linux.namespaces[1].type", "twice");
