@@ -9,10 +9,12 @@
  *  - capabilities: moat's command starts with none (caps.c), so a
  *    requested set is recorded and the granted set is its intersection
  *    with MOAT_OCI_CAPS_ALLOWED (empty);
- *  - namespaces: joining an existing one (a "path") is refused, and so is
- *    leaving out one that would then be the host's (network, pid, ipc,
- *    uts, mount); user and cgroup namespaces moat makes whether asked or
- *    not;
+ *  - namespaces: leaving out one that would then be the host's (network,
+ *    pid, ipc, uts, mount) is refused; a "path" (joining an existing one)
+ *    is recorded only for network, ipc and uts, which the runtime lets
+ *    through only when it is another moat-oci container's (a pod; oci.c),
+ *    and refused for every other type; user and cgroup namespaces moat
+ *    makes whether asked or not;
  *  - seccomp: the spec's filter is loaded on top of moat's, and the kernel
  *    applies the stricter verdict of stacked filters, so it can only deny
  *    more;
