@@ -633,7 +633,7 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 	if (moat__userns_become_sandbox_user(a->rootless, a->config->sandbox_uid, a->config->sandbox_gid, &err) < 0)
 		fail_setup(ctl, &err);
 	const char *hn = a->config->hostname ? a->config->hostname : "moat";
-	if (sethostname(hn, strlen(hn)) < 0) {
+	if (!(a->uts_joined && !a->config->hostname) && sethostname(hn, strlen(hn)) < 0) {
 		moat_error_set(&err, errno, "sethostname");
 		fail_setup(ctl, &err);
 	}
