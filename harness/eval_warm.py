@@ -7,16 +7,18 @@
 # sandbox would run it. This process never runs a sample's code.
 #
 # On stdin (from moat, a pipe):   H LEN '\n' HARNESS     once, first
+#                                 P '\n'                 once, after ready
 #                                 R LEN '\n' REQUEST     a sample (eval.py's stdin)
-#                                 G '\n'                 the child may start
-#                                 A '\n'                 abort it before it started
-# On stdout (to moat, a pipe):    ready '\n' | forked PID '\n' | exit STATUS '\n'
-#                                 | dirty '\n' (a sample's files could not be removed)
+# On stdout (to moat, a pipe):    ready '\n'             once, then
+#                                 forked PID '\n'        the next child waits
+#                                 exit STATUS '\n'       a child ended
+#                                 dirty '\n'             a sample's files could not be removed
 # stderr is the samples' stdout and stderr; this process writes nothing there.
 #
-# Between fork and go, moat moves the child into a cgroup of its own (its
-# limits and accounting). Before any sample code runs, the child:
-#  - leads a new session; keeps only its request (fd 0, a memfd) and the
+# Each child is forked ahead of its sample and waits for its request; moat
+# moves it into a cgroup of its own (its limits and accounting) before it
+# sends the request. Before any sample code runs, the child:
+#  - leads a new session; keeps only its request (fd 0, a pipe) and the
 #    output pipe (fds 1 and 2): this process's control pipes are closed;
 #  - adds a Landlock layer of its own: writes only beneath /tmp and to the
 #    sandbox's devices, and, scoped, no signal to and no abstract socket of
@@ -148,19 +150,10 @@ def _moat_warm():
                 ok = False
         return ok
 
-    say(b"ready\n")
-    while True:
-        head = line()
-        if not head.startswith(b"R "):
-            os._exit(4)
-        req = take(int(head[2:]))
-        if not wipe("/tmp"):
-            say(b"dirty\n")
-            os._exit(7)
-        rfd = os.memfd_create("request", os.MFD_CLOEXEC)
-        os.write(rfd, req)
-        os.lseek(rfd, 0, 0)
-        del req
+    def prefork():
+        # The next sample's child, forked ahead so that moat can move it
+        # into its cgroup while the sample before is accounted: it waits
+        # for its request, which is the go.
         go_r, go_w = os.pipe2(os.O_CLOEXEC)
         pid = fork()
         if pid == 0:
@@ -169,7 +162,9 @@ def _moat_warm():
                 if os.read(go_r, 1) != b"g":
                     os._exit(125)
                 os.setsid()
-                dup2(rfd, 0)
+                # The rest of the pipe is the request, read whole by the
+                # harness before any sample code runs.
+                dup2(go_r, 0)
                 dup2(2, 1)
                 closerange(3, 1 << 20)
                 why = confine()
@@ -189,13 +184,39 @@ def _moat_warm():
             except BaseException:
                 os._exit(1)
         close(go_r)
-        close(rfd)
-        say(b"forked %d\n" % pid)
-        h = line()
-        if h == b"G":
-            os.write(go_w, b"g")
-        else:
-            os.kill(pid, 9)
+        return pid, go_w
+
+    # What exists now is never collected in a child: its collections
+    # then touch none of these pages, which stay shared with this process.
+    import gc
+
+    gc.freeze()
+    # moat takes note of this sandbox's own processes (the init and this
+    # one) before any child exists.
+    say(b"ready\n")
+    if line() != b"P":
+        os._exit(4)
+    pid, go_w = prefork()
+    say(b"forked %d\n" % pid)
+    while True:
+        head = line()
+        if not head.startswith(b"R "):
+            os._exit(4)
+        req = take(int(head[2:]))
+        # The sample before is gone with everything it started (moat
+        # emptied its cgroup before sending this request): what it left
+        # in /tmp goes now.
+        if not wipe("/tmp"):
+            say(b"dirty\n")
+            os._exit(7)
+        try:
+            view = memoryview(b"g" + req)
+            del req
+            while view:
+                view = view[os.write(go_w, view):]
+        except OSError:
+            pass  # the child died (moat killed it): its status says how
+        del view
         close(go_w)
         while True:
             try:
@@ -203,7 +224,10 @@ def _moat_warm():
                 break
             except InterruptedError:
                 continue
+        # The status first: moat accounts the sample while the next
+        # child is forked.
         say(b"exit %d\n" % status)
-
+        pid, go_w = prefork()
+        say(b"forked %d\n" % pid)
 
 _moat_warm()

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -330,6 +331,9 @@ _noreturn_ static void warm_worker(const run_ctx *pl, int jobs, int results)
 {
 	warm_state w = {0};
 	size_t i;
+	/* A warm interpreter that died is seen as EPIPE on its pipe, and the
+	 * sample then runs cold, instead of this worker dying of SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	while (moat__read_all(jobs, &i, sizeof(i)) == (ssize_t)sizeof(i)) {
 		if (i >= pl->s->n)
 			_exit(5);
@@ -344,10 +348,15 @@ _noreturn_ static void warm_worker(const run_ctx *pl, int jobs, int results)
 	_exit(0);
 }
 
+/* Items a warm worker holds at once: the one it runs and the next, so that
+ * it never waits for this process between two samples. */
+#define WARM_QUEUE 2
+
 typedef struct warm_slot {
 	pid_t pid;
 	int jobs, results;
-	size_t item; /* SIZE_MAX: idle */
+	size_t q[WARM_QUEUE]; /* q[0] runs; its message comes first */
+	size_t nq;
 	size_t got, want; /* bytes of the message read, and its length */
 	bool have_len;
 	char *buf;
@@ -382,14 +391,14 @@ static int warm_pool_run(run_ctx *pl, unsigned parallel, moat_error *err)
 	_cleanup_free_ char **lines = calloc(n ? n : 1, sizeof(*lines));
 	if (!ws || !lines)
 		return moat_error_set(err, ENOMEM, "eval");
-	for (unsigned k = 0; k < parallel; k++) {
+	for (unsigned k = 0; k < parallel; k++)
 		ws[k].jobs = ws[k].results = -1;
-		ws[k].item = SIZE_MAX;
-	}
 	int r = 0;
 	for (unsigned k = 0; k < parallel; k++) {
+		/* Jobs go on a socket: a send to a worker that died fails
+		 * with EPIPE instead of raising SIGPIPE here. */
 		int jp[2], rp[2];
-		if (pipe2(jp, O_CLOEXEC) < 0) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, jp) < 0) {
 			r = moat_error_set(err, errno, "pipe");
 			goto out;
 		}
@@ -429,14 +438,12 @@ static int warm_pool_run(run_ctx *pl, unsigned parallel, moat_error *err)
 			if (ws[k].pid <= 0)
 				continue;
 			live++;
-			if (ws[k].item == SIZE_MAX && next < n) {
-				if (moat__write_all(ws[k].jobs, &next, sizeof(next)) < 0) {
-					slot_end(&ws[k], NULL);
-					continue;
-				}
-				ws[k].item = next++;
-				ws[k].got = 0;
-				ws[k].have_len = false;
+			while (ws[k].nq < WARM_QUEUE && next < n) {
+				/* A worker that died is found by its results
+				 * pipe below, its items with it. */
+				if (send(ws[k].jobs, &next, sizeof(next), MSG_NOSIGNAL) != (ssize_t)sizeof(next))
+					break;
+				ws[k].q[ws[k].nq++] = next++;
 			}
 		}
 		if (live == 0) {
@@ -481,20 +488,26 @@ static int warm_pool_run(run_ctx *pl, unsigned parallel, moat_error *err)
 				continue;
 			if (got <= 0) {
 				int status;
-				size_t item = w->item;
 				slot_end(w, &status);
-				if (item != SIZE_MAX) {
-					if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-						status = 3 << 8;
-					lines[item] = sample_done(pl, item, NULL, 0, status);
+				if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+					status = 3 << 8;
+				for (size_t j = 0; j < w->nq; j++) {
+					lines[w->q[j]] = sample_done(pl, w->q[j], NULL, 0, status);
 					done++;
 					sample_progress(pl, done, n);
 				}
+				w->nq = 0;
 				continue;
 			}
 			if (w->have_len && w->got == w->want) {
-				lines[w->item] = sample_done(pl, w->item, w->buf, w->want, 0);
-				w->item = SIZE_MAX;
+				if (w->nq == 0) {
+					/* A message nobody asked for. */
+					slot_end(w, NULL);
+					continue;
+				}
+				lines[w->q[0]] = sample_done(pl, w->q[0], w->buf, w->want, 0);
+				memmove(w->q, w->q + 1, (w->nq - 1) * sizeof(w->q[0]));
+				w->nq--;
 				w->have_len = false;
 				w->got = 0;
 				done++;

@@ -66,18 +66,29 @@ typedef struct warm {
 	size_t llen;
 	pid_t rest[4]; /* the sandbox's own processes (init, interpreter) */
 	size_t n_rest;
+	uint32_t cmd; /* the interpreter's command id */
 } warm;
 
 void moat__eval_warm_free(warm *w)
 {
 	if (!w)
 		return;
-	if (w->in_w >= 0)
-		close(w->in_w);
 	if (w->out_r >= 0)
 		close(w->out_r);
 	if (w->smp_r >= 0)
 		close(w->smp_r);
+	/* The interpreter ends at EOF on its stdin, and its child waiting for
+	 * a request with it: the init reaps both, so that their CPU time is
+	 * counted where the caller's rusage sees it, as a cold run's is. */
+	if (w->in_w >= 0) {
+		close(w->in_w);
+		w->in_w = -1;
+		if (w->sb && w->cmd) {
+			moat_command_result cr;
+			moat_error werr = {0};
+			moat_sandbox_wait(w->sb, w->cmd, 5000, &cr, &werr);
+		}
+	}
 	moat_sandbox_destroy(w->sb, NULL, NULL);
 	free(w);
 }
@@ -200,6 +211,7 @@ int moat__eval_warm_new(const moat_config *base, warm **ret, moat_error *err)
 	w->smp_r = smp[0];
 	if (r < 0)
 		goto fail;
+	w->cmd = cmd.id;
 	fcntl(w->smp_r, F_SETFL, O_NONBLOCK);
 	if (send_block(w->in_w, 'H', moat__harness_eval_python, strlen(moat__harness_eval_python)) < 0) {
 		r = moat_error_set(err, EPIPE, "the warm interpreter ended");
@@ -210,8 +222,19 @@ int moat__eval_warm_new(const moat_config *base, warm **ret, moat_error *err)
 		r = moat_error_set(err, r < 0 ? -r : EPROTO, "the warm interpreter did not start");
 		goto fail;
 	}
+	/* The sandbox's own processes: the init and the interpreter, which
+	 * forks its first child once told to proceed. */
 	if ((r = read_procs(w->procs, w->rest, 4, &w->n_rest)) < 0) {
 		r = moat_error_set(err, -r, "%s", w->procs);
+		goto fail;
+	}
+	if (w->n_rest != 2) {
+		r = moat_error_set(err, EPROTO, "the sandbox holds %zu processes, not its init and interpreter",
+				   w->n_rest);
+		goto fail;
+	}
+	if (moat__write_all(w->in_w, "P\n", 2) < 0) {
+		r = moat_error_set(err, EPIPE, "the warm interpreter ended");
 		goto fail;
 	}
 	*ret = w;
@@ -263,7 +286,8 @@ int moat__eval_warm_run(warm *w, const moat_limits *lim, const char *req, size_t
 			size_t tail_cap, size_t *ret_tail_len, moat_result *r, moat_error *err)
 {
 	moat_result_init(r);
-	moat_cgroup_host host = {0};
+	/* The sandbox's creation swept what killed runs left. */
+	moat_cgroup_host host = {.no_sweep = true};
 	_cleanup_cgroup_ moat_cgroup *cg = NULL;
 	int e = moat__cgroup_create(&host, lim, NULL, &cg, err);
 	if (e < 0)
@@ -272,13 +296,11 @@ int moat__eval_warm_run(warm *w, const moat_limits *lim, const char *req, size_t
 	    (lim->pids != MOAT_UNLIMITED && !moat__cgroup_enforces_pids(cg)) || !moat__cgroup_enforces_cpu(cg))
 		return moat_error_set(err, ENOTSUP, "the sample's cgroup does not enforce its limits");
 
-	if (send_block(w->in_w, 'R', req, req_len) < 0)
-		return moat_error_set(err, EPIPE, "the warm interpreter ended");
+	/* The child forked ahead for this sample is the one process of the
+	 * sandbox's cgroup that is not the sandbox's own. */
 	char l[64];
 	if ((e = read_line(w, l, sizeof(l), 60000)) < 0 || strncmp(l, "forked ", 7) != 0)
 		return moat_error_set(err, e < 0 ? -e : EPROTO, "the warm interpreter did not fork");
-	/* The child is the one process of the sandbox's cgroup that is not
-	 * the sandbox's own. */
 	pid_t now[8];
 	size_t n = 0;
 	pid_t child = 0;
@@ -299,13 +321,11 @@ int moat__eval_warm_run(warm *w, const moat_limits *lim, const char *req, size_t
 		e = -ESRCH;
 	if (e == 0)
 		e = moat__cgroup_attach(cg, child, err);
-	if (e < 0) {
-		moat__write_all(w->in_w, "A\n", 2);
-		read_line(w, l, sizeof(l), 60000);
+	if (e < 0)
 		return err->code ? e : moat_error_set(err, -e, "the sample's process in the sandbox's cgroup");
-	}
+	/* The request is its go. */
 	uint64_t t0 = moat__now_ns();
-	if (moat__write_all(w->in_w, "G\n", 2) < 0)
+	if (send_block(w->in_w, 'R', req, req_len) < 0)
 		return moat_error_set(err, EPIPE, "the warm interpreter ended");
 
 	tailbuf t = {.buf = tail, .cap = tail_cap};
