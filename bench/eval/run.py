@@ -83,6 +83,8 @@ def main():
     med = {k: statistics.median(v) for k, v in walls.items()}
     for k in runners:
         print("  %-18s %10.2f %16.1f" % (k, med[k], statistics.median(cpus[k]) * 1000 / n))
+    rounds = [walls["moat eval"][i] / walls["human-eval-style"][i] for i in range(a.rounds)]
+    print("  moat eval / human-eval-style by round: %s" % " ".join("%.2fx" % x for x in rounds))
     r1 = med["moat eval"] / med["human-eval-style"]
     r2 = med["moat eval"] / med["bare python3"]
     print("  moat eval / human-eval-style: %.2fx (target <= 0.2x: %s)" % (r1, "met" if r1 <= 0.2 else "NOT met"))
