@@ -27,7 +27,8 @@
 #    queues, the only state of the sandbox a process could leave behind
 #    that neither its end nor the removal of /tmp's files takes away.
 # When it has ended and moat has killed whatever it left in its cgroup, this
-# process removes everything in /tmp before forking the next one.
+# process removes everything in /tmp before it hands the next child its
+# request.
 
 
 def _moat_warm():
