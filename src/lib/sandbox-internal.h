@@ -271,3 +271,10 @@ void moat__out_enforced(const moat_config *c, moat_result *r);
  * output, and the run is a setup error. */
 int moat__out_copy_out(const moat_config *c, int out_fs, unsigned *ret_removed, unsigned *ret_fixed,
 		       moat_error *err);
+
+/* sandbox-object.c: what moat eval's warm path (eval_warm.c) reads of a
+ * sandbox it created: its cgroup directories (cgroup.h) and the isolation
+ * its first command was started with. */
+struct moat_sandbox;
+size_t moat__sandbox_cgroup_mounts(struct moat_sandbox *sb, moat_cgroup_mount ret[_MOAT_CG_MAX]);
+const moat_isolation *moat__sandbox_isolation(const struct moat_sandbox *sb);

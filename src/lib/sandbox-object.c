@@ -1127,3 +1127,10 @@ int moat_sandbox_destroy(moat_sandbox *sb, moat_result *ret, moat_error *err)
 	sandbox_free(sb);
 	return rc;
 }
+
+size_t moat__sandbox_cgroup_mounts(moat_sandbox *sb, moat_cgroup_mount ret[_MOAT_CG_MAX])
+{
+	return sb->lim ? moat__limits_cgroup_mounts(sb->lim, ret) : 0;
+}
+
+const moat_isolation *moat__sandbox_isolation(const moat_sandbox *sb) { return &sb->r.isolation; }
