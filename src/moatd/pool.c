@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "syscalls.h"
 #include "util.h"
 
 /* A refill that failed is tried again after this long, not at once: a
@@ -23,10 +24,18 @@
 /* The start latency histogram's bounds, seconds. */
 static const double start_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25};
 
+/* A ready sandbox. moatd holds a connection to its keeper (said hello
+ * already, so a run costs no connect) and a pidfd, which stops it without
+ * waiting for an answer and without the race of a pid reused. */
 typedef struct entry {
 	char id[MOAT_KEEPER_ID_LEN];
 	pid_t pid;
 	char socket[PATH_MAX];
+	moat_keeper *k;
+	int pidfd;
+	struct event *ev; /* the connection readable while ready: the keeper ended */
+	struct moatd_pool *p;
+	int prof;
 	struct entry *next;
 } entry;
 
@@ -42,6 +51,7 @@ static const char *const cold_reasons[] = {"policy", "files", "env", "options", 
 struct moatd_pool_run {
 	moatd_pool *p;
 	moat_keeper *k;
+	int pidfd;
 	char socket[PATH_MAX];
 	uint32_t id;
 	struct event *ev, *timer;
@@ -117,14 +127,50 @@ static void reap_left(moatd_pool *p)
 		closedir(d);
 }
 
+/* Ends a keeper by its pidfd: SIGTERM, which its loop answers by stopping
+ * the sandbox and exiting; moatd does not wait for it. */
+static void keeper_term(int pidfd)
+{
+	if (pidfd >= 0)
+		(void)moat__pidfd_send_signal(pidfd, SIGTERM);
+}
+
+/* Forgets a ready or taken sandbox (its record goes), stopping it first
+ * when stop. */
 static void entry_drop(moatd_pool *p, entry *e, bool stop)
 {
 	char path[PATH_MAX];
-	if (stop)
+	if (stop && e->pidfd >= 0)
+		keeper_term(e->pidfd);
+	else if (stop)
 		keeper_end(e->socket);
+	if (e->ev)
+		event_free(e->ev);
+	moat_keeper_close(e->k);
+	if (e->pidfd >= 0)
+		close(e->pidfd);
 	record_path(p, e->id, path, sizeof(path));
 	unlink(path);
 	free(e);
+}
+
+/* A ready sandbox's keeper said something, or its connection closed: it
+ * ended (its idle end, or killed). Dropped; the tick refills. */
+static void entry_gone(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	entry *e = arg;
+	moatd_pool *p = e->p;
+	prof *pr = &p->pr[e->prof];
+	for (entry **q = &pr->ready; *q; q = &(*q)->next)
+		if (*q == e) {
+			*q = e->next;
+			pr->n_ready--;
+			break;
+		}
+	entry_drop(p, e, true);
+	fill_next(p);
 }
 
 /* --- refill */
@@ -140,6 +186,12 @@ _noreturn_ static void filler_main(const moatd_pool *p, const char *yaml, int fd
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
+	/* Nothing of moatd's but the answer pipe: a copy of a client's
+	 * connection held here would keep it open after moatd closed it. */
+	if (fd != 3 && (dup2(fd, 3) < 0 || (fd = 3, false)))
+		_exit(1);
+	fd = 3;
+	(void)moat__close_range(4, ~0u, 0);
 	moat_error err = {0};
 	moat_keeper_start_opts o = {.exe = p->moat, .envp = p->kenv};
 	moat_keeper_info info;
@@ -188,7 +240,15 @@ static void fill_done(moatd_pool *p)
 		char path[PATH_MAX];
 		record_path(p, e->id, path, sizeof(path));
 		_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0 && dprintf(fd, "%d %s\n", pid, e->socket) > 0) {
+		moat_error cerr = {0};
+		e->p = p;
+		e->prof = p->fill_prof;
+		e->pidfd = -1;
+		if (fd >= 0 && dprintf(fd, "%d %s\n", pid, e->socket) > 0 &&
+		    moat_keeper_connect(e->socket, &e->k, &cerr) == 0 && moat_keeper_pid(e->k) == pid &&
+		    (e->pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) >= 0 &&
+		    (e->ev = event_new(p->base, moat_keeper_fd(e->k), EV_READ, entry_gone, e)) &&
+		    event_add(e->ev, NULL) == 0) {
 			e->next = pr->ready;
 			pr->ready = e;
 			pr->n_ready++;
@@ -197,7 +257,7 @@ static void fill_done(moatd_pool *p)
 				fill_next(p);
 			return;
 		}
-		keeper_end(e->socket);
+		entry_drop(p, TAKE_PTR(e), true);
 	}
 	free(e);
 	pr->refill_failures++;
@@ -260,24 +320,12 @@ static void fill_next(moatd_pool *p)
 	}
 }
 
-/* Drops ready sandboxes whose keeper is gone (idle end, or killed), then
- * refills. */
+/* Refills what is missing (a refill that failed is tried again here). */
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	moatd_pool *p = arg;
-	for (size_t i = 0; i < p->conf.n; i++)
-		for (entry **e = &p->pr[i].ready; *e;) {
-			if (access((*e)->socket, F_OK) == 0) {
-				e = &(*e)->next;
-				continue;
-			}
-			entry *gone = *e;
-			*e = gone->next;
-			p->pr[i].n_ready--;
-			entry_drop(p, gone, false);
-		}
 	fill_next(p);
 	bool full = true;
 	for (size_t i = 0; i < p->conf.n; i++)
@@ -378,9 +426,11 @@ void moatd_pool_free(moatd_pool *p)
 	for (moatd_pool_run *r = p->runs, *next; r; r = next) {
 		next = r->next;
 		/* The spawn was attached: closing ends the command, and the
-		 * stop ends the sandbox. */
+		 * signal the sandbox. */
 		moat_keeper_close(r->k);
-		keeper_end(r->socket);
+		keeper_term(r->pidfd);
+		if (r->pidfd >= 0)
+			close(r->pidfd);
 		if (r->ev)
 			event_free(r->ev);
 		if (r->timer)
@@ -407,13 +457,16 @@ static void run_free(moatd_pool_run *r)
 		event_free(r->ev);
 	if (r->timer)
 		event_free(r->timer);
-	if (r->k) {
-		/* Never used again: the sandbox and its keeper end now. */
-		moat_error err = {0};
-		(void)moat_keeper_stop(r->k, &err);
-		moat_keeper_close(r->k);
-	}
+	/* Never used again: the sandbox and its keeper end now, without
+	 * moatd waiting for them (the reply is on its way). */
+	keeper_term(r->pidfd);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	moat_keeper_close(r->k);
 	free(r);
+	/* The refill starts once the run is over, not while it runs: a
+	 * sandbox's making never competes with the request that took one. */
+	fill_next(p);
 }
 
 static void on_wait(evutil_socket_t fd, short what, void *arg)
@@ -428,10 +481,6 @@ static void on_wait(evutil_socket_t fd, short what, void *arg)
 		end.ok = true;
 	else {
 		snprintf(end.error, sizeof(end.error), "%s", err.msg);
-		/* The connection is of no more use; the sandbox is stopped
-		 * through a fresh one. */
-		moat_keeper_close(TAKE_PTR(r->k));
-		keeper_end(r->socket);
 	}
 	end.limit = r->limit;
 	r->cb(r->arg, &end);
@@ -451,9 +500,9 @@ void moatd_pool_run_stop(moatd_pool_run *r, const char *limit)
 		return;
 	r->stopped = true;
 	r->limit = limit;
-	/* The run's own connection waits for the command's end; the stop
-	 * goes on another, and that end then comes. */
-	keeper_end(r->socket);
+	/* The run's connection waits for the command's end, which the stop
+	 * brings. */
+	keeper_term(r->pidfd);
 }
 
 static void observe_start(moatd_pool *p, uint64_t ns)
@@ -471,21 +520,42 @@ int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const
 {
 	uint64_t t0 = moat__now_ns();
 	prof *pr = &p->pr[plan->profile];
-	_cleanup_keeper_ moat_keeper *k = NULL;
+	moat_spawn_spec spec;
+	moat_spawn_spec_init(&spec);
+	spec.argv = argv;
+	spec.env = plan->n_env ? (char *const *)plan->env : NULL;
+	spec.cwd = plan->cwd;
+	spec.stdin_fd = in;
+	spec.stdout_fd = out;
+	spec.stderr_fd = errfd;
+	moat_command cmd;
 	entry *e;
-	/* A ready sandbox whose keeper has gone (its idle end) is dropped
-	 * and the next one tried. */
+	int rc = 0;
+	/* A ready sandbox whose keeper ended a moment ago (before its watch
+	 * said so) fails its spawn: dropped, and the next one tried. */
 	while ((e = pr->ready)) {
 		pr->ready = e->next;
 		pr->n_ready--;
-		moat_error cerr = {0};
-		if (moat_keeper_connect(e->socket, &k, &cerr) == 0)
+		/* Taken: no record names it any more, and it is never handed
+		 * out again. */
+		char path[PATH_MAX];
+		record_path(p, e->id, path, sizeof(path));
+		unlink(path);
+		event_free(TAKE_PTR(e->ev));
+		moat_error serr = {0};
+		/* Attached: if moatd dies, the keeper kills the command. */
+		if ((rc = moat_keeper_spawn_attached(e->k, &spec, true, &cmd, &serr)) == 0)
 			break;
-		entry_drop(p, e, false);
+		entry_drop(p, e, true);
+		if (rc == -EINVAL || rc == -E2BIG) {
+			/* The request's own fault: it would fail anywhere. */
+			*err = serr;
+			return rc;
+		}
 	}
-	fill_next(p);
 	if (!e) {
 		pr->misses++;
+		fill_next(p);
 		return -ENOENT;
 	}
 	pr->hits++;
@@ -497,26 +567,14 @@ int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const
 	r->p = p;
 	r->cb = cb;
 	r->arg = arg;
+	r->k = TAKE_PTR(e->k);
+	r->pidfd = TAKE_FD(e->pidfd);
 	snprintf(r->socket, sizeof(r->socket), "%s", e->socket);
-	/* Taken: no record names it any more, and it is never handed out
-	 * again. */
-	entry_drop(p, e, false);
-	moat_spawn_spec spec;
-	moat_spawn_spec_init(&spec);
-	spec.argv = argv;
-	spec.env = plan->n_env ? (char *const *)plan->env : NULL;
-	spec.cwd = plan->cwd;
-	spec.stdin_fd = in;
-	spec.stdout_fd = out;
-	spec.stderr_fd = errfd;
-	moat_command cmd;
-	int rc;
-	/* Attached: if moatd dies, the keeper kills the command. */
-	if ((rc = moat_keeper_spawn_attached(k, &spec, true, &cmd, err)) < 0 ||
-	    (rc = moat_keeper_wait_send(k, cmd.id, err)) < 0)
-		goto fail;
+	free(e);
 	r->id = cmd.id;
-	r->ev = event_new(p->base, moat_keeper_fd(k), EV_READ, on_wait, r);
+	if ((rc = moat_keeper_wait_send(r->k, cmd.id, err)) < 0)
+		goto fail;
+	r->ev = event_new(p->base, moat_keeper_fd(r->k), EV_READ, on_wait, r);
 	if (!r->ev || event_add(r->ev, NULL) < 0) {
 		rc = moat_error_set(err, ENOMEM, "pool");
 		goto fail;
@@ -529,7 +587,6 @@ int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const
 			goto fail;
 		}
 	}
-	r->k = TAKE_PTR(k);
 	r->next = p->runs;
 	p->runs = r;
 	observe_start(p, moat__now_ns() - t0);
@@ -540,8 +597,11 @@ fail:
 		event_free(r->ev);
 	if (r->timer)
 		event_free(r->timer);
-	keeper_end(r->socket);
+	keeper_term(r->pidfd);
+	close(r->pidfd);
+	moat_keeper_close(r->k);
 	free(r);
+	fill_next(p);
 	return rc;
 }
 
