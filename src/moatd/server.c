@@ -1809,8 +1809,6 @@ out:
 	for (job *j = s->jobs; j; j = j->next)
 		if (j->pid > 0 && !j->exited)
 			kill(j->pid, SIGTERM);
-	/* Pooled sandboxes nobody took end with moatd. */
-	moatd_pool_free(s->pool);
 	if (s->sigchld)
 		event_free(s->sigchld);
 	if (s->sigterm)
@@ -1823,6 +1821,9 @@ out:
 		evhttp_free(s->http_tcp);
 	if (s->ssl)
 		SSL_CTX_free(s->ssl);
+	/* Pooled sandboxes nobody took end with moatd; after the
+	 * connections, whose ends may still stop a pooled run. */
+	moatd_pool_free(s->pool);
 	if (s->base)
 		event_base_free(s->base);
 	moat_audit_close(s->audit);
