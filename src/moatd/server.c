@@ -1036,6 +1036,9 @@ static void do_run(srv *s, struct evhttp_request *req, conn *cn, const caller *c
 		return;
 	if (quota_check(s, req, c, true, true) < 0)
 		goto out;
+	/* A pooled sandbox is made to its profile alone: whatever narrows a
+	 * run (a caller's ceiling, a quota's limit) must be in r's options or
+	 * policy by here, where it makes the run cold (poolplan.h). */
 	if (!judge && s->pool && run_pooled(s, req, cn, c, &r))
 		goto out;
 	j = job_new(s, judge ? JOB_JUDGE : JOB_RUN, req, cn, c);
