@@ -53,6 +53,7 @@ struct moatd_pool_run {
 	moat_keeper *k;
 	int pidfd;
 	char socket[PATH_MAX];
+	char sandbox[MOAT_KEEPER_ID_LEN]; /* its record's name */
 	uint32_t id;
 	struct event *ev, *timer;
 	moatd_pool_run_cb cb;
@@ -431,6 +432,9 @@ void moatd_pool_free(moatd_pool *p)
 		keeper_term(r->pidfd);
 		if (r->pidfd >= 0)
 			close(r->pidfd);
+		char path[PATH_MAX];
+		record_path(p, r->sandbox, path, sizeof(path));
+		unlink(path);
 		if (r->ev)
 			event_free(r->ev);
 		if (r->timer)
@@ -463,6 +467,9 @@ static void run_free(moatd_pool_run *r)
 	if (r->pidfd >= 0)
 		close(r->pidfd);
 	moat_keeper_close(r->k);
+	char path[PATH_MAX];
+	record_path(p, r->sandbox, path, sizeof(path));
+	unlink(path);
 	free(r);
 	/* The refill starts once the run is over, not while it runs: a
 	 * sandbox's making never competes with the request that took one. */
@@ -536,11 +543,9 @@ int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const
 	while ((e = pr->ready)) {
 		pr->ready = e->next;
 		pr->n_ready--;
-		/* Taken: no record names it any more, and it is never handed
-		 * out again. */
-		char path[PATH_MAX];
-		record_path(p, e->id, path, sizeof(path));
-		unlink(path);
+		/* Taken: it leaves the ready list for good. Its record stays
+		 * until its run is over, so that a moatd killed meanwhile has
+		 * its successor stop it. */
 		event_free(TAKE_PTR(e->ev));
 		moat_error serr = {0};
 		/* Attached: if moatd dies, the keeper kills the command. */
@@ -570,6 +575,7 @@ int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const
 	r->k = TAKE_PTR(e->k);
 	r->pidfd = TAKE_FD(e->pidfd);
 	snprintf(r->socket, sizeof(r->socket), "%s", e->socket);
+	snprintf(r->sandbox, sizeof(r->sandbox), "%s", e->id);
 	free(e);
 	r->id = cmd.id;
 	if ((rc = moat_keeper_wait_send(r->k, cmd.id, err)) < 0)
@@ -600,6 +606,9 @@ fail:
 	keeper_term(r->pidfd);
 	close(r->pidfd);
 	moat_keeper_close(r->k);
+	char path[PATH_MAX];
+	record_path(p, r->sandbox, path, sizeof(path));
+	unlink(path);
 	free(r);
 	fill_next(p);
 	return rc;

@@ -192,13 +192,18 @@ for _ in $(seq 100); do
 done
 t_eq "an orderly stop ends every pooled keeper" "1 0 0" "$(wc -l <before.txt) $left $(recorded | wc -l)"
 
+# Killed while a pooled run is under way: that sandbox stays recorded too.
 start_moatd
 pool_ready 1
+c --data-binary "$(body '["sleep","30"]')" http://moatd/v1/runs >/dev/null 2>&1 &
+cpid=$!
+for _ in $(seq 300); do [ "$(metric 'moatd_pool_hits_total{profile=code}')" = 1 ] && break; sleep 0.1; done
 recorded >before.txt
 kill -KILL "$DPID"; wait "$DPID" 2>/dev/null; DPID=""
+wait "$cpid"
 left=0
 while read -r pid sock; do alive "$pid" "$sock" && left=$((left + 1)); done <before.txt
-t_eq "after SIGKILL the pooled keeper is left, recorded" "1 1" "$(wc -l <before.txt) $left"
+t_eq "after SIGKILL mid-run the taken sandbox's keeper is left, recorded" "1 1" "$(wc -l <before.txt) $left"
 start_moatd
 pool_ready 1
 for _ in $(seq 100); do
