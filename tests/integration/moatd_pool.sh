@@ -213,3 +213,8 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 t_eq "the next start stops what the killed moatd left, and refills" "0 1" "$left $(recorded | wc -l)"
+kill "$DPID"; wait "$DPID"
+t_eq "moatd with a pool ends cleanly on SIGTERM" 0 "$?"
+DPID=""
+# moatd under a sanitizer build reports to its stderr: nothing there.
+t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat moatd.err 2>/dev/null)"
