@@ -62,7 +62,7 @@ for bad in 'pool: {cod: 2}|pool.cod: unknown profile' 'pool: {code: 65}|pool.cod
 	t_match "--check-config: ${bad%%|*} is one error naming the field" "^1 moatd: bad.yaml: ${bad##*|}" "$? $out"
 done
 cat >moatd.yaml <<'YAML'
-pool: {code: 2}
+pool: {code: 2, agent: 1}
 output_cap: 64K
 YAML
 t_check "--check-config accepts pool" "$MOATD" --check-config --config moatd.yaml
@@ -71,7 +71,8 @@ start_moatd
 t_eq "moatd with a pool answers" 0 $?
 pool_ready 2
 t_eq "the pool fills to its size" 0 $?
-t_eq "each pooled sandbox is recorded with its keeper" 2 "$(recorded | wc -l)"
+for _ in $(seq 600); do [ "$(recorded | wc -l)" = 3 ] && break; sleep 0.1; done
+t_eq "each pooled sandbox is recorded with its keeper" 3 "$(recorded | wc -l)"
 
 # --- pooled and cold
 st=$(code POST /v1/runs "$(body '["sh","-c","cat; echo $A; pwd; echo err >&2; exit 3"]' '{"stdin":"in\n","env":{"A":"a1"},"cwd":"/tmp"}')")
@@ -81,10 +82,19 @@ code POST /v1/runs "$(body '["true"]' '{"limits":{"memory":"100M"}}')" >/dev/nul
 t_eq "a limit the template cannot narrow gets a cold sandbox" "exited False" "$(jq_ 'j["status"], j["pooled"]' <body | tr -d "(),'")"
 code POST /v1/runs "$(body '["true"]' '{"files":[{"path":"/in/x","content":"x"}]}')" >/dev/null
 t_eq "files to place get a cold sandbox" "False" "$(jq_ 'j["pooled"]' <body)"
-code POST /v1/runs "$(body '["true"]' '{"profile":"agent"}')" >/dev/null
-t_eq "a profile without a pool gets a cold sandbox" "False" "$(jq_ 'j["pooled"]' <body)"
-t_eq "misses counted by reason" "1 1 1" \
-	"$(metric 'moatd_pool_misses_total{profile=,reason=limits}') $(metric 'moatd_pool_misses_total{profile=,reason=files}') $(metric 'moatd_pool_misses_total{profile=,reason=profile}')"
+t_eq "misses counted by reason" "1 1" \
+	"$(metric 'moatd_pool_misses_total{profile=,reason=limits}') $(metric 'moatd_pool_misses_total{profile=,reason=files}')"
+
+# The agent profile (its egress gateway, its delegation socket) pooled and
+# cold: the same sandbox seen from inside.
+for _ in $(seq 600); do [ "$(metric 'moatd_pool_ready{profile=agent}')" = 1 ] && break; sleep 0.1; done
+look='["sh","-c","echo $HTTP_PROXY; id; ls / /run /tmp; grep -E \"^(Seccomp|NoNewPrivs|CapEff)\" /proc/self/status"]'
+code POST /v1/runs "$(body "$look" '{"profile":"agent"}')" >/dev/null
+mv body agent-pooled.json
+code POST /v1/runs "$(body "$look" '{"profile":"agent","limits":{"memory":"2G"}}')" >/dev/null
+t_eq "agent profile: pooled and cold sandboxes look the same from inside" \
+	"True False $(jq_ 'repr(j["stdout"])' <body)" \
+	"$(jq_ 'j["pooled"]' <agent-pooled.json) $(jq_ 'j["pooled"]' <body) $(jq_ 'repr(j["stdout"])' <agent-pooled.json)"
 
 # --- exactly as strict: one probe, pooled and cold (the cold one asks for
 # the profile's own memory limit, which only makes it cold).
@@ -168,6 +178,9 @@ for i in 1 2 3 4 5 6; do
 	pids+=($!)
 done
 wait "${pids[@]}"
+code POST /v1/runs "$(body '["true"]' '{"profile":"agent"}')" >/dev/null
+t_eq "a profile without a pool gets a cold sandbox" "False" "$(jq_ 'j["pooled"]' <body)"
+t_eq "...counted as such" "1" "$(metric 'moatd_pool_misses_total{profile=,reason=profile}')"
 t_match "with the pool empty, runs get cold sandboxes, and all of them run" "^(True|False)( (True|False)){5}$" \
 	"$(for i in 1 2 3 4 5 6; do jq_ 'j["pooled"] if j["status"] == "exited" else j' <burst$i.json; done | tr '\n' ' ' | sed 's/ $//')"
 t_match "...some of them cold" "\"pooled\":false" "$(cat burst*.json)"
