@@ -156,7 +156,7 @@ static void entry_drop(moatd_pool *p, entry *e, bool stop)
 }
 
 /* A ready sandbox's keeper said something, or its connection closed: it
- * ended (its idle end, or killed). Dropped; the tick refills. */
+ * ended (its idle end, or killed). Dropped and made again. */
 static void entry_gone(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -189,7 +189,7 @@ _noreturn_ static void filler_main(const moatd_pool *p, const char *yaml, int fd
 	signal(SIGPIPE, SIG_DFL);
 	/* Nothing of moatd's but the answer pipe: a copy of a client's
 	 * connection held here would keep it open after moatd closed it. */
-	if (fd != 3 && (dup2(fd, 3) < 0 || (fd = 3, false)))
+	if (fd != 3 && dup3(fd, 3, O_CLOEXEC) < 0)
 		_exit(1);
 	fd = 3;
 	(void)moat__close_range(4, ~0u, 0);
