@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A client of moatd (docs/api.md) using only the standard library: HTTP over
 moatd's unix socket with http.client. Creates a session, runs commands in
-it with their output streamed, reads its audit log and deletes it.
+it with their output streamed, copies a file in and out, runs a detached
+command and polls it to its end, reads its audit log and deletes it.
 
     python3 moatd_client.py [--socket PATH]
 
@@ -13,6 +14,7 @@ import json
 import os
 import socket
 import sys
+import time
 
 
 class UnixHTTPConnection(http.client.HTTPConnection):
@@ -33,11 +35,12 @@ class Moatd:
     def __init__(self, path):
         self.path = path
 
-    def request(self, method, url, body=None):
+    def request(self, method, url, body=None, raw_body=None):
         """One request on its own connection; the reply's status and body."""
         c = UnixHTTPConnection(self.path)
-        data = json.dumps(body).encode() if body is not None else None
-        headers = {'Content-Type': 'application/json'} if data is not None else {}
+        data = json.dumps(body).encode() if body is not None else raw_body
+        headers = {'Content-Type': 'application/json' if body is not None else 'application/octet-stream'} \
+            if data is not None else {}
         c.request(method, url, body=data, headers=headers)
         r = c.getresponse()
         raw = r.read()
@@ -86,6 +89,19 @@ def main():
             print('event:', json.dumps(ev, sort_keys=True))
         out = ''.join(ev.get('data', '') for ev in m.exec(sid, ['cat'], stdin='piped in\n') if ev['type'] == 'stdout')
         print('stdin round trip:', out.strip())
+        # Files: the body's bytes in, the file's bytes out (session cp's rules).
+        status, _ = m.request('PUT', f'/v1/sessions/{sid}/files?path=/tmp/in.bin', raw_body=b'bytes\x00in')
+        status2, got = m.request('GET', f'/v1/sessions/{sid}/files?path=/tmp/in.bin')
+        print('file round trip:', status, status2, got == b'bytes\x00in')
+        # A detached command: its id at once, then polled until it ends.
+        x = m.json('POST', f'/v1/sessions/{sid}/exec?wait=false', {'argv': ['sh', '-c', 'sleep 1; echo later']},
+                   want=202)
+        for _ in range(600):
+            d = m.json('GET', f'/v1/sessions/{sid}/exec/{x["id"]}')
+            if d['state'] != 'running':
+                break
+            time.sleep(0.1)
+        print('detached:', d['state'], d['exit_code'], d['stdout'].strip())
         status, raw = m.request('GET', f'/v1/sessions/{sid}/audit')
         events = [json.loads(line) for line in raw.splitlines() if line.strip()]
         print('audit:', status, 'events:', ' '.join(e['type'] for e in events))

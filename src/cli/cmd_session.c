@@ -332,9 +332,12 @@ static int cmd_exec(int argc, char **argv)
 		return moat_cli_fail("session exec: no session given (usage: moat session exec ID|NAME -- COMMAND)");
 	if (optind >= argc)
 		return moat_cli_fail("session exec: no command given (usage: moat session exec ID|NAME -- COMMAND)");
+	/* The connection that found the session running carries the
+	 * command too: one connection and one hello per exec. */
 	moat_session_info s;
-	if (find("exec", key, &s) < 0)
-		return MOAT_EXIT_ERROR;
+	_cleanup_keeper_ moat_keeper *k = NULL;
+	if (moat_session_find_connected(key, &s, &k, &err) < 0)
+		return fail_err("exec", &err);
 	if (!s.running)
 		return moat_cli_fail("session exec: session %s is not running (%s)", key, s.reason);
 	if (detach && (tty || input || result || time_ms))
@@ -349,7 +352,7 @@ static int cmd_exec(int argc, char **argv)
 				    .count_output = result != NULL,
 				    .detach = detach};
 	moat_session_exec_result x;
-	if (moat_session_exec(&s, &o, &x, &err) < 0)
+	if (moat_session_exec_on(k, &s, &o, &x, &err) < 0)
 		return fail_err("exec", &err);
 	if (detach) {
 		/* The command's id in its session, for the caller's records. */

@@ -257,7 +257,7 @@ static void audit(moat_approvals *ap, const char *type, json_t *f)
 }
 
 static void audit_decision(moat_approvals *ap, const moat_approval *e, const char *decision, const moat_lease *l,
-			   const char *kind, const char *scope)
+			   const char *kind, const char *scope, const char *by)
 {
 	json_t *f = json_object();
 	if (!f)
@@ -269,6 +269,10 @@ static void audit_decision(moat_approvals *ap, const moat_approval *e, const cha
 	json_object_set_new(f, "what", moat_audit_bytes_json(what));
 	bool by_person = strcmp(decision, "allow") == 0 || strcmp(decision, "deny") == 0;
 	json_object_set_new(f, "by_uid", by_person ? json_integer(e->by) : json_null());
+	/* Who decided, as the front that relayed the decision knows them
+	 * (moatd: a token's name or a uid); the uid is that front's. */
+	if (by_person && by)
+		json_object_set_new(f, "by", moat_audit_bytes_json(by));
 	if (kind)
 		json_object_set_new(f, "kind", json_string(kind));
 	if (scope)
@@ -285,7 +289,7 @@ static void audit_decision(moat_approvals *ap, const moat_approval *e, const cha
 
 static void on_timeout(void *ud, const moat_approval *e)
 {
-	audit_decision(ud, e, "timeout", NULL, NULL, NULL);
+	audit_decision(ud, e, "timeout", NULL, NULL, NULL, NULL);
 }
 
 static void on_lease_expire(void *ud, const moat_lease *l)
@@ -463,7 +467,7 @@ void moat_approvals_withdraw(moat_approvals *ap, uint64_t ticket, const char *wh
 	moat_approval got;
 	if (moat__approval_remove_ticket(&ap->q, ticket, &got) && got.state == MOAT_APPROVAL_PENDING) {
 		snprintf(got.reason, sizeof(got.reason), "%s", why);
-		audit_decision(ap, &got, "withdrawn", NULL, NULL, NULL);
+		audit_decision(ap, &got, "withdrawn", NULL, NULL, NULL, NULL);
 	}
 	pthread_mutex_unlock(&ap->lock);
 }
@@ -482,7 +486,7 @@ void moat_approvals_end(moat_approvals *ap, const char *why)
 		e->state = MOAT_APPROVAL_DENIED;
 		e->by = (uid_t)-1; /* no one: the sandbox ended */
 		snprintf(e->reason, sizeof(e->reason), "%s", why);
-		audit_decision(ap, e, "ended", NULL, NULL, NULL);
+		audit_decision(ap, e, "ended", NULL, NULL, NULL, NULL);
 	}
 	pthread_mutex_unlock(&ap->lock);
 	wake(ap);
@@ -563,10 +567,11 @@ static int check_keys(json_t *req, const char *const *allowed, moat_error *err)
 
 static int do_approve(moat_approvals *ap, uid_t uid, json_t *req, json_t **ret, moat_error *err)
 {
-	static const char *const keys[] = {"id", "kind", "for_ms", "scope", "note", NULL};
-	const char *id, *kind, *scope, *note;
+	static const char *const keys[] = {"id", "kind", "for_ms", "scope", "note", "by", NULL};
+	const char *id, *kind, *scope, *note, *by;
 	int r;
 	if ((r = check_keys(req, keys, err)) < 0 || (r = req_str(req, "id", true, 16, &id, err)) < 0 ||
+	    (r = req_str(req, "by", false, 128, &by, err)) < 0 ||
 	    (r = req_str(req, "kind", false, 16, &kind, err)) < 0 ||
 	    (r = req_str(req, "scope", false, 16, &scope, err)) < 0 ||
 	    (r = req_str(req, "note", false, MOAT_APPROVAL_NOTE_MAX - 1, &note, err)) < 0)
@@ -617,6 +622,8 @@ static int do_approve(moat_approvals *ap, uid_t uid, json_t *req, json_t **ret, 
 		json_t *g = lease_json(l, now, nw);
 		if (g) {
 			json_object_set_new(g, "approval", json_string(id));
+			if (by)
+				json_object_set_new(g, "by", moat_audit_bytes_json(by));
 			json_object_del(g, "used");
 			json_object_del(g, "granted_at");
 			audit_flags(ap, "lease.grant", g, MOAT_AUDIT_ALWAYS);
@@ -624,9 +631,9 @@ static int do_approve(moat_approvals *ap, uid_t uid, json_t *req, json_t **ret, 
 		/* Every approval the lease let through has its decision. */
 		for (size_t i = 0; i < ap->q.n; i++)
 			if (strcmp(ap->q.v[i].lease, l->id) == 0)
-				audit_decision(ap, &ap->q.v[i], "allow", l, moat_lease_kind_to_string(d.kind), sc);
+				audit_decision(ap, &ap->q.v[i], "allow", l, moat_lease_kind_to_string(d.kind), sc, by);
 	} else
-		audit_decision(ap, e, "allow", NULL, "once", NULL);
+		audit_decision(ap, e, "allow", NULL, "once", NULL, by);
 	*ret = json_pack("{s:s}", "id", id);
 	if (*ret && l) {
 		json_object_set_new(*ret, "lease", json_string(l->id));
@@ -639,10 +646,11 @@ static int do_approve(moat_approvals *ap, uid_t uid, json_t *req, json_t **ret, 
 
 static int do_deny(moat_approvals *ap, uid_t uid, json_t *req, json_t **ret, moat_error *err)
 {
-	static const char *const keys[] = {"id", "reason", NULL};
-	const char *id, *reason;
+	static const char *const keys[] = {"id", "reason", "by", NULL};
+	const char *id, *reason, *by;
 	int r;
 	if ((r = check_keys(req, keys, err)) < 0 || (r = req_str(req, "id", true, 16, &id, err)) < 0 ||
+	    (r = req_str(req, "by", false, 128, &by, err)) < 0 ||
 	    (r = req_str(req, "reason", false, MOAT_APPROVAL_NOTE_MAX - 1, &reason, err)) < 0)
 		return r;
 	moat_decision d = {.allow = false, .by = uid, .note = reason};
@@ -651,7 +659,7 @@ static int do_deny(moat_approvals *ap, uid_t uid, json_t *req, json_t **ret, moa
 	moat__approval_expire(&ap->q, now, on_timeout, on_lease_expire, ap);
 	r = moat__approval_decide(&ap->q, id, &d, now, NULL, err);
 	if (r == 0)
-		audit_decision(ap, moat__approval_find(&ap->q, id), "deny", NULL, NULL, NULL);
+		audit_decision(ap, moat__approval_find(&ap->q, id), "deny", NULL, NULL, NULL, by);
 	pthread_mutex_unlock(&ap->lock);
 	if (r < 0)
 		return r;

@@ -107,9 +107,12 @@ void moat_approvals_counts(moat_approvals *ap, size_t *pending, size_t *leases);
  *   {"op": "ls"}                               {"approvals": [...]}
  *   {"op": "leases"}                           {"leases": [...]}
  *   {"op": "approve", "id", "kind": "once"|"for"|"session",
- *    "for_ms", "scope": "exact"|"path"|"host", "note"}
+ *    "for_ms", "scope": "exact"|"path"|"host", "note", "by"}
  *                                              {"id", "lease", "until"}
- *   {"op": "deny", "id", "reason"}             {"id"}
+ *   {"op": "deny", "id", "reason", "by"}       {"id"}
+ *
+ * "by" (optional) names who decided as the front knows them (moatd: a
+ * token's name), logged beside the peer's uid.
  *   {"op": "revoke", "lease"}                  {"lease"}
  *
  * Fails naming the field (EINVAL), or ENOENT for an id this sandbox does

@@ -839,7 +839,8 @@ int moat__cgroup_create(const moat_cgroup_host *host, const moat_limits *limits,
 	if (r < 0)
 		return r;
 
-	sweep_layout(&layout);
+	if (!host || !host->no_sweep)
+		sweep_layout(&layout);
 
 	char defname[64];
 	if (!name) {

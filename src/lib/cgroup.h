@@ -80,6 +80,10 @@ typedef struct moat_cgroup_host {
 	 * hosts. */
 	void (*fake_kernel_mkdir)(const char *dir, int version, void *userdata);
 	void *userdata;
+	/* Leave the sweep of killed runs' cgroups out: a caller that makes
+	 * one cgroup after another (moat eval's warm path, a cgroup per
+	 * sample) had it done by its first. */
+	bool no_sweep;
 } moat_cgroup_host;
 
 /* name: the run's cgroup directory name, or NULL for "moat-PID-N". */

@@ -8,6 +8,8 @@
 #include "error.h"
 #include "result.h"
 
+#include <linux/filter.h>
+
 /* no_new_privs, empty bounding/ambient/inheritable/permitted/effective sets,
  * locked securebits. */
 int moat__caps_drop(moat_isolation *iso, moat_error *err);
@@ -15,7 +17,24 @@ int moat__caps_drop(moat_isolation *iso, moat_error *err);
  * the config's built-in profile, else "agent" for a policy with egress (its
  * tools list interfaces and watch files), else "code". */
 const char *moat__confine_profile(const moat_config *c);
-/* Loads the seccomp filter for the profile ("code" or "agent"). */
+/* The seccomp filter of a profile, compiled to BPF once (per sandbox) and
+ * loaded into each command's process: building it with libseccomp costs
+ * more CPU than all the rest of a command's confinement together. */
+typedef struct moat_seccomp_prog {
+	struct sock_filter *insns;
+	unsigned short len;
+	unsigned rules;
+	char profile[16];
+} moat_seccomp_prog;
+/* Builds and compiles the filter for the config's profile into *ret
+ * (release with moat__seccomp_prog_done). Loads nothing. */
+int moat__seccomp_compile(const moat_config *c, moat_seccomp_prog *ret, moat_error *err);
+/* Loads a compiled filter into this process as libseccomp's seccomp_load
+ * does with moat's attributes: no_new_privs, then the filter, no flags. */
+int moat__seccomp_load(const moat_seccomp_prog *p, moat_isolation *iso, moat_error *err);
+void moat__seccomp_prog_done(moat_seccomp_prog *p);
+/* Compiles and loads the seccomp filter for the profile ("code" or
+ * "agent"). */
 int moat__seccomp_apply(const moat_config *c, moat_isolation *iso, moat_error *err);
 /* Landlock filesystem rules mirroring the mounts, TCP rules, scoping. */
 int moat__landlock_apply(const moat_config *c, moat_isolation *iso, moat_error *err);

@@ -773,6 +773,11 @@ char *moat_eval_summary_json(const moat_eval_totals *t, const unsigned *ks, size
 	json_object_set_new(o, "verdicts", v);
 	json_object_set_new(o, "wall_ms", json_integer((json_int_t)t->wall_ms));
 	json_object_set_new(o, "cpu_ms", json_integer((json_int_t)t->cpu_ms));
+	/* How many samples a warm interpreter forked, and why the rest ran
+	 * cold, when some did (docs/eval.md). */
+	json_object_set_new(o, "warm_samples", json_integer((json_int_t)t->warm_samples));
+	if (t->cold_reason && t->warm_samples < t->samples)
+		json_object_set_new(o, "cold_reason", json_string(t->cold_reason));
 	json_t *iso = t->isolation_json ? json_loads(t->isolation_json, JSON_DECODE_ANY, NULL) : NULL;
 	json_object_set_new(o, "isolation", iso ? iso : json_null());
 	char *s = json_dumps(o, JSON_COMPACT);

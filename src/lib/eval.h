@@ -187,6 +187,10 @@ typedef struct moat_eval_totals {
 	size_t n_tasks;            /* problems */
 	uint64_t wall_ms, cpu_ms;
 	char *isolation_json;
+	/* Samples run by a warm interpreter (eval_warm.c), and why the others
+	 * ran cold (a static string, or NULL). */
+	size_t warm_samples;
+	const char *cold_reason;
 } moat_eval_totals;
 
 int moat_eval_totals_init(moat_eval_totals *t, size_t n_problems);
@@ -224,3 +228,18 @@ int moat_eval_run_sample(const moat_config *base, const struct moat_gateway_conf
 			 const moat_eval_problem *p, const moat_eval_sample *s, moat_eval_lang lang,
 			 moat_eval_verdict *ret_verdict, char *ret_result, size_t result_size, moat_result *ret_r,
 			 moat_error *err);
+
+/* ---- the warm path for Python (eval_warm.c) ----------------------------- */
+
+/* Why every sample of a configuration runs cold (a static string), or
+ * NULL when its Python samples may run warm. */
+const char *moat__eval_warm_refusal(const moat_config *base);
+typedef struct warm moat_eval_warm;
+/* One worker's sandbox with its interpreter ready; base as for a sample. */
+int moat__eval_warm_new(const moat_config *base, moat_eval_warm **ret, moat_error *err);
+void moat__eval_warm_free(moat_eval_warm *w);
+/* One sample (req: the harness's request) under lim; the last tail_cap
+ * bytes of its output in tail. A negative errno: w is unusable, run the
+ * sample cold. */
+int moat__eval_warm_run(moat_eval_warm *w, const moat_limits *lim, const char *req, size_t req_len, char *tail,
+			size_t tail_cap, size_t *ret_tail_len, moat_result *r, moat_error *err);

@@ -124,8 +124,10 @@ static int set_rlimit(int res, uint64_t v)
 
 /* The confinement layers, in order: capabilities and no_new_privs first,
  * then Landlock, then seccomp last (its filter would otherwise have to allow
- * the calls that set up the others). */
-static int moat__confine(const moat_config *c, moat_isolation *iso, moat_error *err)
+ * the calls that set up the others). The seccomp filter was compiled once
+ * by the init (sc), or could not be, for the reason in sc_err. */
+static int moat__confine(const moat_config *c, const moat_seccomp_prog *sc, const moat_error *sc_err,
+			 moat_isolation *iso, moat_error *err)
 {
 	int r = moat__caps_drop(iso, err);
 	if (r < 0)
@@ -133,7 +135,11 @@ static int moat__confine(const moat_config *c, moat_isolation *iso, moat_error *
 	r = moat__landlock_apply(c, iso, err);
 	if (r < 0)
 		return r;
-	r = moat__seccomp_apply(c, iso, err);
+	if (!sc->insns) {
+		*err = *sc_err;
+		return moat_error_wrap(err, "seccomp");
+	}
+	r = moat__seccomp_load(sc, iso, err);
 	if (r < 0)
 		return moat_error_wrap(err, "seccomp");
 	return 0;
@@ -153,6 +159,9 @@ _noreturn_ static void report_and_exit(int fd, int kind, int e, const char *text
 /* What one command is started with. */
 typedef struct command_start {
 	const moat_init_args *a;
+	const sigset_t *nondefault; /* signals whose disposition the init changed */
+	const moat_seccomp_prog *seccomp; /* compiled once by the init */
+	const moat_error *seccomp_err;    /* why it could not be, if not */
 	char *const *argv;
 	char *const *envp;
 	const char *cwd;
@@ -172,11 +181,15 @@ _noreturn_ static void command_child(const command_start *s)
 	moat_error err = {0};
 	char buf[MOAT_ERROR_MAX + 64];
 
+	/* Every disposition that is not the default goes back to it before
+	 * the mask opens: a handler inherited from the caller must not run
+	 * here, and an ignored signal would stay ignored across execve. */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(s->nondefault, sig) == 1)
+			signal(sig, SIG_DFL);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
 
 	/* A new session: the command has no controlling terminal unless we
 	 * give it the sandbox's own pseudo-terminal (TIOCSTI into the
@@ -219,7 +232,7 @@ _noreturn_ static void command_child(const command_start *s)
 	exec_report rep;
 	memset(&rep, 0, sizeof(rep));
 	rep.kind = 1;
-	if (moat__confine(c, &rep.iso, &err) < 0)
+	if (moat__confine(c, s->seccomp, s->seccomp_err, &rep.iso, &err) < 0)
 		report_and_exit(report_fd, 2, err.code, moat_error_format(&err, buf, sizeof(buf)));
 	/* The rlimits that stand in for a missing cgroup (address space,
 	 * processes, CPU) come last: nothing of moat's own setup may run
@@ -338,6 +351,16 @@ typedef struct init_state {
 	const moat_init_args *a;
 	int ctl;
 	moat_isolation iso; /* what setup put in force; the command adds its layers */
+	/* The seccomp filter every command loads, compiled once (libseccomp's
+	 * build and compile took most of the CPU time of each session exec),
+	 * or why it could not be: each command's start then fails with that
+	 * reason, as it did when each compiled its own. */
+	moat_seccomp_prog seccomp;
+	moat_error seccomp_err;
+	/* The signals whose disposition is not the default (inherited from
+	 * the caller; the init sets none after), read once: each command
+	 * resets those, not all 64 with a call each. */
+	sigset_t nondefault;
 	bool cgroup_joined;
 	bool spawned;       /* a command was started (the runner runs one) */
 	int first_id;       /* SIGNAL's b = 0 names it */
@@ -430,7 +453,13 @@ static void serve_spawn(init_state *st, int id, int *fds, size_t n)
 	_cleanup_free_ char *spec_buf = NULL;
 	moat_spawnspec spec = {0};
 	int tty_slave = -1;
-	command_start start = {.a = a, .tty_slave = -1, .report_fd = -1, .unused_fd = -1};
+	command_start start = {.a = a,
+			       .nondefault = &st->nondefault,
+			       .seccomp = &st->seccomp,
+			       .seccomp_err = &st->seccomp_err,
+			       .tty_slave = -1,
+			       .report_fd = -1,
+			       .unused_fd = -1};
 	command *slot = NULL;
 
 	if (n != 4) {
@@ -604,7 +633,7 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 	if (moat__userns_become_sandbox_user(a->rootless, a->config->sandbox_uid, a->config->sandbox_gid, &err) < 0)
 		fail_setup(ctl, &err);
 	const char *hn = a->config->hostname ? a->config->hostname : "moat";
-	if (sethostname(hn, strlen(hn)) < 0) {
+	if (!(a->uts_joined && !a->config->hostname) && sethostname(hn, strlen(hn)) < 0) {
 		moat_error_set(&err, errno, "sethostname");
 		fail_setup(ctl, &err);
 	}
@@ -647,6 +676,17 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 	 * for a time slice. */
 	if (a->say_ready)
 		moat__ctl_send(ctl, MOAT_CTL_READY, 0, 0, NULL);
+	/* After READY: a session's creator goes on meanwhile, and a run's
+	 * command needs it next anyway. A failure is each command's to
+	 * report (command_child). */
+	(void)moat__seccomp_compile(a->config, &st.seccomp, &st.seccomp_err);
+	sigemptyset(&st.nondefault);
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+		/* One that cannot be read is reset anyway. */
+		if (sigaction(sig, NULL, &sa) < 0 || sa.sa_handler != SIG_DFL)
+			sigaddset(&st.nondefault, sig);
+	}
 
 	for (;;) {
 		struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = ctl, .events = POLLIN}};

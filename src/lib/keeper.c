@@ -697,7 +697,8 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 
 /* ---- setup ---- */
 
-/* One JSON line on the setup channel: ready, or why not. */
+/* One JSON line on the setup channel: ready, or why not (k may then be
+ * NULL). */
 static void report_setup(int fd, const keeper *k, const moat_error *err)
 {
 	json_t *o;
@@ -931,12 +932,23 @@ static void safe_close_sched(keeper *k)
 
 int moat__keeper_main(int setup_fd)
 {
-	keeper k;
-	memset(&k, 0, sizeof(k));
-	k.listen_fd = -1;
-	k.dir.dir_fd = k.dir.lock_fd = -1;
-	k.lt.end_dir = -1;
-	k.sched_fd = -1;
+	/* On the heap, not the stack: 160 kB, mostly the ended commands'
+	 * reports, which a fresh mapping keeps off the keeper's resident
+	 * memory until they are written (a zeroed stack frame would be
+	 * resident from the start, for the keeper's whole life). */
+	_cleanup_free_ keeper *kp = calloc(1, sizeof(keeper));
+	if (!kp) {
+		moat_error oom = {0};
+		moat_error_set(&oom, ENOMEM, "keeper: out of memory");
+		report_setup(setup_fd, NULL, &oom);
+		close(setup_fd);
+		return MOAT_KEEPER_EXIT_SETUP;
+	}
+	keeper *k = kp;
+	k->listen_fd = -1;
+	k->dir.dir_fd = k->dir.lock_fd = -1;
+	k->lt.end_dir = -1;
+	k->sched_fd = -1;
 	moat_error err = {0};
 	/* Everything the keeper makes (the socket above all) is its user's
 	 * alone. A client gone mid-answer is an error to handle, not a
@@ -954,59 +966,59 @@ int moat__keeper_main(int setup_fd)
 	egress.log_fd = -1;
 	int r = read_setup(setup_fd, &yaml, &len, &err);
 	if (r >= 0)
-		r = keeper_setup(&k, yaml, len, &c, &p, &egress, &err);
+		r = keeper_setup(k, yaml, len, &c, &p, &egress, &err);
 	if (r < 0) {
-		report_setup(setup_fd, &k, &err);
+		report_setup(setup_fd, k, &err);
 		close(setup_fd);
-		moat_sandbox_destroy(k.sb, NULL, NULL);
-		moat_nest_server_free(TAKE_PTR(k.nest));
+		moat_sandbox_destroy(k->sb, NULL, NULL);
+		moat_nest_server_free(TAKE_PTR(k->nest));
 		moat_egress_done(&egress);
-		moat_secrets_free(k.secrets);
-		safe_close_sched(&k);
+		moat_secrets_free(k->secrets);
+		safe_close_sched(k);
 
-		moat_approvals_free(k.approvals);
-		moat_audit_close(k.audit);
-		moat__keeper_rundir_remove(&k.dir);
-		keeper_free(&k);
+		moat_approvals_free(k->approvals);
+		moat_audit_close(k->audit);
+		moat__keeper_rundir_remove(&k->dir);
+		keeper_free(k);
 		return MOAT_KEEPER_EXIT_SETUP;
 	}
-	report_setup(setup_fd, &k, NULL);
+	report_setup(setup_fd, k, NULL);
 	close(setup_fd);
-	k.default_cwd = p ? p->cwd : NULL;
+	k->default_cwd = p ? p->cwd : NULL;
 
-	r = keeper_loop(&k, &err);
+	r = keeper_loop(k, &err);
 	/* No new client from here on; the sandbox goes, then its folder. */
-	if (k.listen_fd >= 0) {
-		close(k.listen_fd);
-		k.listen_fd = -1;
+	if (k->listen_fd >= 0) {
+		close(k->listen_fd);
+		k->listen_fd = -1;
 	}
 	moat_result res;
 	moat_error derr = {0};
-	if (k.approvals)
-		moat_approvals_end(k.approvals, "the session ended before anyone decided");
+	if (k->approvals)
+		moat_approvals_end(k->approvals, "the session ended before anyone decided");
 	moat_result_init(&res);
-	(void)moat_sandbox_destroy(TAKE_PTR(k.sb), &res, &derr);
-	if (k.lifetime_set) {
+	(void)moat_sandbox_destroy(TAKE_PTR(k->sb), &res, &derr);
+	if (k->lifetime_set) {
 		/* Why the session ended, for its front (end.json) and its log. */
-		moat__keeper_lifetime_write_end(&k.lt, res.limit_hit);
-		if (k.audit) {
-			const char *why = k.lt.reason[0] ? k.lt.reason : res.limit_hit[0] ? MOAT_END_LIMIT : MOAT_END_ENDED;
+		moat__keeper_lifetime_write_end(&k->lt, res.limit_hit);
+		if (k->audit) {
+			const char *why = k->lt.reason[0] ? k->lt.reason : res.limit_hit[0] ? MOAT_END_LIMIT : MOAT_END_ENDED;
 			json_t *f = json_pack("{s:s, s:s?}", "reason", why, "limit",
-					      !k.lt.reason[0] && res.limit_hit[0] ? res.limit_hit : NULL);
+					      !k->lt.reason[0] && res.limit_hit[0] ? res.limit_hit : NULL);
 			moat_error aerr = {0};
-			(void)moat_audit_event(k.audit, "session.end", f, 0, &aerr);
+			(void)moat_audit_event(k->audit, "session.end", f, 0, &aerr);
 		}
 	}
-	keeper_free(&k);
+	keeper_free(k);
 	/* Its siblings end with it; their events are in its log before the
 	 * log closes. */
-	moat_nest_server_free(TAKE_PTR(k.nest));
+	moat_nest_server_free(TAKE_PTR(k->nest));
 	moat_egress_done(&egress);
-	moat_secrets_free(k.secrets);
-	safe_close_sched(&k);
+	moat_secrets_free(k->secrets);
+	safe_close_sched(k);
 
-	moat_approvals_free(k.approvals);
-	moat_audit_close(k.audit);
-	moat__keeper_rundir_remove(&k.dir);
+	moat_approvals_free(k->approvals);
+	moat_audit_close(k->audit);
+	moat__keeper_rundir_remove(&k->dir);
 	return r < 0 ? MOAT_KEEPER_EXIT_SETUP : 0;
 }

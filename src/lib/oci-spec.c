@@ -530,6 +530,12 @@ static int parse_process(json_t *p, moat_oci_spec *s, moat_error *err)
 		r = parse_caps(p, s, err);
 	if (r >= 0)
 		r = get_bool(p, "noNewPrivileges", "process", &s->no_new_privileges, err);
+	json_int_t oom = 0;
+	if (r >= 0 && json_object_get(p, "oomScoreAdj") && !json_is_null(json_object_get(p, "oomScoreAdj")) &&
+	    (r = get_int(p, "oomScoreAdj", "process", -1000, 1000, false, &oom, err)) >= 0) {
+		s->oom_score_adj_set = true;
+		s->oom_score_adj = (int)oom;
+	}
 	return r;
 }
 
@@ -656,13 +662,25 @@ static int parse_namespaces(json_t *linux_, moat_oci_spec *s, moat_error *err)
 				return moat_error_set(err, MOAT_EINPUT, "%s.type: %s is listed twice", field, type);
 			/* Joining a namespace that exists already would put the
 			 * container beside whatever else lives there (the
-			 * host's, or another container's); moat's policy has
-			 * no setting that allows it. */
-			if (path && path[0])
-				return moat_error_set(err, MOAT_EINPUT,
-						      "%s.path: joining the existing %s namespace %.256s is refused: "
-						      "moat gives every container namespaces of its own",
-						      field, type, path);
+			 * host's, or another container's). A pod's network,
+			 * ipc and uts namespaces may be joined: the runtime
+			 * (oci.c) lets it only when the path is a namespace of
+			 * another moat-oci container under the same --root,
+			 * and refuses anything else. Other types never. */
+			if (path && path[0]) {
+				if (ns != MOAT_OCI_NS_NETWORK && ns != MOAT_OCI_NS_IPC && ns != MOAT_OCI_NS_UTS)
+					return moat_error_set(err, MOAT_EINPUT,
+							      "%s.path: joining the existing %s namespace %.256s is "
+							      "refused: moat gives every container %s namespace of its "
+							      "own (only network, ipc and uts namespaces of another "
+							      "moat-oci container may be joined)",
+							      field, type, path, type);
+				if (path[0] != '/')
+					return moat_error_set(err, MOAT_EINPUT, "%s.path: %.256s is not an absolute path",
+							      field, path);
+				s->ns_paths[ns] = TAKE_PTR(path);
+				s->ns_path_index[ns] = i;
+			}
 			s->namespaces |= 1u << ns;
 		}
 	}
@@ -1180,6 +1198,8 @@ void moat_oci_spec_free(moat_oci_spec *s)
 		return;
 	free(s->oci_version);
 	free(s->root_path);
+	for (size_t i = 0; i < _MOAT_OCI_NS_MAX; i++)
+		free(s->ns_paths[i]);
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		free(s->mounts[i].destination);
 		free(s->mounts[i].type);

@@ -9,10 +9,12 @@
  *  - capabilities: moat's command starts with none (caps.c), so a
  *    requested set is recorded and the granted set is its intersection
  *    with MOAT_OCI_CAPS_ALLOWED (empty);
- *  - namespaces: joining an existing one (a "path") is refused, and so is
- *    leaving out one that would then be the host's (network, pid, ipc,
- *    uts, mount); user and cgroup namespaces moat makes whether asked or
- *    not;
+ *  - namespaces: leaving out one that would then be the host's (network,
+ *    pid, ipc, uts, mount) is refused; a "path" (joining an existing one)
+ *    is recorded only for network, ipc and uts, which the runtime lets
+ *    through only when it is another moat-oci container's (a pod; oci.c),
+ *    and refused for every other type; user and cgroup namespaces moat
+ *    makes whether asked or not;
  *  - seccomp: the spec's filter is loaded on top of moat's, and the kernel
  *    applies the stricter verdict of stacked filters, so it can only deny
  *    more;
@@ -161,6 +163,11 @@ typedef struct moat_oci_spec {
 	moat_oci_rlimit *rlimits;
 	size_t n_rlimits;
 	bool no_new_privileges; /* moat sets no_new_privs always; recorded */
+	/* process.oomScoreAdj (-1000 to 1000): set in the keeper, which the
+	 * sandbox's init is cloned from (the kernel decides who may lower
+	 * it). */
+	bool oom_score_adj_set;
+	int oom_score_adj;
 	/* Capabilities asked for, per set (bit n: capability n), and what
 	 * moat grants: the union of the requested sets masked with
 	 * MOAT_OCI_CAPS_ALLOWED. */
@@ -171,6 +178,10 @@ typedef struct moat_oci_spec {
 
 	/* linux.namespaces: which types were listed (bit moat_oci_ns). */
 	unsigned namespaces;
+	/* The path of a namespace to join (only network, ipc, uts; absolute),
+	 * or NULL; and its index in linux.namespaces, for messages. */
+	char *ns_paths[_MOAT_OCI_NS_MAX];
+	size_t ns_path_index[_MOAT_OCI_NS_MAX];
 	moat_oci_id_mapping *uid_mappings, *gid_mappings;
 	size_t n_uid_mappings, n_gid_mappings;
 

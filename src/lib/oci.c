@@ -19,6 +19,8 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
+#include <linux/nsfs.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -29,6 +31,7 @@
 #include <time.h>
 
 #define STATE_FILE "state.json"
+#define INIT_PID_FILE "init.pid" /* the sandbox's init, for a pod (join_resolve) */
 #define MSG_MAX 65536
 #define MAX_EXECS 32
 
@@ -159,6 +162,17 @@ static void keeper_wait_gone(int dfd)
 		;
 }
 
+/* Whether the keeper has gone within ms milliseconds. */
+static bool keeper_gone_within(int dfd, int ms)
+{
+	for (int waited = 0; keeper_alive(dfd); waited += 10) {
+		if (waited >= ms)
+			return false;
+		(void)nanosleep(&(struct timespec){.tv_nsec = 10 * 1000000}, NULL);
+	}
+	return true;
+}
+
 static int state_read(int dfd, json_t **ret, moat_error *err)
 {
 	_cleanup_free_ char *text = NULL;
@@ -193,7 +207,7 @@ static int state_write(int dfd, json_t *state, moat_error *err)
 
 static void container_remove(int rootfd, const char *id, int dfd)
 {
-	static const char *const files[] = {STATE_FILE, STATE_FILE ".tmp", "ctl", "keeper.lock", "lock"};
+	static const char *const files[] = {STATE_FILE, STATE_FILE ".tmp", "ctl", "keeper.lock", "lock", INIT_PID_FILE};
 	for (size_t i = 0; i < ELEMENTSOF(files); i++)
 		(void)unlinkat(dfd, files[i], 0);
 	(void)unlinkat(rootfd, id, AT_REMOVEDIR);
@@ -585,6 +599,81 @@ static int build(const moat_oci_spec *s, const char *bundle, moat_policy **ret_p
 	return 0;
 }
 
+/* ---- the process, looked up before it starts ---- */
+
+/* Resolves path (absolute) inside the sandbox's root, as the container
+ * will see it: no link leaves that root, no magic link is followed. */
+static int sandbox_lookup(int rootfd, const char *path, struct stat *st)
+{
+	_cleanup_close_ int fd =
+		moat__openat2(rootfd, path, O_PATH | O_CLOEXEC, 0, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+	if (fd < 0)
+		return -errno;
+	return fstat(fd, st) < 0 ? -errno : 0;
+}
+
+/* What runc's init checks before it says the container is created: the
+ * working directory exists, and args[0] names a file that may run (found
+ * on the process's PATH when it has no '/'). The messages are runc's, so
+ * that podman and containerd read them alike ("no such file or
+ * directory", "executable file not found in $PATH": 127; "permission
+ * denied": 126). Looked up in the sandbox's own root (its init's
+ * /proc/PID/root, binds and tmpfs mounts included); where that cannot be
+ * opened (a rootless keeper may not open a non-dumpable init's), nothing
+ * is checked here, and start reports the failed execve instead. */
+static int process_check(const moat_oci_spec *s, pid_t init, moat_error *err)
+{
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/%d/root", (int)init);
+	_cleanup_close_ int rootfd = init > 0 ? open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (rootfd < 0)
+		return 0;
+	struct stat st;
+	int r = sandbox_lookup(rootfd, s->cwd, &st);
+	if (r == 0 && !S_ISDIR(st.st_mode))
+		r = -ENOTDIR;
+	if (r < 0)
+		return moat_error_set(err, -r, "process.cwd: chdir to cwd (\"%s\") set in config.json failed", s->cwd);
+	const char *cmd = s->args[0];
+	char buf[PATH_MAX];
+	if (strchr(cmd, '/')) {
+		int n = cmd[0] == '/' ? snprintf(buf, sizeof(buf), "%s", cmd)
+				      : snprintf(buf, sizeof(buf), "%s/%s", s->cwd, cmd);
+		if (n < 0 || (size_t)n >= sizeof(buf))
+			return moat_error_set(err, ENAMETOOLONG, "process.args[0]: exec: \"%.64s\"", cmd);
+		if ((r = sandbox_lookup(rootfd, buf, &st)) < 0)
+			return moat_error_set(err, -r, "process.args[0]: exec: \"%s\": stat %s", cmd, cmd);
+		if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+			return moat_error_set(err, EACCES, "process.args[0]: exec: \"%s\"", cmd);
+		return 0;
+	}
+	/* The PATH the init searches (init.c) when the process sets none. */
+	const char *path = "/usr/local/bin:/usr/bin:/bin";
+	for (char **e = s->env; e && *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0)
+			path = *e + 5;
+	bool denied = false;
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t n = end ? (size_t)(end - path) : strlen(path);
+		/* An empty or relative entry is the working directory's. */
+		int w = n > 0 && path[0] == '/' ? snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, cmd)
+						: snprintf(buf, sizeof(buf), "%s/%.*s/%s", s->cwd, (int)n, path, cmd);
+		if (w > 0 && (size_t)w < sizeof(buf) && sandbox_lookup(rootfd, buf, &st) == 0) {
+			if (S_ISREG(st.st_mode) && (st.st_mode & 0111))
+				return 0;
+			denied = true;
+		}
+		if (!end)
+			break;
+		path = end + 1;
+	}
+	if (denied)
+		return moat_error_set(err, EACCES, "process.args[0]: exec: \"%s\"", cmd);
+	return moat_error_set(err, MOAT_EINPUT, "process.args[0]: exec: \"%s\": executable file not found in $PATH",
+			      cmd);
+}
+
 /* ---- the keeper ---- */
 
 typedef struct exec_wait {
@@ -608,6 +697,203 @@ typedef struct keeper {
 	exec_wait execs[MAX_EXECS];
 	size_t n_execs;
 } keeper;
+
+/* ---- a pod: namespaces of another container, joined by path ---- */
+
+static const struct {
+	moat_oci_ns ns;
+	const char *proc; /* its name under /proc/PID/ns */
+	int type;         /* its CLONE_NEW* */
+} joinable[] = {
+	{MOAT_OCI_NS_NETWORK, "net", CLONE_NEWNET},
+	{MOAT_OCI_NS_IPC, "ipc", CLONE_NEWIPC},
+	{MOAT_OCI_NS_UTS, "uts", CLONE_NEWUTS},
+};
+
+/* The init pid of container dfd (written by its keeper once its sandbox
+ * exists), or 0 when it has none or its keeper is gone. */
+static pid_t container_init_pid(int dfd)
+{
+	_cleanup_free_ char *text = NULL;
+	if (!keeper_alive(dfd) || moat__read_file_at(dfd, INIT_PID_FILE, 32, &text) < 0)
+		return 0;
+	long pid = strtol(text, NULL, 10);
+	return pid > 1 && pid <= INT32_MAX ? (pid_t)pid : 0;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Finds, under the runtime's root, the live container (other than us)
+ * whose init has the namespace st (of /proc/PID/ns/proc): its init pid
+ * and id, or 0. The namespace is compared, not the path: whatever name a
+ * caller gives (a bind under /run/netns, /proc/PID/ns/net of any process
+ * in it), what counts is which namespace it is. */
+static pid_t ns_owner(int rootfd, const char *self, const char *proc, const struct stat *st, char *ret_id,
+		      size_t len)
+{
+	/* A descriptor of its own: a dup would share the read offset, and a
+	 * second lookup would start where the first ended. */
+	int dup = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dup >= 0 ? fdopendir(dup) : NULL;
+	if (!d) {
+		if (dup >= 0)
+			close(dup);
+		return 0;
+	}
+	pid_t found = 0;
+	for (struct dirent *e; !found && (e = readdir(d));) {
+		if (e->d_name[0] == '.' || strcmp(e->d_name, self) == 0 || !moat_oci_id_valid(e->d_name))
+			continue;
+		_cleanup_close_ int cfd = openat(rootfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		pid_t pid = cfd >= 0 ? container_init_pid(cfd) : 0;
+		char path[64];
+		struct stat other;
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, proc);
+		if (pid > 0 && stat(path, &other) == 0 && same_file(st, &other)) {
+			found = pid;
+			snprintf(ret_id, len, "%s", e->d_name);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* When path is /proc/N/ns/proc and N is the pid a live container under
+ * the runtime's root reports (its keeper's, which `state` gives and podman
+ * builds its paths from): that container's init pid and id, else 0. The
+ * keeper's own namespaces are not the container's; the path names the
+ * container, and its init's are. */
+static pid_t keeper_pid_owner(int rootfd, const char *self, const char *path, const char *proc, char *ret_id,
+			      size_t len)
+{
+	int n = 0, end = 0;
+	char tail[16];
+	if (sscanf(path, "/proc/%d/ns/%15[a-z]%n", &n, tail, &end) != 2 || path[end] != '\0' || n <= 1 ||
+	    strcmp(tail, proc) != 0)
+		return 0;
+	_cleanup_close_ int dir = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
+	if (!d)
+		return 0;
+	dir = -1;
+	pid_t found = 0;
+	for (struct dirent *e; !found && (e = readdir(d));) {
+		if (e->d_name[0] == '.' || strcmp(e->d_name, self) == 0 || !moat_oci_id_valid(e->d_name))
+			continue;
+		_cleanup_close_ int cfd = openat(rootfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_json_ json_t *st = NULL;
+		moat_error err = {0};
+		if (cfd < 0 || state_read(cfd, &st, &err) < 0)
+			continue;
+		if (json_integer_value(json_object_get(st, "pid")) != n)
+			continue;
+		found = container_init_pid(cfd);
+		if (found)
+			snprintf(ret_id, len, "%s", e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/* The first id of /proc/PID/{uid,gid}_map inside its namespace. */
+static long map_inside_id(pid_t pid, const char *map)
+{
+	char path[64];
+	_cleanup_free_ char *text = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, map);
+	unsigned long inside, outside, count;
+	if (moat__read_file_at(AT_FDCWD, path, 4096, &text) < 0 || sscanf(text, "%lu %lu %lu", &inside, &outside, &count) != 3)
+		return -1;
+	return (long)inside;
+}
+
+/* linux.namespaces[].path (network, ipc, uts): allowed only when the path
+ * is a namespace of another moat-oci container under the same --root
+ * (its init's, compared by inode), all of them one container's; the
+ * sandbox then joins that container's user namespace too, which maps one
+ * user, so process.user must be that container's. Anything else (the
+ * host's namespaces, another user's, a runtime's of another root, a
+ * stopped container's) is refused, naming the field. fds gets the open
+ * namespaces (-1 where none), the caller's to close. */
+static int join_resolve(keeper *k, moat_sandbox_join *j, moat_error *err)
+{
+	*j = (moat_sandbox_join){.userns_fd = -1, .netns_fd = -1, .ipcns_fd = -1, .utsns_fd = -1};
+	_cleanup_close_ int rootfd = openat(k->dfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return moat_error_set(err, errno, "--root");
+	pid_t owner = 0;
+	char owner_id[MOAT_OCI_ID_MAX + 1] = "";
+	int any = -1;
+	for (size_t t = 0; t < ELEMENTSOF(joinable); t++) {
+		const char *path = k->spec->ns_paths[joinable[t].ns];
+		if (!path)
+			continue;
+		char field[64];
+		snprintf(field, sizeof(field), "linux.namespaces[%zu].path", k->spec->ns_path_index[joinable[t].ns]);
+		int *slot = joinable[t].type == CLONE_NEWNET ? &j->netns_fd
+			    : joinable[t].type == CLONE_NEWIPC ? &j->ipcns_fd
+							       : &j->utsns_fd;
+		char id[MOAT_OCI_ID_MAX + 1] = "", byname[64] = "";
+		pid_t kpid = keeper_pid_owner(rootfd, k->id, path, joinable[t].proc, id, sizeof(id));
+		if (kpid > 0)
+			snprintf(byname, sizeof(byname), "/proc/%d/ns/%s", (int)kpid, joinable[t].proc);
+		int fd = open(kpid > 0 ? byname : path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return moat_error_set(err, errno, "%s: %.256s", field, path);
+		*slot = fd;
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			return moat_error_set(err, errno, "%s: %.256s", field, path);
+		if (ioctl(fd, NS_GET_NSTYPE) != joinable[t].type)
+			return moat_error_set(err, MOAT_EINPUT, "%s: %.256s is not a %s namespace", field, path,
+					      joinable[t].proc);
+		pid_t pid = ns_owner(rootfd, k->id, joinable[t].proc, &st, id, sizeof(id));
+		if (pid == 0)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "%s: %.256s is not the %s namespace of a running moat-oci container under "
+					      "this --root; joining it is refused (a container may join only another "
+					      "moat-oci container's network, ipc and uts namespaces)",
+					      field, path, joinable[t].proc);
+		if (owner && strcmp(id, owner_id) != 0)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "%s: %.256s is container %s's, another namespace joined is %s's; the "
+					      "namespaces joined must all be one container's",
+					      field, path, id, owner_id);
+		owner = pid;
+		snprintf(owner_id, sizeof(owner_id), "%s", id);
+		any = fd;
+	}
+	if (any < 0)
+		return 0;
+	/* The user namespace that owns what is joined, from the namespace
+	 * itself: it must be that container's own. */
+	j->userns_fd = ioctl(any, NS_GET_USERNS);
+	struct stat us, theirs;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)owner);
+	if (j->userns_fd < 0 || fstat(j->userns_fd, &us) < 0 || stat(path, &theirs) < 0 || !same_file(&us, &theirs))
+		return moat_error_set(err, EPERM, "linux.namespaces: the namespaces of container %s are not owned by its "
+						  "own user namespace; joining them is refused",
+				      owner_id);
+	if (map_inside_id(owner, "uid_map") != (long)k->spec->uid || map_inside_id(owner, "gid_map") != (long)k->spec->gid)
+		return moat_error_set(err, MOAT_EINPUT,
+				      "process.user: joining container %s's namespaces takes its user namespace, which "
+				      "maps only its user (uid %ld gid %ld); uid %u gid %u is refused",
+				      owner_id, map_inside_id(owner, "uid_map"), map_inside_id(owner, "gid_map"),
+				      (unsigned)k->spec->uid, (unsigned)k->spec->gid);
+	return 0;
+}
+
+static void join_close(moat_sandbox_join *j)
+{
+	int *fds[] = {&j->userns_fd, &j->netns_fd, &j->ipcns_fd, &j->utsns_fd};
+	for (size_t i = 0; i < ELEMENTSOF(fds); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]), *fds[i] = -1;
+}
 
 static void keeper_set_status(keeper *k, const char *status)
 {
@@ -657,6 +943,31 @@ static void keeper_start(keeper *k, int conn)
 	k->main_cmd = cmd.id;
 	k->sb_pty = cmd.pty_fd;
 	k->started = true;
+	if (cmd.pid == 0) {
+		/* It never ran (its execve or its confinement failed): start
+		 * fails with the reason, as runc's does, and the container is
+		 * stopped with the process's status (127, 126). */
+		moat_command_result res;
+		if (moat_sandbox_wait(k->sb, cmd.id, 10000, &res, &err) == 0) {
+			/* Worded as runc words it (process_check). */
+			const char *a0 = k->spec->args[0];
+			k->exit_status = res.exit_status;
+			if (res.status == MOAT_STATUS_EXITED && res.exit_code == 127 && strchr(a0, '/'))
+				moat_error_set(&err, MOAT_EINPUT,
+					       "process.args[0]: exec: \"%s\": stat %s: no such file or directory", a0, a0);
+			else if (res.status == MOAT_STATUS_EXITED && res.exit_code == 127)
+				moat_error_set(&err, MOAT_EINPUT,
+					       "process.args[0]: exec: \"%s\": executable file not found in $PATH", a0);
+			else if (res.status == MOAT_STATUS_EXITED)
+				moat_error_set(&err, MOAT_EINPUT, "process.args[0]: exec: %s", res.error);
+			else
+				moat_error_set(&err, MOAT_EINPUT, "%s", res.error[0] ? res.error : "the process did not start");
+		}
+		(void)moat_sandbox_stop(k->sb, NULL);
+		keeper_set_status(k, "stopped");
+		reply_err(conn, &err);
+		return;
+	}
 	/* The streams are the process's now. */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null >= 0) {
@@ -810,6 +1121,12 @@ static void keeper_events(keeper *k)
 		if (ev.type == MOAT_SANDBOX_EVENT_EXITED) {
 			if (k->started && ev.command.id == k->main_cmd) {
 				k->exit_status = ev.command.exit_status;
+				/* Stopped now that its process has ended (as
+				 * runc's state says once its init is gone), not
+				 * only once the sandbox is torn down: a caller
+				 * polling for it under load does not wait on
+				 * the teardown. */
+				keeper_set_status(k, "stopped");
 				/* Every other process of the container ends
 				 * with its first one, as in a pid namespace. */
 				(void)moat_sandbox_stop(k->sb, &err);
@@ -902,6 +1219,75 @@ static int keeper_console(keeper *k, const char *console_socket, moat_error *err
  * STAGE_DIR (mode 0711: entered, not listed) inside a mount namespace of
  * its own, which the sandbox's init is cloned into and which ends with
  * the keeper: the host's mounts do not change. */
+/* A user namespace whose maps say that uid and gid (the container's
+ * process.user) are the sandbox user's host ids: the idmap of the
+ * container's root (keeper_stage_root). Made by a child that unshares it
+ * and waits; its /proc/PID/ns/user is kept, the child ends. */
+static int idmap_userns(uid_t uid, gid_t gid, moat_error *err)
+{
+	/* hold: the child waits on it until the parent closes its end;
+	 * ready: the child says it has unshared (EOF: it failed). */
+	int hold[2], ready[2];
+	if (pipe2(hold, O_CLOEXEC) < 0)
+		return moat_error_set(err, errno, "keeper: pipe");
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(hold[0]), close(hold[1]);
+		return moat_error_set(err, e, "keeper: pipe");
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		char c = 'u';
+		close(hold[1]), close(ready[0]);
+		if (unshare(CLONE_NEWUSER) < 0 || write(ready[1], &c, 1) != 1)
+			_exit(1);
+		(void)!read(hold[0], &c, 1);
+		_exit(0);
+	}
+	int e = errno;
+	close(hold[0]), close(ready[1]);
+	int fd = -1, r = 0;
+	char c, path[64];
+	if (pid < 0)
+		r = moat_error_set(err, e, "keeper: fork");
+	else if (read(ready[0], &c, 1) != 1)
+		r = moat_error_set(err, EPERM, "keeper: make the root's id map");
+	else if ((r = moat__userns_write_maps(pid, false, uid, gid, MOAT_ROOT_HOST_UID, MOAT_ROOT_HOST_GID, err)) >= 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			r = moat_error_set(err, errno, "keeper: %s", path);
+	}
+	close(hold[1]), close(ready[0]);
+	if (pid > 0)
+		(void)waitpid(pid, NULL, 0);
+	return r < 0 ? r : fd;
+}
+
+/* Binds the container's root at path, idmapped so that its files owned by
+ * process.user (on disk) are the sandbox user's (host uid 65534 outside,
+ * process.user inside) and the rest nobody's: the container's user owns
+ * its own root, as it does under runc, and on disk what it writes is
+ * owned by that user. Only in the keeper's own mount namespace, which
+ * nothing but the container sees; nothing outside the root changes
+ * hands. A file system that cannot be idmapped gets a plain bind (its
+ * root-owned files stay out of the container's reach, as before). */
+static int keeper_stage_root(const char *src, const char *path, uid_t uid, gid_t gid, moat_error *err)
+{
+	_cleanup_close_ int tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (tree < 0)
+		return moat_error_set(err, errno, "keeper: stage %s", src);
+	_cleanup_close_ int ns = idmap_userns(uid, gid, err);
+	if (ns < 0)
+		return ns;
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)ns};
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0 &&
+	    errno != EINVAL && errno != EOPNOTSUPP && errno != ENOSYS)
+		return moat_error_set(err, errno, "keeper: idmap %s", src);
+	if (move_mount(tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return moat_error_set(err, errno, "keeper: stage %s", src);
+	return 0;
+}
+
 static int keeper_stage_sources(moat_config *c, moat_error *err)
 {
 	if (!moat__userns_host_root())
@@ -930,7 +1316,13 @@ static int keeper_stage_sources(moat_config *c, moat_error *err)
 			return moat_error_set(err, errno, "keeper: stage %s", *src);
 		if (asprintf(&path, "%s/%s", STAGE_DIR, name) < 0)
 			return moat_error_set(err, ENOMEM, "keeper");
-		if (mount(*src, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
+		if (i == c->n_binds) {
+			int r = keeper_stage_root(*src, path, c->sandbox_uid, c->sandbox_gid, err);
+			if (r < 0) {
+				free(path);
+				return r;
+			}
+		} else if (mount(*src, path, NULL, MS_BIND | MS_REC, NULL) < 0) {
 			int e = errno;
 			free(path);
 			return moat_error_set(err, e, "keeper: stage %s", *src);
@@ -987,11 +1379,48 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 			return moat_error_set(err, errno, "process.rlimits[%zu]: %s", i,
 					      moat_oci_rlimit_to_string(rl->resource));
 	}
+	/* process.oomScoreAdj: like the rlimits, passed on to the init and
+	 * every process of the container. Raising it is anyone's; lowering
+	 * it takes CAP_SYS_RESOURCE, which a rootless keeper lacks: the
+	 * kernel's refusal fails create, naming the field. */
+	if (k->spec->oom_score_adj_set) {
+		char v[16];
+		snprintf(v, sizeof(v), "%d", k->spec->oom_score_adj);
+		if ((r = moat__write_string("/proc/self/oom_score_adj", v)) < 0)
+			return moat_error_set(err, r, "process.oomScoreAdj: set %d", k->spec->oom_score_adj);
+	}
+	moat_sandbox_join join;
+	if ((r = join_resolve(k, &join, err)) < 0) {
+		join_close(&join);
+		return r;
+	}
+	if (join.netns_fd >= 0 && moat_net_uses_gateway((*ret_c)->net)) {
+		join_close(&join);
+		return moat_error_set(err, MOAT_EINPUT,
+				      "linux.namespaces[%zu].path: a joined network namespace is its container's, with "
+				      "that container's egress; a policy with an egress gateway of its own is refused",
+				      k->spec->ns_path_index[MOAT_OCI_NS_NETWORK]);
+	}
 	moat_sandbox_opts o;
 	moat_sandbox_opts_init(&o);
 	o.audit = *ret_audit;
 	o.gateway = moat_egress_gateway(egress);
-	if ((r = moat_sandbox_create(*ret_c, &o, &k->sb, err)) < 0)
+	if (join.userns_fd >= 0)
+		o.join = &join;
+	/* The container's processes start with runc's umask (0022), not the
+	 * keeper's own 077: the init is cloned from here and passes it on. */
+	mode_t keep_umask = umask(022);
+	r = moat_sandbox_create(*ret_c, &o, &k->sb, err);
+	umask(keep_umask);
+	join_close(&join);
+	if (r < 0)
+		return r;
+	/* For a container that joins this one's namespaces (join_resolve). */
+	char pidtext[32];
+	snprintf(pidtext, sizeof(pidtext), "%d", (int)moat_sandbox_init_pid(k->sb));
+	if ((r = moat__write_file_at(k->dfd, INIT_PID_FILE, pidtext, 0600)) < 0)
+		return moat_error_set(err, r, "container %s: write %s", k->id, INIT_PID_FILE);
+	if ((r = process_check(k->spec, moat_sandbox_init_pid(k->sb), err)) < 0)
 		return r;
 	/* Made after the sandbox, so that its init, cloned from us, never
 	 * held the listening socket. */
@@ -1225,6 +1654,17 @@ int moat_oci_delete(const char *root, const char *id, bool force, moat_error *er
 {
 	_cleanup_close_ int lock = -1;
 	_cleanup_close_ int dfd = container_open(root, id, &lock, err);
+	if (dfd < 0 && force && moat_oci_id_valid(id)) {
+		/* With --force, a container that is not there is deleted
+		 * already, as runc has it (podman cleans up so after a create
+		 * that failed). */
+		_cleanup_close_ int rfd = root_open(root, false, NULL);
+		struct stat st;
+		if (rfd == -ENOENT || (rfd >= 0 && fstatat(rfd, id, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)) {
+			moat_error_clear(err);
+			return 0;
+		}
+	}
 	if (dfd < 0)
 		return dfd;
 	_cleanup_close_ int rootfd = root_open(root, false, err);
@@ -1241,8 +1681,11 @@ int moat_oci_delete(const char *root, const char *id, bool force, moat_error *er
 		_cleanup_close_ int conn = keeper_connect(dfd, id, err);
 		if (conn >= 0) {
 			int r = keeper_call(conn, id, "kill 9 1", NULL, 0, NULL, 0, NULL, err);
-			if (r < 0)
+			/* A keeper whose container just ended may close
+			 * without an answer: it is on its way out. */
+			if (r < 0 && !keeper_gone_within(dfd, 10000))
 				return r;
+			moat_error_clear(err);
 		} else {
 			moat_error_clear(err);
 		}

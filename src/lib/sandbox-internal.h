@@ -140,6 +140,8 @@ typedef struct moat_init_args {
 	moat_rlimit_plan rlimits;
 	bool wait_cgroup;
 	bool file_trail;       /* install the file trail's notify filter */
+	bool uts_joined;       /* another sandbox's uts namespace: its hostname
+				* stays unless config->hostname names one */
 	const moat_host_srcs *host_srcs;
 	/* The run's own cgroup directories, bound read-only under
 	 * /sys/fs/cgroup so runtimes see their limits (mount.c). */
@@ -165,6 +167,7 @@ typedef struct moat_boot {
 	bool say_ready;        /* the creator waits for READY */
 	bool file_trail;
 	moat_isolation *iso;   /* identity in (prepare); namespaces out */
+	const struct moat_sandbox_join *join; /* or NULL (sandbox.h) */
 	/* Armed, then called, right after the clone and before the maps:
 	 * what the init must never hold in its copy of our memory (the
 	 * secrets' values, the gateway's CA key) exists only from then on. */
@@ -268,3 +271,10 @@ void moat__out_enforced(const moat_config *c, moat_result *r);
  * output, and the run is a setup error. */
 int moat__out_copy_out(const moat_config *c, int out_fs, unsigned *ret_removed, unsigned *ret_fixed,
 		       moat_error *err);
+
+/* sandbox-object.c: what moat eval's warm path (eval_warm.c) reads of a
+ * sandbox it created: its cgroup directories (cgroup.h) and the isolation
+ * its first command was started with. */
+struct moat_sandbox;
+size_t moat__sandbox_cgroup_mounts(struct moat_sandbox *sb, moat_cgroup_mount ret[_MOAT_CG_MAX]);
+const moat_isolation *moat__sandbox_isolation(const struct moat_sandbox *sb);

@@ -659,6 +659,7 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		.say_ready = !sb->opts.ends_with_first_command,
 		.file_trail = (config->audit_files && sb->opts.audit) || config->n_exec_approve,
 		.iso = &sb->r.isolation,
+		.join = sb->opts.join,
 		.secrets = sb->opts.secrets,
 		.audit = sb->opts.audit,
 		.after_clone = sb->opts.after_clone,
@@ -749,6 +750,11 @@ fail:
 int moat_sandbox_fd(const moat_sandbox *sb)
 {
 	return sb ? sb->pubfd : -EINVAL;
+}
+
+pid_t moat_sandbox_init_pid(const moat_sandbox *sb)
+{
+	return sb && !sb->reaped ? sb->pid : 0;
 }
 
 bool moat_sandbox_net_counters(moat_sandbox *sb, moat_sandbox_net *ret)
@@ -1121,3 +1127,10 @@ int moat_sandbox_destroy(moat_sandbox *sb, moat_result *ret, moat_error *err)
 	sandbox_free(sb);
 	return rc;
 }
+
+size_t moat__sandbox_cgroup_mounts(moat_sandbox *sb, moat_cgroup_mount ret[_MOAT_CG_MAX])
+{
+	return sb->lim ? moat__limits_cgroup_mounts(sb->lim, ret) : 0;
+}
+
+const moat_isolation *moat__sandbox_isolation(const moat_sandbox *sb) { return &sb->r.isolation; }

@@ -36,6 +36,7 @@
 #include "syscalls.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -44,6 +45,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 
 void moat_run_io_init(moat_run_io *io)
 {
@@ -281,6 +283,115 @@ static long clone_into_cgroup(struct clone_args *ca, moat_run_limits *lim)
 	return moat__clone3(ca);
 }
 
+/* The joined sandbox's init zeroed its user namespace's namespace limits
+ * once set up (userns.c), and the new init's clone and its root's build
+ * make namespaces charged there: the go-between, with every capability in
+ * that namespace, lets it have some again. The new init zeroes them once
+ * more when its root is built, as every init does; meanwhile no process of
+ * the other sandbox can make a namespace anyway (no capability, seccomp). */
+static int allow_namespaces(uint64_t flags)
+{
+	static const struct {
+		uint64_t flag;
+		const char *name;
+	} kinds[] = {
+		{CLONE_NEWNS, "max_mnt_namespaces"},       {CLONE_NEWPID, "max_pid_namespaces"},
+		{CLONE_NEWCGROUP, "max_cgroup_namespaces"}, {CLONE_NEWNET, "max_net_namespaces"},
+		{CLONE_NEWIPC, "max_ipc_namespaces"},       {CLONE_NEWUTS, "max_uts_namespaces"},
+	};
+	/* Opened after setns: /proc/sys/user is the opener's namespace's. */
+	_cleanup_close_ int dfd = open("/proc/sys/user", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+		if (!(flags & kinds[i].flag))
+			continue;
+		int r = moat__write_string_at(dfd, kinds[i].name, "64");
+		if (r < 0 && r != -ENOENT)
+			return r;
+	}
+	return 0;
+}
+
+/* The init of a sandbox that joins another's namespaces (sandbox.h): a
+ * go-between process enters that sandbox's user namespace and the ones
+ * given, then clones the init with CLONE_PARENT, so that the init is our
+ * child as any other (no exit signal, reaped through its pidfd) while its
+ * credentials and namespaces are the joined ones. The go-between sends
+ * back the init's pid and pidfd (or the errno) and ends. Returns as
+ * clone3 does: 0 in the init, its pid here, -1 with errno. */
+static long clone_joined(struct clone_args *ca, const moat_sandbox_join *j, int *ret_pidfd)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	struct clone_args mid = {.exit_signal = 0};
+	long m = moat__clone3(&mid);
+	if (m < 0) {
+		int e = errno;
+		close(sv[0]), close(sv[1]);
+		errno = e;
+		return -1;
+	}
+	if (m == 0) {
+		close(sv[0]);
+		long r[2] = {0, 0};
+		int pidfd = -1;
+		if (setns(j->userns_fd, CLONE_NEWUSER) < 0 || (j->netns_fd >= 0 && setns(j->netns_fd, CLONE_NEWNET) < 0) ||
+		    (j->ipcns_fd >= 0 && setns(j->ipcns_fd, CLONE_NEWIPC) < 0) ||
+		    (j->utsns_fd >= 0 && setns(j->utsns_fd, CLONE_NEWUTS) < 0)) {
+			r[1] = errno;
+		} else if ((r[1] = -allow_namespaces(ca->flags)) != 0) {
+			/* r[1] says why. */
+		} else {
+			ca->flags |= CLONE_PARENT;
+			ca->pidfd = (uint64_t)(uintptr_t)&pidfd;
+			long pid = moat__clone3(ca);
+			if (pid == 0) {
+				close(sv[1]);
+				return 0;
+			}
+			r[0] = pid;
+			r[1] = pid < 0 ? errno : 0;
+		}
+		char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+		struct iovec iov = {.iov_base = r, .iov_len = sizeof(r)};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+		if (pidfd >= 0) {
+			mh.msg_control = cbuf;
+			mh.msg_controllen = sizeof(cbuf);
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cm), &pidfd, sizeof(int));
+		}
+		_exit(sendmsg(sv[1], &mh, 0) == (ssize_t)sizeof(r) ? 0 : 1);
+	}
+	close(sv[1]);
+	long r[2] = {0, EIO};
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = r, .iov_len = sizeof(r)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	ssize_t n;
+	do
+		n = recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	close(sv[0]);
+	while (waitpid((pid_t)m, NULL, __WALL) < 0 && errno == EINTR)
+		;
+	struct cmsghdr *cm = n == (ssize_t)sizeof(r) ? CMSG_FIRSTHDR(&mh) : NULL;
+	if (cm && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(ret_pidfd, CMSG_DATA(cm), sizeof(int));
+	if (n != (ssize_t)sizeof(r) || r[0] <= 0 || *ret_pidfd < 0) {
+		if (*ret_pidfd >= 0)
+			close(*ret_pidfd), *ret_pidfd = -1;
+		errno = n == (ssize_t)sizeof(r) && r[1] ? (int)r[1] : EIO;
+		return -1;
+	}
+	return r[0];
+}
+
 /* Joins the init to the run's cgroup(s) while it builds its root
  * filesystem, then lets it fork the command. */
 static int join_cgroup(moat_run_limits *lim, int ctl, pid_t pid, bool cloned_into, bool wait, moat_error *err)
@@ -407,7 +518,22 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 		.exit_signal = 0,
 	};
 	b->t0 = moat__now_ns();
-	long pid = clone_into_cgroup(&ca, b->lim);
+	long pid;
+	if (b->join) {
+		ca.flags &= ~(uint64_t)CLONE_NEWUSER;
+		if (b->join->netns_fd >= 0)
+			ca.flags &= ~(uint64_t)CLONE_NEWNET;
+		if (b->join->ipcns_fd >= 0)
+			ca.flags &= ~(uint64_t)CLONE_NEWIPC;
+		if (b->join->utsns_fd >= 0)
+			ca.flags &= ~(uint64_t)CLONE_NEWUTS;
+		ia.uts_joined = b->join->utsns_fd >= 0;
+		/* Not into the cgroup at clone time: the go-between is in
+		 * another user namespace; the cgroup is joined below. */
+		pid = clone_joined(&ca, b->join, &pidfd);
+	} else {
+		pid = clone_into_cgroup(&ca, b->lim);
+	}
 	if (pid < 0)
 		return moat_error_set(err, errno, "create the sandbox's namespaces (clone3)");
 	if (pid == 0) {
@@ -428,7 +554,8 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 	ret = b->secrets ? moat_secrets_arm(b->secrets, b->audit, err) : 0;
 	if (ret >= 0 && b->after_clone)
 		ret = b->after_clone(b->after_clone_arg, err);
-	if (ret >= 0)
+	/* A joined user namespace has its maps already. */
+	if (ret >= 0 && !b->join)
 		ret = moat__userns_write_maps((pid_t)pid, iso->rootless, iso->uid, iso->gid, iso->host_uid, iso->host_gid,
 					      err);
 	if (ret >= 0) {

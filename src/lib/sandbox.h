@@ -132,7 +132,19 @@ typedef struct moat_sandbox_opts {
 	 * or NULL. config->exec_approve needs it: without one the sandbox is
 	 * refused, as an exec gate with no one to ask fails closed. */
 	struct moat_approvals *approvals;
+	/* Namespaces to join instead of making new ones (a pod's containers
+	 * share the first one's network, ipc and uts namespaces), or NULL.
+	 * The caller vouches that they are another sandbox's of the same user
+	 * (oci.c checks it): the init joins that sandbox's user namespace and
+	 * the ones given here (-1: a new one), and makes its own mount, pid
+	 * and cgroup namespaces. */
+	const struct moat_sandbox_join *join;
 } moat_sandbox_opts;
+
+typedef struct moat_sandbox_join {
+	int userns_fd; /* required: the owner of the others */
+	int netns_fd, ipcns_fd, utsns_fd;
+} moat_sandbox_join;
 
 void moat_sandbox_opts_init(moat_sandbox_opts *o);
 
@@ -226,6 +238,10 @@ typedef struct moat_sandbox_event {
 /* A descriptor that is readable (POLLIN) when moat_sandbox_dispatch has
  * something to do. Owned by the sandbox; valid until destroy. */
 int moat_sandbox_fd(const moat_sandbox *sb);
+
+/* The init's pid in the caller's pid namespace (its /proc/PID/root and
+ * /proc/PID/ns are the sandbox's), or 0 once it was reaped. */
+pid_t moat_sandbox_init_pid(const moat_sandbox *sb);
 
 /* The gateway's request counters so far (safe while it runs on its own
  * thread); false when the sandbox has no gateway. */

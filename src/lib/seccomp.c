@@ -16,10 +16,15 @@
 #include "seccomp-profile.h"
 
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
@@ -258,7 +263,7 @@ const char *moat__confine_profile(const moat_config *c)
 	return c->profile ? c->profile : moat_net_uses_gateway(c->net) ? "agent" : "code";
 }
 
-int moat__seccomp_apply(const moat_config *c, moat_isolation *iso, moat_error *err)
+int moat__seccomp_compile(const moat_config *c, moat_seccomp_prog *ret, moat_error *err)
 {
 	const char *profile = moat__confine_profile(c);
 	_cleanup_seccomp_ scmp_filter_ctx ctx = NULL;
@@ -266,11 +271,63 @@ int moat__seccomp_apply(const moat_config *c, moat_isolation *iso, moat_error *e
 	int r = moat__seccomp_build(profile, &ctx, &rules, err);
 	if (r < 0)
 		return r;
-	r = seccomp_load(ctx);
+	/* libseccomp 2.5 exports only to a descriptor: the program goes
+	 * through a memfd, whose size then is the program's. */
+	_cleanup_close_ int fd = memfd_create("moat-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return moat_error_set(err, errno, "seccomp filter '%s': memfd", profile);
+	r = seccomp_export_bpf(ctx, fd);
 	if (r < 0)
-		return moat_error_set(err, r, "load seccomp filter '%s'", profile);
-	iso->seccomp = true;
-	snprintf(iso->seccomp_profile, sizeof(iso->seccomp_profile), "%s", profile);
-	iso->seccomp_rules = rules;
+		return moat_error_set(err, -r, "compile seccomp filter '%s'", profile);
+	off_t size = lseek(fd, 0, SEEK_END);
+	if (size <= 0 || size % (off_t)sizeof(struct sock_filter) != 0 ||
+	    size > (off_t)(BPF_MAXINSNS * sizeof(struct sock_filter)))
+		return moat_error_set(err, EOVERFLOW, "seccomp filter '%s': a program of %lld bytes", profile,
+				      (long long)size);
+	_cleanup_free_ struct sock_filter *insns = malloc((size_t)size);
+	if (!insns)
+		return moat_error_set(err, ENOMEM, "seccomp filter '%s'", profile);
+	errno = 0;
+	if (pread(fd, insns, (size_t)size, 0) != size)
+		return moat_error_set(err, errno ? errno : EIO, "seccomp filter '%s': read it back", profile);
+	ret->insns = TAKE_PTR(insns);
+	ret->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+	ret->rules = rules;
+	snprintf(ret->profile, sizeof(ret->profile), "%s", profile);
 	return 0;
+}
+
+int moat__seccomp_load(const moat_seccomp_prog *p, moat_isolation *iso, moat_error *err)
+{
+	if (!p->insns || !p->len)
+		return moat_error_set(err, EINVAL, "no seccomp filter compiled");
+	/* What seccomp_load does with the attributes moat__seccomp_build
+	 * leaves at their defaults: no_new_privs on (SCMP_FLTATR_CTL_NNP),
+	 * and none of TSYNC, LOG, SPEC_ALLOW or a listener. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return moat_error_set(err, errno, "set no_new_privs");
+	struct sock_fprog prog = {.len = p->len, .filter = p->insns};
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return moat_error_set(err, errno, "load seccomp filter '%s'", p->profile);
+	iso->seccomp = true;
+	snprintf(iso->seccomp_profile, sizeof(iso->seccomp_profile), "%s", p->profile);
+	iso->seccomp_rules = p->rules;
+	return 0;
+}
+
+void moat__seccomp_prog_done(moat_seccomp_prog *p)
+{
+	free(p->insns);
+	p->insns = NULL;
+	p->len = 0;
+}
+
+int moat__seccomp_apply(const moat_config *c, moat_isolation *iso, moat_error *err)
+{
+	moat_seccomp_prog p = {0};
+	int r = moat__seccomp_compile(c, &p, err);
+	if (r >= 0)
+		r = moat__seccomp_load(&p, iso, err);
+	moat__seccomp_prog_done(&p);
+	return r;
 }

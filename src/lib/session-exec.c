@@ -139,10 +139,21 @@ int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *
 		      moat_error *err)
 {
 	memset(ret, 0, sizeof(*ret));
+	_cleanup_keeper_ moat_keeper *k = NULL;
+	if (moat_keeper_connect(s->socket, &k, err) < 0)
+		return moat_error_set(err, ESRCH, "session %s: not running", s->name[0] ? s->name : s->id);
+	return moat_session_exec_on(k, s, o, ret, err);
+}
+
+int moat_session_exec_on(moat_keeper *k, const moat_session_info *s, const moat_session_exec_opts *o,
+			 moat_session_exec_result *ret, moat_error *err)
+{
+	memset(ret, 0, sizeof(*ret));
 	if (o->detach && (o->tty || o->input))
 		return moat_error_set(err, EINVAL, "exec: --detach takes neither -t nor -i (nothing would be attached)");
-	_cleanup_keeper_ moat_keeper *k = NULL;
-	if (moat_keeper_connect(s->socket, &k, err) < 0 || strcmp(moat_keeper_sandbox_id(k), s->id) != 0)
+	/* The keeper that answered must be this session's (its socket may
+	 * have been taken by another since the record was read). */
+	if (!k || strcmp(moat_keeper_sandbox_id(k), s->id) != 0)
 		return moat_error_set(err, ESRCH, "session %s: not running", s->name[0] ? s->name : s->id);
 
 	moat_spawn_spec spec;

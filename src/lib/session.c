@@ -142,12 +142,15 @@ static void read_end(int dfd, moat_session_info *s)
 }
 
 /* Whether the session's keeper answers: a hello on its socket; when it
- * does not, why it ended, in words. */
-static void probe(moat_session_info *s, bool stopped, int dfd)
+ * does not, why it ended, in words. With keep, a keeper that answered
+ * stays connected there (the caller's to close). */
+static void probe(moat_session_info *s, bool stopped, int dfd, moat_keeper **keep)
 {
 	moat_keeper *k = NULL;
 	moat_error err = {0};
 	s->running = moat_keeper_connect(s->socket, &k, &err) == 0 && strcmp(moat_keeper_sandbox_id(k), s->id) == 0;
+	if (s->running && keep && !*keep)
+		*keep = TAKE_PTR(k);
 	moat_keeper_close(k);
 	s->reason[0] = '\0';
 	if (s->running)
@@ -180,9 +183,12 @@ static int cmp_created(const void *a, const void *b)
 
 /* The sessions in base (only those whose id or name is key, when key is
  * not NULL: the others' keepers are not asked, so that finding one session
- * costs one keeper's hello, not one per session of the user). */
-static int list_in(int base_fd, const char *base, const char *key, moat_session_info **ret, size_t *ret_n,
-		   moat_error *err)
+ * costs one keeper's hello, not one per session of the user). With ret_k,
+ * the connection to the first one found running is kept there (a name is
+ * never an id and is used once, so at most one matches key). Without
+ * probe, no keeper is asked at all (running false, no reason). */
+static int list_in(int base_fd, const char *base, const char *key, bool probe_them, moat_session_info **ret,
+		   size_t *ret_n, moat_keeper **ret_k, moat_error *err)
 {
 	int dup = fcntl(base_fd, F_DUPFD_CLOEXEC, 3);
 	DIR *dir = dup >= 0 ? fdopendir(dup) : NULL;
@@ -195,8 +201,11 @@ static int list_in(int base_fd, const char *base, const char *key, moat_session_
 	moat_session_info *v = NULL;
 	size_t n = 0;
 	struct dirent *de;
+	/* An id names its folder (a name is never an id): the others are not
+	 * opened, nor their records read. */
+	bool key_is_id = key && moat__keeper_id_valid(key);
 	while ((de = readdir(dir)) && n < MOAT_SESSION_MAX) {
-		if (!moat__keeper_id_valid(de->d_name))
+		if (!moat__keeper_id_valid(de->d_name) || (key_is_id && strcmp(de->d_name, key) != 0))
 			continue;
 		_cleanup_close_ int dfd = openat(base_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		struct stat st;
@@ -209,7 +218,12 @@ static int list_in(int base_fd, const char *base, const char *key, moat_session_
 		if (key && strcmp(s.id, key) != 0 && !(s.name[0] && strcmp(s.name, key) == 0))
 			continue;
 		snprintf(s.dir, sizeof(s.dir), "%s/%s", base, s.id);
-		probe(&s, stopped, dfd);
+		if (probe_them)
+			probe(&s, stopped, dfd, ret_k);
+		else {
+			s.running = false;
+			s.reason[0] = '\0';
+		}
 		moat_session_info *nv = realloc(v, (n + 1) * sizeof(*v));
 		if (!nv) {
 			free(v);
@@ -233,26 +247,41 @@ int moat_session_list(moat_session_info **ret, size_t *ret_n, moat_error *err)
 	_cleanup_close_ int fd = base_open(base, sizeof(base), err);
 	if (fd < 0)
 		return fd;
-	return list_in(fd, base, NULL, ret, ret_n, err);
+	return list_in(fd, base, NULL, true, ret, ret_n, NULL, err);
 }
 
-int moat_session_find(const char *key, moat_session_info *ret, moat_error *err)
+int moat_session_find_connected(const char *key, moat_session_info *ret, moat_keeper **ret_k, moat_error *err)
 {
 	_cleanup_free_ moat_session_info *v = NULL;
 	size_t n = 0;
 	char base[PATH_MAX];
+	if (ret_k)
+		*ret_k = NULL;
 	_cleanup_close_ int fd = base_open(base, sizeof(base), err);
 	if (fd < 0)
 		return fd;
-	int r = list_in(fd, base, key, &v, &n, err);
-	if (r < 0)
+	moat_keeper *k = NULL;
+	int r = list_in(fd, base, key, true, &v, &n, ret_k ? &k : NULL, err);
+	if (r < 0) {
+		moat_keeper_close(k);
 		return r;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(v[i].id, key) == 0 || (v[i].name[0] && strcmp(v[i].name, key) == 0)) {
 			*ret = v[i];
+			/* k is that session's: the only one that matched. */
+			if (ret_k && ret->running)
+				*ret_k = TAKE_PTR(k);
+			moat_keeper_close(k);
 			return 0;
 		}
+	moat_keeper_close(k);
 	return moat_error_set(err, ENOENT, "no session with the id or name '%s'", key);
+}
+
+int moat_session_find(const char *key, moat_session_info *ret, moat_error *err)
+{
+	return moat_session_find_connected(key, ret, NULL, err);
 }
 
 void moat__session_default_limits(moat_policy *p)
@@ -283,15 +312,22 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 		return moat_error_errno(err, errno, "sessions %s: take its lock", base);
 	_cleanup_free_ moat_session_info *v = NULL;
 	size_t n = 0;
-	int r = list_in(base_fd, base, NULL, &v, &n, err);
+	/* Names and a count only: no keeper is asked (one hello per session
+	 * of the user would be on every create's path), but the one whose
+	 * name is taken, for the message. */
+	int r = list_in(base_fd, base, NULL, false, &v, &n, NULL, err);
 	if (r < 0)
 		return r;
 	if (n >= MOAT_SESSION_MAX)
 		return moat_error_set(err, EAGAIN, "sessions: %d are there already (remove some)", MOAT_SESSION_MAX);
 	for (size_t i = 0; name && i < n; i++)
-		if (strcmp(v[i].name, name) == 0)
+		if (strcmp(v[i].name, name) == 0) {
+			_cleanup_free_ moat_session_info *w = NULL;
+			size_t nw = 0;
+			bool running = list_in(base_fd, base, name, true, &w, &nw, NULL, err) >= 0 && nw && w[0].running;
 			return moat_error_set(err, EEXIST, "session name '%s': in use by session %s (%s)", name, v[i].id,
-					      v[i].running ? "running" : "dead; 'moat session rm' it to free the name");
+					      running ? "running" : "dead; 'moat session rm' it to free the name");
+		}
 	/* The run specification's hash is the one session.start logs. */
 	_cleanup_config_ moat_config *c = NULL;
 	if ((r = moat_policy_compile(policy, NULL, &c, err)) < 0)

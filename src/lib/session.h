@@ -109,6 +109,10 @@ int moat_session_list(moat_session_info **ret, size_t *ret_n, moat_error *err);
 
 /* The session named key (its id or its name). ENOENT: none is. */
 int moat_session_find(const char *key, moat_session_info *ret, moat_error *err);
+/* The same, and when the session runs, the connection to its keeper that
+ * found it so (hello done) in *ret_k, the caller's to close; else NULL.
+ * A command then costs one connection, not two. */
+int moat_session_find_connected(const char *key, moat_session_info *ret, moat_keeper **ret_k, moat_error *err);
 
 /* Stops a running session: every process of its sandbox ends, then its
  * keeper; its record stays (state dead, reason "stopped"). ESRCH: it is not
@@ -158,6 +162,10 @@ typedef struct moat_session_exec_result {
 
 int moat_session_exec(const moat_session_info *s, const moat_session_exec_opts *o, moat_session_exec_result *ret,
 		      moat_error *err);
+/* The same over k, a connection to s's keeper the caller opened (and
+ * closes): moat_session_find_connected's. */
+int moat_session_exec_on(moat_keeper *k, const moat_session_info *s, const moat_session_exec_opts *o,
+			 moat_session_exec_result *ret, moat_error *err);
 
 /* Writes x as `moat run`'s result JSON for that one command to path ("-":
  * stdout; a host path never resolved through a link the sandbox could

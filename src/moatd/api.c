@@ -23,6 +23,9 @@ static const char *const route_names[_MOATD_R_MAX] = {
 	[MOATD_R_SESSION_AUDIT] = "session.audit",
 	[MOATD_R_SESSION_FILE_PUT] = "session.file.put",
 	[MOATD_R_SESSION_FILE_GET] = "session.file.get",
+	[MOATD_R_SESSION_EXEC_GET] = "session.exec.get",
+	[MOATD_R_APPROVAL_LIST] = "approval.list",
+	[MOATD_R_APPROVAL_DECIDE] = "approval.decide",
 };
 
 const char *moatd_route_name(moatd_route r)
@@ -39,6 +42,7 @@ bool moatd_route_changes(moatd_route r)
 	case MOATD_R_SESSION_DELETE:
 	case MOATD_R_SESSION_EXEC:
 	case MOATD_R_SESSION_FILE_PUT:
+	case MOATD_R_APPROVAL_DECIDE:
 		return true;
 	default:
 		return false;
@@ -63,7 +67,26 @@ static bool key_valid(const char *s, size_t n)
 
 moatd_route moatd_route_match(const char *method, const char *path, char ret_id[MOATD_ID_MAX + 1])
 {
+	char sub[MOATD_ID_MAX + 1];
+	return moatd_route_match_sub(method, path, ret_id, sub);
+}
+
+/* An exec's id (32 hex digits) or an approval's (a and 8 hex digits). */
+static bool hex_id(const char *s, size_t n, size_t want, char prefix)
+{
+	if (n != want + (prefix ? 1 : 0) || (prefix && s[0] != prefix))
+		return false;
+	for (size_t i = prefix ? 1 : 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+moatd_route moatd_route_match_sub(const char *method, const char *path, char ret_id[MOATD_ID_MAX + 1],
+				  char ret_sub[MOATD_ID_MAX + 1])
+{
 	ret_id[0] = '\0';
+	ret_sub[0] = '\0';
 	bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
 	bool put = strcmp(method, "PUT") == 0, del = strcmp(method, "DELETE") == 0;
 	struct {
@@ -76,6 +99,7 @@ moatd_route moatd_route_match(const char *method, const char *path, char ret_id[
 		{"/v1/runs", MOATD_R_NOT_FOUND, MOATD_R_RUN},
 		{"/v1/judge", MOATD_R_NOT_FOUND, MOATD_R_JUDGE},
 		{"/v1/sessions", MOATD_R_SESSION_LIST, MOATD_R_SESSION_CREATE},
+		{"/v1/approvals", MOATD_R_APPROVAL_LIST, MOATD_R_NOT_FOUND},
 	};
 	for (size_t i = 0; i < ELEMENTSOF(fixed); i++) {
 		if (strcmp(path, fixed[i].path) != 0)
@@ -85,6 +109,14 @@ moatd_route moatd_route_match(const char *method, const char *path, char ret_id[
 		if (post && fixed[i].post != MOATD_R_NOT_FOUND)
 			return fixed[i].post;
 		return MOATD_R_BAD_METHOD;
+	}
+	static const char aprefix[] = "/v1/approvals/";
+	if (strncmp(path, aprefix, sizeof(aprefix) - 1) == 0) {
+		const char *a = path + sizeof(aprefix) - 1;
+		if (!hex_id(a, strlen(a), 8, 'a'))
+			return MOATD_R_NOT_FOUND;
+		snprintf(ret_sub, MOATD_ID_MAX + 1, "%s", a);
+		return post ? MOATD_R_APPROVAL_DECIDE : MOATD_R_BAD_METHOD;
 	}
 	static const char prefix[] = "/v1/sessions/";
 	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
@@ -106,6 +138,11 @@ moatd_route moatd_route_match(const char *method, const char *path, char ret_id[
 		r = get ? MOATD_R_SESSION_AUDIT : MOATD_R_BAD_METHOD;
 	else if (strcmp(rest, "/files") == 0)
 		r = get ? MOATD_R_SESSION_FILE_GET : put ? MOATD_R_SESSION_FILE_PUT : MOATD_R_BAD_METHOD;
+	else if (strncmp(rest, "/exec/", 6) == 0 && hex_id(rest + 6, strlen(rest + 6), 32, 0)) {
+		r = get ? MOATD_R_SESSION_EXEC_GET : MOATD_R_BAD_METHOD;
+		if (r > 0)
+			snprintf(ret_sub, MOATD_ID_MAX + 1, "%s", rest + 6);
+	}
 	if (r < 0)
 		ret_id[0] = '\0';
 	return r;
@@ -142,7 +179,12 @@ bool moatd_role_allows(moatd_role role, moatd_route route)
 	case MOATD_R_SESSION_LIST:
 	case MOATD_R_SESSION_GET:
 	case MOATD_R_SESSION_AUDIT:
+	case MOATD_R_APPROVAL_LIST:
 		return role >= MOATD_ROLE_VIEWER;
+	case MOATD_R_APPROVAL_DECIDE:
+		/* A person's gate: never an agent's, whoever's sandbox holds
+		 * the request (its own included). */
+		return role >= MOATD_ROLE_OPERATOR;
 	case MOATD_R_RUN:
 	case MOATD_R_JUDGE:
 	case MOATD_R_SESSION_CREATE:
@@ -150,6 +192,7 @@ bool moatd_role_allows(moatd_role role, moatd_route route)
 	case MOATD_R_SESSION_EXEC:
 	case MOATD_R_SESSION_FILE_PUT:
 	case MOATD_R_SESSION_FILE_GET:
+	case MOATD_R_SESSION_EXEC_GET:
 		return role >= MOATD_ROLE_AGENT;
 	default:
 		return false;
@@ -553,10 +596,6 @@ int moatd_request_decode(moatd_body_kind kind, moatd_role role, const char *body
 			goto out;
 		}
 		ret->wait = json_is_true(v);
-		if (!ret->wait) {
-			rc = bad(err, "wait", "false is not supported yet (an exec streams its output)");
-			goto out;
-		}
 	}
 	if (kind == MOATD_BODY_JUDGE) {
 		const char *lang = "python";
@@ -636,6 +675,102 @@ void moatd_request_done(moatd_request *r)
 	free(r->source_name);
 	free(r->cases);
 	memset(r, 0, sizeof(*r));
+}
+
+int moatd_decision_decode(const char *id, const char *body, size_t len, json_t **ret, moat_error *err)
+{
+	*ret = NULL;
+	json_error_t je;
+	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		return moat_error_set(err, MOAT_EINPUT, "body: not valid JSON (%s at line %d column %d)", je.text,
+				      je.line, je.column);
+	int rc = 0;
+	json_t *req = NULL;
+	const char *decision = NULL, *kind = NULL, *dur = NULL, *scope = NULL, *note = NULL, *reason = NULL;
+	if (!json_is_object(root)) {
+		rc = bad(err, "body", "expected a JSON object");
+		goto out;
+	}
+	const char *k;
+	json_t *v;
+	json_object_foreach(root, k, v) {
+		const char **slot = strcmp(k, "decision") == 0 ? &decision
+				    : strcmp(k, "kind") == 0   ? &kind
+				    : strcmp(k, "for") == 0    ? &dur
+				    : strcmp(k, "scope") == 0  ? &scope
+				    : strcmp(k, "note") == 0   ? &note
+				    : strcmp(k, "reason") == 0 ? &reason
+							       : NULL;
+		if (!slot) {
+			rc = moat_error_set(err, MOAT_EINPUT,
+					    "%.64s: unknown field (expected decision, kind, for, scope, note, reason)", k);
+			goto out;
+		}
+		/* The keeper caps a note at MOAT_APPROVAL_NOTE_MAX; 1000 is
+		 * below it. */
+		if ((rc = get_string(v, k, 1000, slot, err)) < 0)
+			goto out;
+	}
+	if (!decision || (strcmp(decision, "approve") && strcmp(decision, "deny"))) {
+		rc = bad(err, "decision", decision ? "expected approve or deny" : "missing (expected approve or deny)");
+		goto out;
+	}
+	bool approve = strcmp(decision, "approve") == 0;
+	if (!approve && (kind || dur || scope || note)) {
+		rc = bad(err, kind ? "kind" : dur ? "for" : scope ? "scope" : "note",
+			 "only an approval takes it (a denial takes a reason)");
+		goto out;
+	}
+	if (approve && reason) {
+		rc = bad(err, "reason", "only a denial takes it (an approval takes a note)");
+		goto out;
+	}
+	if (kind && strcmp(kind, "once") && strcmp(kind, "for") && strcmp(kind, "session")) {
+		rc = bad(err, "kind", "expected once, for or session");
+		goto out;
+	}
+	bool is_for = kind && strcmp(kind, "for") == 0;
+	if (is_for != (dur != NULL)) {
+		rc = bad(err, "for", dur ? "only a kind \"for\" approval takes a duration" : "missing (a kind \"for\" approval needs a duration)");
+		goto out;
+	}
+	if (scope && strcmp(scope, "exact") && strcmp(scope, "path") && strcmp(scope, "host")) {
+		rc = bad(err, "scope", "expected exact, path or host");
+		goto out;
+	}
+	if (scope && strcmp(scope, "exact") && (!kind || strcmp(kind, "once") == 0)) {
+		rc = bad(err, "scope", "a once approval is for that one action (kind for or session to widen it)");
+		goto out;
+	}
+	uint64_t for_ms = 0;
+	if (dur) {
+		moat_error e = {0};
+		if (moat_parse_duration_ms(dur, &for_ms, &e) < 0 || for_ms == 0 || for_ms == MOAT_UNLIMITED) {
+			rc = bad(err, "for", "expected a duration above zero (\"10m\")");
+			goto out;
+		}
+	}
+	req = json_pack("{s:s, s:s}", "op", approve ? "approve" : "deny", "id", id);
+	if (!req) {
+		rc = moat_error_set(err, ENOMEM, "request");
+		goto out;
+	}
+	if (approve)
+		json_object_set_new(req, "kind", json_string(kind ? kind : "once"));
+	if (for_ms)
+		json_object_set_new(req, "for_ms", json_integer((json_int_t)for_ms));
+	if (scope)
+		json_object_set_new(req, "scope", json_string(scope));
+	if (note)
+		json_object_set_new(req, "note", json_string(note));
+	if (reason)
+		json_object_set_new(req, "reason", json_string(reason));
+	*ret = TAKE_PTR(req);
+out:
+	json_decref(req);
+	json_decref(root);
+	return rc;
 }
 
 int moatd_limits_within(char *const *opts, const moat_limits *ceil, moat_error *err)

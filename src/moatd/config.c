@@ -32,6 +32,9 @@ void moatd_config_done(moatd_config *c)
 	free(c->state_dir);
 	free(c->moat);
 	free(c->token);
+	for (size_t i = 0; i < c->n_tlim; i++)
+		free(c->tlim[i].policy);
+	free(c->tlim);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -208,6 +211,83 @@ static int cfg_size(json_t *v, const char *field, bool duration, uint64_t *ret, 
 	return 0;
 }
 
+static int cfg_quota(json_t *v, const char *prefix, moatd_quota *q, moat_error *err)
+{
+	if (!json_is_object(v))
+		return moat_error_set(err, MOAT_EINPUT, "%s: expected a mapping", prefix);
+	const char *fk;
+	json_t *fv;
+	int rc = 0;
+	json_object_foreach(v, fk, fv) {
+		char field[200];
+		snprintf(field, sizeof(field), "%s.%.64s", prefix, fk);
+		if (strcmp(fk, "sandboxes") == 0)
+			rc = cfg_size(fv, field, false, &q->sandboxes, err);
+		else if (strcmp(fk, "runs_per_minute") == 0)
+			rc = cfg_size(fv, field, false, &q->runs_per_minute, err);
+		else if (strcmp(fk, "cpu_seconds") == 0) {
+			/* A duration ("1h") or whole seconds. */
+			uint64_t sec = 0;
+			if (json_is_integer(fv) && json_integer_value(fv) >= 0)
+				q->cpu_seconds = (uint64_t)json_integer_value(fv);
+			else if ((rc = cfg_size(fv, field, true, &sec, err)) == 0)
+				q->cpu_seconds = sec;
+		} else
+			rc = moat_error_set(err, MOAT_EINPUT, "%s: unknown field (expected sandboxes, runs_per_minute, cpu_seconds)",
+					    field);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* token_limits: {NAME: {policy: FILE, quotas: {...}}} */
+static int cfg_token_limits(json_t *v, moatd_config *c, moat_error *err)
+{
+	if (!json_is_object(v) || json_object_size(v) > MOATD_MAX_TOKENS)
+		return moat_error_set(err, MOAT_EINPUT, "token_limits: expected a mapping of token names");
+	const char *name;
+	json_t *tv;
+	json_object_foreach(v, name, tv) {
+		if (!*name || strlen(name) >= sizeof(c->tlim[0].name))
+			return moat_error_set(err, MOAT_EINPUT, "token_limits.%.64s: not a token name", name);
+		if (!json_is_object(tv))
+			return moat_error_set(err, MOAT_EINPUT, "token_limits.%s: expected {policy, quotas}", name);
+		moatd_token_limit *t = realloc(c->tlim, (c->n_tlim + 1) * sizeof(*t));
+		if (!t)
+			return moat_error_set(err, ENOMEM, "configuration");
+		c->tlim = t;
+		t = &c->tlim[c->n_tlim++];
+		memset(t, 0, sizeof(*t));
+		snprintf(t->name, sizeof(t->name), "%s", name);
+		const char *fk;
+		json_t *fv;
+		json_object_foreach(tv, fk, fv) {
+			char field[160];
+			snprintf(field, sizeof(field), "token_limits.%s.%.64s", name, fk);
+			int rc;
+			if (strcmp(fk, "policy") == 0)
+				rc = cfg_string(fv, field, &t->policy, err);
+			else if (strcmp(fk, "quotas") == 0) {
+				t->has_quota = true;
+				rc = cfg_quota(fv, field, &t->quota, err);
+			} else
+				rc = moat_error_set(err, MOAT_EINPUT, "%s: unknown field (expected policy, quotas)", field);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+const moatd_token_limit *moatd_token_limit_of(const moatd_config *c, const char *name)
+{
+	for (size_t i = 0; name && i < c->n_tlim; i++)
+		if (strcmp(c->tlim[i].name, name) == 0)
+			return &c->tlim[i];
+	return NULL;
+}
+
 static int cfg_ids(json_t *v, const char *field, moatd_ids *ids, moat_error *err)
 {
 	if (!json_is_array(v) || json_array_size(v) > MOATD_MAX_IDS)
@@ -289,6 +369,13 @@ int moatd_config_parse(const char *text, size_t len, moatd_config *c, moat_error
 					rc = moat_error_set(err, MOAT_EINPUT, "%s.%s: expected a mapping", k, rk);
 					break;
 				}
+				if (!roles) {
+					char prefix[96];
+					snprintf(prefix, sizeof(prefix), "quotas.%s", rk);
+					if ((rc = cfg_quota(rv, prefix, &c->quota[role], err)) < 0)
+						break;
+					continue;
+				}
 				const char *fk;
 				json_t *fv;
 				json_object_foreach(rv, fk, fv) {
@@ -309,10 +396,12 @@ int moatd_config_parse(const char *text, size_t len, moatd_config *c, moat_error
 						break;
 				}
 			}
-		} else
+		} else if (strcmp(k, "token_limits") == 0)
+			rc = cfg_token_limits(v, c, err);
+		else
 			rc = moat_error_set(err, MOAT_EINPUT,
 					    "%.64s: unknown field (expected socket, listen, tls, tokens, state_dir, moat, "
-					    "max_body, output_cap, max_connections, timeout, roles, quotas, pool)",
+					    "max_body, output_cap, max_connections, timeout, roles, quotas, token_limits, pool)",
 					    k);
 		if (rc < 0)
 			break;

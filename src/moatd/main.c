@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "moatd.h"
+#include "policy.h"
 #include "server.h"
 #include "util.h"
 
@@ -19,10 +20,11 @@ static void usage(FILE *f)
 	fprintf(f, "usage: moatd [--config FILE] [--socket PATH] [--listen HOST:PORT] [--state-dir DIR]\n"
 		   "       moatd --check-config [--config FILE]\n"
 		   "\n"
-		   "Serves moat's HTTP API (docs/api.md): runs, sessions, exec, audit, judge and\n"
-		   "metrics, on a unix socket (/run/moat/moatd.sock as root,\n"
-		   "$XDG_RUNTIME_DIR/moat/moatd.sock otherwise) and optionally on TCP with bearer\n"
-		   "tokens (TLS when the configuration gives a certificate).\n"
+		   "Serves moat's HTTP API (docs/api.md): runs, sessions, exec (streamed or\n"
+		   "detached), audit, judge, approvals and metrics, on a unix socket\n"
+		   "(/run/moat/moatd.sock as root, $XDG_RUNTIME_DIR/moat/moatd.sock otherwise)\n"
+		   "and optionally on TCP with bearer tokens (TLS when the configuration gives a\n"
+		   "certificate).\n"
 		   "\n"
 		   "  --config FILE        configuration (default /etc/moat/moatd.yaml when it exists)\n"
 		   "  --socket PATH        the unix socket\n"
@@ -140,6 +142,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "moatd: out of memory\n");
 		rc = 1;
 		goto out;
+	}
+	/* Each token ceiling must be a policy moatd can hold requests to. */
+	for (size_t i = 0; i < cfg.n_tlim; i++) {
+		_cleanup_policy_ moat_policy *p = NULL;
+		if (cfg.tlim[i].policy &&
+		    (moat_policy_load_file(cfg.tlim[i].policy, &p, &err) < 0 || moatd_ceiling_check(p, &err) < 0)) {
+			char what[128];
+			snprintf(what, sizeof(what), "token_limits.%s.policy", cfg.tlim[i].name);
+			rc = fail(what, &err);
+			goto out;
+		}
 	}
 	if (check) {
 		printf("moatd: configuration ok (socket %s, %zu token(s))\n", cfg.socket, cfg.n_tokens);

@@ -38,6 +38,9 @@ typedef enum moatd_route {
 	MOATD_R_SESSION_AUDIT,
 	MOATD_R_SESSION_FILE_PUT,
 	MOATD_R_SESSION_FILE_GET,
+	MOATD_R_SESSION_EXEC_GET,
+	MOATD_R_APPROVAL_LIST,
+	MOATD_R_APPROVAL_DECIDE,
 	_MOATD_R_MAX,
 	MOATD_R_NOT_FOUND = -1,
 	MOATD_R_BAD_METHOD = -2, /* the path exists, not with this method */
@@ -46,6 +49,10 @@ typedef enum moatd_route {
 /* The route for method and path (the path without its query). A session's
  * id or name is copied into ret_id. */
 moatd_route moatd_route_match(const char *method, const char *path, char ret_id[MOATD_ID_MAX + 1]);
+/* As moatd_route_match; ret_sub gets the path's second key (an exec's id
+ * under a session, an approval's id), checked for its shape. */
+moatd_route moatd_route_match_sub(const char *method, const char *path, char ret_id[MOATD_ID_MAX + 1],
+				  char ret_sub[MOATD_ID_MAX + 1]);
 const char *moatd_route_name(moatd_route r);
 /* Whether a route changes something (it is then an audit event). */
 bool moatd_route_changes(moatd_route r);
@@ -102,6 +109,12 @@ int moatd_request_decode(moatd_body_kind kind, moatd_role role, const char *body
 			 moat_error *err);
 void moatd_request_done(moatd_request *r);
 
+/* POST /v1/approvals/{id}: {decision: approve|deny, kind: once|for|session,
+ * for: DURATION, scope: exact|path|host, note, reason} to the request a
+ * keeper's approvals take ({op, id, kind, for_ms, scope, note | reason}).
+ * Errors name the field (MOAT_EINPUT). */
+int moatd_decision_decode(const char *id, const char *body, size_t len, json_t **ret, moat_error *err);
+
 /* Whether the limit options among opts (as decoded: "--time=5s") are each
  * at most ceil's; EACCES naming the field otherwise. An agent may narrow
  * its profile's limits, never lift them. */
@@ -125,7 +138,16 @@ typedef struct moatd_ids {
 typedef struct moatd_quota {
 	uint64_t sandboxes;       /* concurrent runs and sessions; 0: no limit */
 	uint64_t runs_per_minute; /* 0: no limit */
+	uint64_t cpu_seconds;     /* CPU time of all its runs and execs; 0: no limit */
 } moatd_quota;
+
+/* What the configuration's token_limits says of one token (by name). */
+typedef struct moatd_token_limit {
+	char name[64];
+	char *policy;   /* the ceiling's policy file, or NULL */
+	bool has_quota; /* quota replaces the role's */
+	moatd_quota quota;
+} moatd_token_limit;
 
 typedef struct moatd_token {
 	unsigned char sha256[32];
@@ -149,6 +171,8 @@ typedef struct moatd_config {
 	moatd_token *token;
 	size_t n_tokens;
 	moatd_pool_conf pool; /* the warm pool (pool.c) */
+	moatd_token_limit *tlim;
+	size_t n_tlim;
 } moatd_config;
 
 void moatd_config_init(moatd_config *c);
@@ -156,6 +180,8 @@ void moatd_config_done(moatd_config *c);
 /* Parses the YAML (or JSON) configuration text into c (its defaults set by
  * moatd_config_init stay where the text is silent). */
 int moatd_config_parse(const char *text, size_t len, moatd_config *c, moat_error *err);
+/* token_limits' entry for a token's name, or NULL. */
+const moatd_token_limit *moatd_token_limit_of(const moatd_config *c, const char *name);
 /* Parses a token file: "ROLE SHA256-HEX NAME" a line, # comments. */
 int moatd_tokens_parse(const char *text, size_t len, moatd_config *c, moat_error *err);
 /* The role of a unix peer: the highest its uid or gid maps to; self_uid

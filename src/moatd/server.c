@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "audit.h"
+#include "keeper.h"
 #include "policy.h"
 #include "pool.h"
 #include "session.h"
@@ -57,6 +58,8 @@ typedef struct ident {
 	 * across its edge would pass twice. */
 	uint64_t *runs;
 	size_t n_runs, next_run;
+	uint64_t cpu_ms; /* CPU time of its runs and execs, kept in STATE/usage */
+	bool cpu_loaded;
 } ident;
 
 typedef enum job_kind { JOB_RUN, JOB_CREATE, JOB_DELETE, JOB_EXEC, JOB_JUDGE, JOB_FOLLOW, JOB_FILE_PUT, JOB_FILE_GET } job_kind;
@@ -85,6 +88,8 @@ struct job {
 	char file_path[PATH_MAX];
 	char file_host[PATH_MAX];
 	uint64_t t0;
+	char result_path[PATH_MAX]; /* JOB_EXEC: its --result, for the CPU it used */
+	uint64_t cpu_ms;            /* JOB_JUDGE: its cases' CPU time so far */
 	/* JOB_FOLLOW: the audit log read so far, and the next look at it */
 	int follow_fd;
 	struct event *tick;
@@ -116,6 +121,7 @@ struct srv {
 	conn *conns;
 	unsigned n_conns;
 	job *jobs;
+	moat_policy **ceilings; /* cfg->tlim's policies, loaded at start */
 	ident idents[MAX_IDENTS];
 	size_t n_idents;
 	const char *openapi;
@@ -134,6 +140,8 @@ typedef struct caller {
 	moatd_role role;
 	char identity[96];
 	ident *who;
+	const moatd_token_limit *tlim; /* a token's ceiling and quotas, or NULL */
+	const moat_policy *ceiling;
 } caller;
 
 /* --- replies */
@@ -183,7 +191,7 @@ static void audit_call(srv *s, const caller *c, moatd_route r, struct evhttp_req
 	json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:i}", "identity", c->identity, "role", moatd_role_name(c->role),
 			      "call", moatd_route_name(r), "uri", evhttp_request_get_uri(req), "status", status);
 	if (session && *session)
-		json_object_set_new(f, "session", json_string(session));
+		json_object_set_new(f, "session_key", json_string(session));
 	moat_error err = {0};
 	if (moat_audit_event(s->audit, "api.call", f, 0, &err) < 0)
 		fprintf(stderr, "moatd: audit: %s\n", err.msg);
@@ -257,6 +265,9 @@ static int caller_of(srv *s, struct evhttp_request *req, bool tcp, caller *c)
 		const char *h = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
 		c->role = moatd_role_for_bearer(s->cfg, h, &name);
 		snprintf(c->identity, sizeof(c->identity), "token:%s", name ? name : "-");
+		c->tlim = c->role != MOATD_ROLE_NONE ? moatd_token_limit_of(s->cfg, name) : NULL;
+		if (c->tlim)
+			c->ceiling = s->ceilings[c->tlim - s->cfg->tlim];
 	} else {
 		struct bufferevent *bev = evhttp_connection_get_bufferevent(evhttp_request_get_connection(req));
 		struct ucred cr;
@@ -318,12 +329,106 @@ static uint64_t sandboxes_of(srv *s, const char *identity, unsigned inflight)
 	return count;
 }
 
+/* --- CPU time used, per caller: summed from the result JSON of each run
+ * and exec, and kept in STATE/usage.json so that a restart forgets none */
+
+static void usage_save(srv *s)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; o && i < s->n_idents; i++)
+		if (s->idents[i].cpu_ms)
+			json_object_set_new(o, s->idents[i].id, json_integer((json_int_t)s->idents[i].cpu_ms));
+	char p[PATH_MAX], tmp[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/usage.json", s->state);
+	snprintf(tmp, sizeof(tmp), "%s/usage.json.tmp", s->state);
+	if (o && json_dump_file(o, tmp, JSON_COMPACT) == 0)
+		rename(tmp, p);
+	json_decref(o);
+}
+
+static void usage_load(srv *s, ident *w)
+{
+	if (w->cpu_loaded)
+		return;
+	w->cpu_loaded = true;
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/usage.json", s->state);
+	json_t *o = json_load_file(p, 0, NULL);
+	json_t *v = json_object_get(o, w->id);
+	if (json_is_integer(v) && json_integer_value(v) > 0)
+		w->cpu_ms = (uint64_t)json_integer_value(v);
+	json_decref(o);
+}
+
+static ident *ident_get(srv *s, const char *id);
+
+static void usage_add(srv *s, const char *identity, uint64_t cpu_ms)
+{
+	ident *w = identity && cpu_ms ? ident_get(s, identity) : NULL;
+	if (!w)
+		return;
+	usage_load(s, w);
+	w->cpu_ms += cpu_ms;
+	usage_save(s);
+}
+
+static void usage_charge(srv *s, const char *identity, json_t *result)
+{
+	json_t *v = json_object_get(result, "cpu_ms");
+	if (json_is_integer(v) && json_integer_value(v) > 0)
+		usage_add(s, identity, (uint64_t)json_integer_value(v));
+}
+
+/* A detached exec's CPU time, charged to its owner once it ended (a
+ * marker file in its folder says it was). */
+static void cpu_charge_exec(srv *s, const char *execid, json_t *status)
+{
+	if (strcmp(json_string_value(json_object_get(status, "state")) ?: "", "exited") != 0)
+		return;
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/execs/%s/charged", s->state, execid);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	close(fd);
+	usage_charge(s, json_string_value(json_object_get(status, "owner")), json_object_get(status, "result"));
+}
+
+/* Every detached exec that ended and is not charged yet. */
+static void execs_settle(srv *s)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/execs", s->state);
+	DIR *d = opendir(p);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (!moatd_exec_id_valid(e->d_name) || faccessat(dirfd(d), e->d_name, F_OK, 0) < 0)
+			continue;
+		char m[PATH_MAX];
+		snprintf(m, sizeof(m), "%s/%s/charged", p, e->d_name);
+		if (access(m, F_OK) == 0)
+			continue;
+		json_t *o = NULL;
+		moat_error err = {0};
+		if (moatd_detached_status(s->state, e->d_name, 0, &o, &err) == 0)
+			cpu_charge_exec(s, e->d_name, o);
+		json_decref(o);
+	}
+	if (d)
+		closedir(d);
+}
+
+static const moatd_quota *quota_of(srv *s, const caller *c)
+{
+	return c->tlim && c->tlim->has_quota ? &c->tlim->quota : &s->cfg->quota[c->role];
+}
+
 /* 0, or replies 429 naming the limit. */
 static int quota_check(srv *s, struct evhttp_request *req, const caller *c, bool sandbox, bool run)
 {
-	const moatd_quota *q = &s->cfg->quota[c->role];
+	const moatd_quota *q = quota_of(s, c);
 	if (!c->who) {
-		if (!q->sandboxes && !q->runs_per_minute)
+		if (!q->sandboxes && !q->runs_per_minute && !q->cpu_seconds)
 			return 0;
 		/* No room to count this caller: refused, not let through. */
 		reply_error(s, req, 503, "callers", "too many distinct callers to count quotas for (at most %d)",
@@ -343,6 +448,16 @@ static int quota_check(srv *s, struct evhttp_request *req, const caller *c, bool
 			s->refused_429++;
 			reply_error(s, req, 429, "runs_per_minute", "quota: runs_per_minute (%llu) reached for %s",
 				    (unsigned long long)q->runs_per_minute, c->identity);
+			return -1;
+		}
+	}
+	if (q->cpu_seconds) {
+		execs_settle(s);
+		usage_load(s, w);
+		if (w->cpu_ms >= q->cpu_seconds * 1000) {
+			s->refused_429++;
+			reply_error(s, req, 429, "cpu_seconds", "quota: cpu_seconds (%llu) used up by %s (%llu ms)",
+				    (unsigned long long)q->cpu_seconds, c->identity, (unsigned long long)w->cpu_ms);
 			return -1;
 		}
 	}
@@ -510,6 +625,18 @@ static void observe_latency(srv *s, uint64_t ns)
 	s->lat_sum += sec;
 }
 
+/* A streamed exec's CPU time, from the result its moat wrote. */
+static void exec_charge(job *j)
+{
+	_cleanup_free_ char *text = NULL;
+	if (!j->result_path[0])
+		return;
+	read_text(j->result_path, 1u << 20, &text);
+	json_t *r = text ? json_loads(text, 0, NULL) : NULL;
+	usage_charge(j->s, j->identity, r);
+	json_decref(r);
+}
+
 static void job_finish(job *j)
 {
 	srv *s = j->s;
@@ -517,6 +644,10 @@ static void job_finish(job *j)
 	if (j->gone) {
 		/* Nobody to answer: the reply frees the request libevent
 		 * handed over when the connection went. */
+		if (j->kind == JOB_EXEC)
+			exec_charge(j);
+		if (j->kind == JOB_JUDGE)
+			usage_add(s, j->identity, j->cpu_ms);
 		if (j->kind == JOB_EXEC || j->kind == JOB_JUDGE)
 			evhttp_send_reply_end(j->req);
 		else
@@ -554,6 +685,7 @@ static void job_finish(job *j)
 		while (k < ELEMENTSOF(run_statuses) - 1 && !(st && strcmp(st, run_statuses[k]) == 0))
 			k++;
 		s->runs_by_status[k]++;
+		usage_charge(s, j->identity, r);
 		for (int i = 0; i < 2; i++) {
 			_cleanup_free_ char *t = NULL;
 			size_t n = evbuffer_get_length(j->buf[i]);
@@ -599,10 +731,13 @@ static void job_finish(job *j)
 		json_decref(o);
 		snprintf(p, sizeof(p), "%s/owners/%s.json", s->state, j->session);
 		unlink(p);
+		execs_settle(s);
+		moatd_detached_forget(s->state, j->session);
 		reply_json(s, j->req, 200, json_pack("{s:s, s:b}", "id", j->session, "deleted", 1));
 		break;
 	}
 	case JOB_EXEC:
+		exec_charge(j);
 		stream_line(j, json_pack("{s:s, s:i}", "type", "exit", "code", code));
 		evhttp_send_reply_end(j->req);
 		break;
@@ -649,6 +784,7 @@ static void job_finish(job *j)
 		break;
 	}
 	case JOB_JUDGE:
+		usage_add(s, j->identity, j->cpu_ms);
 		if (code == 125) {
 			_cleanup_free_ char *m = moat_message(j);
 			stream_line(j, json_pack("{s:s, s:s}", "type", "error", "error", m ? m : "moat failed"));
@@ -663,6 +799,35 @@ static void job_maybe_done(job *j)
 {
 	if (j->exited && j->fd[0] < 0 && j->fd[1] < 0)
 		job_finish(j);
+}
+
+/* The CPU time of a judge's cases, from its lines as they pass (each
+ * case's line carries its run's cpu_ms), for the caller's cpu_seconds. A
+ * line longer than the cap is not a case's and is dropped. */
+#define JUDGE_LINE_MAX (1u << 20)
+static void judge_count(job *j, const char *buf, size_t n)
+{
+	evbuffer_add(j->buf[0], buf, n);
+	for (;;) {
+		struct evbuffer_ptr e = evbuffer_search(j->buf[0], "\n", 1, NULL);
+		if (e.pos < 0) {
+			if (evbuffer_get_length(j->buf[0]) > JUDGE_LINE_MAX)
+				evbuffer_drain(j->buf[0], evbuffer_get_length(j->buf[0]));
+			return;
+		}
+		char *line = malloc((size_t)e.pos + 1);
+		if (line) {
+			evbuffer_remove(j->buf[0], line, (size_t)e.pos);
+			line[e.pos] = '\0';
+			json_t *c = json_loads(line, 0, NULL);
+			json_t *cpu = json_object_get(c, "cpu_ms");
+			if (json_object_get(c, "case") && json_is_integer(cpu) && json_integer_value(cpu) > 0)
+				j->cpu_ms += (uint64_t)json_integer_value(cpu);
+			json_decref(c);
+			free(line);
+		}
+		evbuffer_drain(j->buf[0], line ? 1 : (size_t)e.pos + 1);
+	}
 }
 
 static void on_output(evutil_socket_t fd, short what, void *arg)
@@ -697,6 +862,7 @@ static void on_output(evutil_socket_t fd, short what, void *arg)
 			evbuffer_free(b);
 			stream_throttle(j);
 		}
+		judge_count(j, buf, (size_t)n);
 	} else if (j->pooled) {
 		/* The profile's output limit, counted as moat run counts it
 		 * (stdout and stderr together): past it the sandbox ends. */
@@ -902,6 +1068,28 @@ static int agent_ceiling(moatd_body_kind kind, const moatd_request *r, moat_erro
 	return moatd_limits_within(r->opts, &p->limits, err);
 }
 
+/* The request's policy within its token's ceiling: r->policy becomes the
+ * effective policy, which replaces the profile. */
+static int ceiling_narrow(const caller *c, moatd_body_kind kind, moatd_request *r, moat_error *err)
+{
+	char *yaml = NULL;
+	int rc = moatd_ceiling_apply(c->ceiling, kind == MOATD_BODY_SESSION, r->policy, r->opts, &yaml, err);
+	if (rc < 0)
+		return rc;
+	free(r->policy);
+	r->policy = yaml;
+	size_t k = 0;
+	for (size_t i = 0; r->opts && r->opts[i]; i++) {
+		if (strncmp(r->opts[i], "--profile=", 10) == 0)
+			free(r->opts[i]);
+		else
+			r->opts[k++] = r->opts[i];
+	}
+	if (r->opts)
+		r->opts[k] = NULL;
+	return 0;
+}
+
 static int decode_or_reply(srv *s, struct evhttp_request *req, moatd_body_kind kind, const caller *c,
 			   moatd_request *r)
 {
@@ -912,8 +1100,12 @@ static int decode_or_reply(srv *s, struct evhttp_request *req, moatd_body_kind k
 		reply_error(s, req, 500, NULL, "out of memory");
 		return -1;
 	}
-	if (moatd_request_decode(kind, c->role, body, len, r, &err) < 0 ||
-	    (c->role == MOATD_ROLE_AGENT && kind != MOATD_BODY_EXEC && agent_ceiling(kind, r, &err) < 0)) {
+	/* A token with a ceiling may ask for any policy within it (checked
+	 * below); without one, an agent keeps to the built-in profiles. */
+	moatd_role as = c->ceiling && c->role < MOATD_ROLE_OPERATOR ? MOATD_ROLE_OPERATOR : c->role;
+	if (moatd_request_decode(kind, as, body, len, r, &err) < 0 ||
+	    (!c->ceiling && c->role == MOATD_ROLE_AGENT && kind != MOATD_BODY_EXEC && agent_ceiling(kind, r, &err) < 0) ||
+	    (c->ceiling && kind != MOATD_BODY_EXEC && ceiling_narrow(c, kind, r, &err) < 0)) {
 		reply_error(s, req, err.code == EACCES ? 403 : err.code == ENOMEM ? 500 : 400, NULL, "%s", err.msg);
 		moatd_request_done(r);
 		return -1;
@@ -1261,6 +1453,74 @@ static void do_session_file(srv *s, struct evhttp_request *req, conn *cn, const 
 	start_job_or_fail(s, j, argv, NULL);
 }
 
+/* ?wait=false: the command is started under a watcher of its own
+ * (detach.c) and the answer is its id, at once (202). Neither the client
+ * leaving nor moatd ending touches it. */
+static void exec_detached(srv *s, struct evhttp_request *req, const caller *c, const moat_session_info *v,
+			  const moatd_request *r)
+{
+	char id[MOATD_EXEC_ID_LEN + 1];
+	_cleanup_strv_free_ char **argv = NULL;
+	if (moatd_detached_new_id(id) < 0) {
+		reply_error(s, req, 500, NULL, "exec id: no random bytes");
+		return;
+	}
+	int rc = argv_add(&argv, "moat") | argv_add(&argv, "session") | argv_add(&argv, "exec") |
+		 argv_add(&argv, "%s", v->id);
+	for (size_t i = 0; r->opts && r->opts[i]; i++)
+		rc |= moat__strv_push(&argv, r->opts[i]);
+	if (r->stdin_data)
+		rc |= argv_add(&argv, "-i");
+	rc |= argv_add(&argv, "--result=%s/execs/%s/result.json", s->state, id) | argv_add(&argv, "--");
+	for (size_t i = 0; r->argv[i]; i++)
+		rc |= moat__strv_push(&argv, r->argv[i]);
+	if (rc < 0) {
+		reply_error(s, req, 500, NULL, "out of memory");
+		return;
+	}
+	moatd_detached_spec sp = {.state = s->state,
+				  .moat = s->moat,
+				  .argv = argv,
+				  .command = r->argv,
+				  .stdin_data = r->stdin_data,
+				  .stdin_len = r->stdin_len,
+				  .output_cap = s->cfg->output_cap,
+				  .session = v->id,
+				  .owner = c->identity};
+	moat_error err = {0};
+	if (moatd_detached_start(&sp, id, &err) < 0) {
+		reply_error(s, req, 500, NULL, "%s", err.msg);
+		return;
+	}
+	s->execs++;
+	reply_json(s, req, 202, json_pack("{s:s, s:s, s:s}", "id", id, "session", v->id, "state", "running"));
+}
+
+/* GET /v1/sessions/{id}/exec/{execid}: a detached exec's state, exit code,
+ * result and (capped) output. Another identity's exec is as unknown as
+ * another's session. */
+static void do_exec_get(srv *s, struct evhttp_request *req, const caller *c, const char *key, const char *execid)
+{
+	moat_session_info v;
+	if (session_for(s, req, c, key, false, &v) < 0)
+		return;
+	json_t *o = NULL;
+	moat_error err = {0};
+	if (moatd_detached_status(s->state, execid, s->cfg->output_cap, &o, &err) < 0) {
+		reply_error(s, req, err.code == ENOENT ? 404 : 500, NULL, "%s", err.msg);
+		return;
+	}
+	const char *sess = json_string_value(json_object_get(o, "session"));
+	const char *owner = json_string_value(json_object_get(o, "owner"));
+	if (!sess || strcmp(sess, v.id) != 0 || !moatd_may_touch_session(c->role, c->identity, owner)) {
+		json_decref(o);
+		reply_error(s, req, 404, NULL, "exec %s: no such exec in session %s", execid, key);
+		return;
+	}
+	cpu_charge_exec(s, execid, o);
+	reply_json(s, req, 200, o);
+}
+
 static void do_session_exec(srv *s, struct evhttp_request *req, conn *cn, const caller *c, const char *key)
 {
 	moat_session_info v;
@@ -1275,10 +1535,30 @@ static void do_session_exec(srv *s, struct evhttp_request *req, conn *cn, const 
 		reply_error(s, req, 409, NULL, "session %s: not running (%s)", key, v.reason);
 		goto out;
 	}
+	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+	if (q) {
+		if (strcmp(q, "wait=false") == 0 || strcmp(q, "wait=0") == 0)
+			r.wait = false;
+		else if (strcmp(q, "wait=true") != 0 && strcmp(q, "wait=1") != 0) {
+			reply_error(s, req, 400, NULL, "%.64s: unknown query (expected wait=false)", q);
+			goto out;
+		}
+	}
+	if (quota_check(s, req, c, false, false) < 0)
+		goto out;
+	if (!r.wait) {
+		exec_detached(s, req, c, &v, &r);
+		goto out;
+	}
 	j = job_new(s, JOB_EXEC, req, cn, c);
-	int rc = j ? 0 : -1;
+	int rc = j && job_mkdir(j) == 0 ? 0 : -1;
 	rc |= argv_add(&argv, "moat") | argv_add(&argv, "session") | argv_add(&argv, "exec") |
 	      argv_add(&argv, "%s", v.id);
+	if (j) {
+		/* The result, for the CPU time the caller's quota counts. */
+		snprintf(j->result_path, sizeof(j->result_path), "%s/result.json", j->dir);
+		rc |= argv_add(&argv, "--result=%s", j->result_path);
+	}
 	for (size_t i = 0; r.opts && r.opts[i]; i++)
 		rc |= moat__strv_push(&argv, r.opts[i]);
 	/* An exec's stdin is /dev/null unless asked for (session exec -i). */
@@ -1399,6 +1679,180 @@ static void do_session_audit(srv *s, struct evhttp_request *req, conn *cn, const
 	evbuffer_free(b);
 }
 
+/* --- approvals: each running session's keeper holds its own queue */
+
+/* Asks one session's keeper; -ENOTSUP when it holds no queue. */
+static int keeper_ask(const moat_session_info *v, json_t *body, json_t **ret, moat_error *err)
+{
+	_cleanup_keeper_ moat_keeper *k = NULL;
+	int r = moat_keeper_connect(v->socket, &k, err);
+	if (r < 0)
+		return r;
+	if (strcmp(moat_keeper_sandbox_id(k), v->id) != 0)
+		return moat_error_set(err, ESRCH, "session %s: not running", v->id);
+	r = moat_keeper_approvals(k, body, ret, err);
+	if (r < 0 && (err->code == ENOTSUP || strstr(err->msg, "no approval queue") ||
+		      strstr(err->msg, "unknown message type 'approvals'")))
+		return -ENOTSUP;
+	return r;
+}
+
+/* The running sessions whose approvals the caller may see (a viewer: all;
+ * an agent: its own), or only the one ?session= names. */
+static int approval_sessions(srv *s, struct evhttp_request *req, const caller *c, const char *only,
+			     moat_session_info **ret, size_t *ret_n)
+{
+	moat_error err = {0};
+	*ret = NULL;
+	*ret_n = 0;
+	if (only) {
+		moat_session_info *v = calloc(1, sizeof(*v));
+		if (!v || session_for(s, req, c, only, c->role == MOATD_ROLE_VIEWER, v) < 0) {
+			if (!v)
+				reply_error(s, req, 500, NULL, "out of memory");
+			free(v);
+			return -1;
+		}
+		*ret = v;
+		*ret_n = 1;
+		return 0;
+	}
+	moat_session_info *v = NULL;
+	size_t n = 0, k = 0;
+	if (moat_session_list(&v, &n, &err) < 0) {
+		reply_error(s, req, 500, NULL, "%s", err.msg);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = owner_read(s, v[i].id);
+		if (v[i].running && (moatd_may_touch_session(c->role, c->identity, owner_of(o)) ||
+				     c->role == MOATD_ROLE_VIEWER))
+			v[k++] = v[i];
+		json_decref(o);
+	}
+	*ret = v;
+	*ret_n = k;
+	return 0;
+}
+
+static void do_approvals_list(srv *s, struct evhttp_request *req, const caller *c)
+{
+	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+	struct evkeyvalq params;
+	TAILQ_INIT(&params);
+	const char *only = NULL;
+	if (q) {
+		bool ok = evhttp_parse_query_str(q, &params) == 0;
+		for (struct evkeyval *kv = params.tqh_first; ok && kv; kv = kv->next.tqe_next)
+			ok = strcmp(kv->key, "session") == 0 && kv == params.tqh_first;
+		only = ok ? evhttp_find_header(&params, "session") : NULL;
+		if (!ok || !only || !*only || strlen(only) > MOATD_ID_MAX) {
+			evhttp_clear_headers(&params);
+			reply_error(s, req, 400, NULL, "%.64s: unknown query (expected session=ID)", q);
+			return;
+		}
+	}
+	_cleanup_free_ moat_session_info *v = NULL;
+	size_t n = 0;
+	int rc = approval_sessions(s, req, c, only, &v, &n);
+	evhttp_clear_headers(&params);
+	if (rc < 0)
+		return;
+	json_t *all = json_array(), *body = json_pack("{s:s}", "op", "ls");
+	for (size_t i = 0; all && body && i < n; i++) {
+		json_t *ans = NULL;
+		moat_error err = {0};
+		if (!v[i].running || keeper_ask(&v[i], body, &ans, &err) < 0)
+			continue;
+		size_t k;
+		json_t *it;
+		json_array_foreach(json_object_get(ans, "approvals"), k, it) {
+			json_object_set_new(it, "session", json_string(v[i].id));
+			json_object_set_new(it, "session_name", v[i].name[0] ? json_string(v[i].name) : json_null());
+			json_array_append(all, it);
+		}
+		json_decref(ans);
+	}
+	json_decref(body);
+	if (!all) {
+		reply_error(s, req, 500, NULL, "out of memory");
+		return;
+	}
+	reply_json(s, req, 200, json_pack("{s:o}", "approvals", all));
+}
+
+/* POST /v1/approvals/{id}: the decision goes to the keeper that holds id,
+ * with the caller's identity as who decided; moatd's own log has it too. */
+static void do_approval_decide(srv *s, struct evhttp_request *req, const caller *c, const char *id)
+{
+	const char *body;
+	size_t len;
+	json_t *kreq = NULL;
+	moat_error err = {0};
+	if (body_of(req, &body, &len) < 0 || moatd_decision_decode(id, body, len, &kreq, &err) < 0) {
+		reply_error(s, req, err.code == ENOMEM || !err.msg[0] ? 500 : 400, NULL, "%s",
+			    err.msg[0] ? err.msg : "out of memory");
+		return;
+	}
+	json_object_set_new(kreq, "by", json_string(c->identity));
+	_cleanup_free_ moat_session_info *v = NULL;
+	size_t n = 0;
+	if (approval_sessions(s, req, c, NULL, &v, &n) < 0) {
+		json_decref(kreq);
+		return;
+	}
+	json_t *ls = json_pack("{s:s}", "op", "ls");
+	for (size_t i = 0; ls && i < n; i++) {
+		json_t *ans = NULL;
+		moat_error e = {0};
+		/* Only the keeper that holds id is told: another (a keeper of
+		 * another moat's, on a shared host) is not sent a decision. */
+		if (keeper_ask(&v[i], ls, &ans, &e) < 0)
+			continue;
+		bool holds = false;
+		size_t k;
+		json_t *it;
+		json_array_foreach(json_object_get(ans, "approvals"), k, it)
+			holds = holds || strcmp(json_string_value(json_object_get(it, "id")) ?: "", id) == 0;
+		json_decref(ans);
+		ans = NULL;
+		if (!holds)
+			continue;
+		int r = keeper_ask(&v[i], kreq, &ans, &e);
+		if (r == -ENOTSUP || r == -ENOENT || r == -ESRCH)
+			continue;
+		if (r < 0) {
+			json_decref(kreq);
+			json_decref(ls);
+			/* The keeper names the field ("approvals.for_ms: ..."). */
+			reply_error(s, req, r == -EINVAL || r == -E2BIG ? 400 : 500, NULL, "%s", e.msg);
+			return;
+		}
+		const char *op = json_string_value(json_object_get(kreq, "op"));
+		json_t *f = json_pack("{s:s, s:s, s:s, s:s, s:s}", "identity", c->identity, "role",
+				      moatd_role_name(c->role), "id", id, "session_id", v[i].id, "decision", op);
+		json_t *kind = json_object_get(kreq, "kind"), *scope = json_object_get(kreq, "scope");
+		if (kind)
+			json_object_set(f, "kind", kind);
+		if (scope)
+			json_object_set(f, "scope", scope);
+		if (s->audit && f && moat_audit_event(s->audit, "approval.decision", f, 0, &e) < 0)
+			fprintf(stderr, "moatd: audit: %s\n", e.msg);
+		else if (!s->audit)
+			json_decref(f);
+		json_object_set_new(ans, "session", json_string(v[i].id));
+		json_object_set_new(ans, "decision", json_string(strcmp(op, "approve") == 0 ? "approved" : "denied"));
+		json_object_set_new(ans, "by", json_string(c->identity));
+		json_decref(kreq);
+		json_decref(ls);
+		reply_json(s, req, 200, ans);
+		return;
+	}
+	json_decref(kreq);
+	json_decref(ls);
+	reply_error(s, req, 404, NULL, "approval %s: no running session you may see holds it", id);
+}
+
 /* A process's resident memory in bytes (0 when it is gone). */
 static uint64_t rss_of(pid_t pid)
 {
@@ -1408,6 +1862,40 @@ static uint64_t rss_of(pid_t pid)
 	read_text(p, 8192, &st);
 	const char *l = st ? strstr(st, "\nVmRSS:") : NULL;
 	return l ? strtoull(l + 8, NULL, 10) * 1024 : 0;
+}
+
+/* What the running sessions' keepers report (their status): the requests
+ * their gateways decided and the actions their approval gates hold. Sums
+ * over the sessions alive now, so gauges: a session that ends takes its
+ * counts with it. */
+static void metrics_keepers(struct evbuffer *b, const moat_session_info *v, size_t n)
+{
+	uint64_t allowed = 0, denied = 0, pending = 0, leases = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].running)
+			continue;
+		moat_error err = {0};
+		_cleanup_keeper_ moat_keeper *k = NULL;
+		moat_keeper_msg m;
+		if (moat_keeper_connect(v[i].socket, &k, &err) < 0 || moat_keeper_status(k, &m, &err) < 0)
+			continue;
+		allowed += m.net_allowed;
+		denied += m.net_denied;
+		pending += m.approvals_pending;
+		leases += m.approvals_leases;
+		moat_keeper_msg_done(&m);
+	}
+	evbuffer_add_printf(b,
+			    "# HELP moatd_gateway_requests Requests the running sessions' gateways decided, by decision.\n"
+			    "# TYPE moatd_gateway_requests gauge\n"
+			    "moatd_gateway_requests{decision=\"allow\"} %llu\nmoatd_gateway_requests{decision=\"deny\"} %llu\n",
+			    (unsigned long long)allowed, (unsigned long long)denied);
+	evbuffer_add_printf(b,
+			    "# HELP moatd_approvals_pending Actions the running sessions hold for a person's decision.\n"
+			    "# TYPE moatd_approvals_pending gauge\nmoatd_approvals_pending %llu\n"
+			    "# HELP moatd_approval_leases Approval leases in force in the running sessions.\n"
+			    "# TYPE moatd_approval_leases gauge\nmoatd_approval_leases %llu\n",
+			    (unsigned long long)pending, (unsigned long long)leases);
 }
 
 static void do_metrics(srv *s, struct evhttp_request *req)
@@ -1423,6 +1911,7 @@ static void do_metrics(srv *s, struct evhttp_request *req)
 			if (v[i].running)
 				keeper_rss += rss_of(v[i].keeper_pid);
 		}
+	metrics_keepers(b, v, n);
 	free(v);
 	unsigned inflight = 0;
 	for (job *j = s->jobs; j; j = j->next)
@@ -1512,8 +2001,8 @@ static void handle(struct evhttp_request *req, void *arg, bool tcp)
 	case EVHTTP_REQ_DELETE: method = "DELETE"; break;
 	default: method = "OTHER"; break;
 	}
-	char key[MOATD_ID_MAX + 1];
-	moatd_route r = path ? moatd_route_match(method, path, key) : MOATD_R_NOT_FOUND;
+	char key[MOATD_ID_MAX + 1], sub[MOATD_ID_MAX + 1];
+	moatd_route r = path ? moatd_route_match_sub(method, path, key, sub) : MOATD_R_NOT_FOUND;
 	if (r == MOATD_R_NOT_FOUND) {
 		reply_error(s, req, 404, NULL, "%s: no such route", path ? path : "?");
 		return;
@@ -1588,6 +2077,15 @@ static void handle(struct evhttp_request *req, void *arg, bool tcp)
 		break;
 	case MOATD_R_SESSION_FILE_GET:
 		do_session_file(s, req, cn, &c, key, false);
+		break;
+	case MOATD_R_SESSION_EXEC_GET:
+		do_exec_get(s, req, &c, key, sub);
+		break;
+	case MOATD_R_APPROVAL_LIST:
+		do_approvals_list(s, req, &c);
+		break;
+	case MOATD_R_APPROVAL_DECIDE:
+		do_approval_decide(s, req, &c, sub);
 		break;
 	default:
 		reply_error(s, req, 404, NULL, "no such route");
@@ -1765,13 +2263,23 @@ int moatd_serve(moatd_config *cfg, const char *moat, const char *openapi, moat_e
 	const struct {
 		const char *sub;
 		mode_t mode;
-	} subs[] = {{"", 0711}, {"/jobs", 0711}, {"/owners", 0700}, {"/audit", 0700}};
+	} subs[] = {{"", 0711}, {"/jobs", 0711}, {"/owners", 0700}, {"/audit", 0700}, {"/execs", 0700}, {"/usage", 0700}};
 	for (size_t i = 0; i < ELEMENTSOF(subs); i++) {
 		char p[PATH_MAX];
 		snprintf(p, sizeof(p), "%s%s", s->state, subs[i].sub);
 		if (mkdir_p(p, subs[i].mode) < 0 || chmod(p, subs[i].mode) < 0)
 			return moat_error_set(err, errno, "state folder %s", p);
 	}
+	/* Each token's ceiling, read once: a bad one stops moatd here rather
+	 * than failing that token's every request. */
+	if (cfg->n_tlim && !(s->ceilings = calloc(cfg->n_tlim, sizeof(*s->ceilings))))
+		return moat_error_set(err, ENOMEM, "token ceilings");
+	for (size_t i = 0; i < cfg->n_tlim; i++)
+		if (cfg->tlim[i].policy && (moat_policy_load_file(cfg->tlim[i].policy, &s->ceilings[i], err) < 0 ||
+					    moatd_ceiling_check(s->ceilings[i], err) < 0)) {
+			rc = moat_error_wrap(err, "token_limits.%s.policy", cfg->tlim[i].name);
+			goto out_ceilings;
+		}
 	char p[PATH_MAX];
 	snprintf(p, sizeof(p), "%s/moatd-audit.jsonl", s->state);
 	if ((rc = moat_audit_open(p, NULL, &s->audit, err)) < 0)
@@ -1832,5 +2340,9 @@ out:
 	moat_audit_close(s->audit);
 	for (size_t i = 0; i < s->n_idents; i++)
 		free(s->idents[i].runs);
+out_ceilings:
+	for (size_t i = 0; s->ceilings && i < cfg->n_tlim; i++)
+		moat_policy_free(s->ceilings[i]);
+	free(s->ceilings);
 	return rc;
 }

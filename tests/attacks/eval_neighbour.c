@@ -1,4 +1,4 @@
-/* ATTACK: one benchmark sample plants files and a lingering process for the samples run beside or after it, and looks for theirs | LAYER: a fresh sandbox per sample (own /tmp, /dev/shm, PID namespace), torn down with its processes | REF: - */
+/* ATTACK: one benchmark sample plants files and a lingering process for the samples run beside or after it, and looks for theirs | LAYER: a fresh sandbox per cold sample (own /tmp, /dev/shm, PID namespace), torn down with its processes; a sandbox per worker for warm ones, each sample's cgroup emptied and /tmp cleared before the next is forked | REF: - */
 /* RUN: --time 20 */
 #include "attack.h"
 

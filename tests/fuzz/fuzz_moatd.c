@@ -27,6 +27,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r < 0)
 		FUZZ_CHECK(id[0] == '\0');
 	FUZZ_CHECK(strlen(id) <= MOATD_ID_MAX && !strchr(id, '/'));
+	char sub[MOATD_ID_MAX + 1];
+	r = moatd_route_match_sub(methods[data[0] & 3], path, id, sub);
+	FUZZ_CHECK(r >= MOATD_R_BAD_METHOD && r < _MOATD_R_MAX);
+	/* A second key is an exec's or an approval's id: hex, never a path. */
+	FUZZ_CHECK(strspn(sub, "0123456789abcdef") + (sub[0] == 'a') >= strlen(sub));
+	if (r != MOATD_R_SESSION_EXEC_GET && r != MOATD_R_APPROVAL_DECIDE)
+		FUZZ_CHECK(sub[0] == '\0' || r == MOATD_R_BAD_METHOD);
+
+	/* The same body as an approval's decision. */
+	json_t *dreq = NULL;
+	moat_error derr = {0};
+	if (moatd_decision_decode("a0123abcd", body, len, &dreq, &derr) < 0)
+		FUZZ_CHECK(!dreq && derr.msg[0]);
+	else
+		FUZZ_CHECK(json_is_string(json_object_get(dreq, "op")));
+	json_decref(dreq);
 
 	moatd_request q;
 	moat_error err = {0};

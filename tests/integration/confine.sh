@@ -17,6 +17,12 @@ t_eq "the Landlock ABI reported is the kernel's" "$abi" "$(json r.json 'j["isola
 mrun run -- /bin/sh -c 'grep -E "^(CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\t" " "'
 t_eq "the kernel agrees inside" "$(printf 'CapEff: 0000000000000000\nCapBnd: 0000000000000000\nCapAmb: 0000000000000000\nNoNewPrivs: 1\nSeccomp: 2')" "$OUT"
 
+# Signals the caller ignores are not ignored by the command: the init
+# resets every disposition it inherited that is not the default.
+(trap '' INT QUIT TERM USR1 PIPE; mrun run -- /bin/sh -c 'cat /proc/self/status | grep -E "^Sig(Ign|Cgt|Blk):" | tr -s "\t" " "'
+	printf '%s' "$OUT" >sig.out)
+t_eq "signals the caller ignored: default in the command" "$(printf 'SigBlk: 0000000000000000\nSigIgn: 0000000000000000\nSigCgt: 0000000000000000')" "$(cat sig.out)"
+
 if [ "$abi" -gt 0 ]; then
 	# Compile-and-run: a program written to /tmp may run...
 	mrun run -- /bin/sh -c 'cp /bin/true /tmp/prog && /tmp/prog && echo ran'

@@ -241,6 +241,9 @@ out=$(python3 "$MOAT_STAGE/examples/api/moatd_client.py" --socket "$SOCK" 2>&1)
 t_eq "examples/api/moatd_client.py: create, exec, audit, delete" \
 	"ok hello piped in True" \
 	"$(printf '%s\n' "$out" | sed -n 's/^health: //p; s/^event: .*"data": "\(hello\)\\n".*/\1/p; s/^stdin round trip: //p; s/^deleted: //p' | tr '\n' ' ' | sed 's/ $//')"
+t_eq "examples/api/moatd_client.py: a file in and out, a detached exec polled to its end" \
+	"file round trip: 200 200 True|detached: exited 0 later" \
+	"$(printf '%s\n' "$out" | grep -E '^(file round trip|detached):' | paste -sd'|')"
 
 st=$(code DELETE "/v1/sessions/$id")
 kill "$DPID"

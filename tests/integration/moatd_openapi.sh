@@ -15,7 +15,7 @@ for _ in $(seq 100); do curl -s --unix-socket "$SOCK" http://m/v1/health >/dev/n
 curl -sS --unix-socket "$SOCK" -o openapi.json http://m/v1/openapi.json
 t_eq "GET /v1/openapi.json: OpenAPI 3.1" 3.1.0 "$(json openapi.json 'j["openapi"]')"
 t_eq "every route of the router is described" \
-	"/metrics /v1/health /v1/judge /v1/openapi.json /v1/runs /v1/sessions /v1/sessions/{id} /v1/sessions/{id}/audit /v1/sessions/{id}/exec /v1/sessions/{id}/files" \
+	"/metrics /v1/approvals /v1/approvals/{approval} /v1/health /v1/judge /v1/openapi.json /v1/runs /v1/sessions /v1/sessions/{id} /v1/sessions/{id}/audit /v1/sessions/{id}/exec /v1/sessions/{id}/exec/{exec} /v1/sessions/{id}/files" \
 	"$(json openapi.json '" ".join(sorted(j["paths"]))')"
 
 # The validator: from npm, installed by tests/run into the build folder

@@ -186,6 +186,51 @@ bundle b19 '["true"]'
 sed -i 's|"mounts":\[|"mounts":[{"destination":"/run","type":"tmpfs","source":"tmpfs","options":["suid"]},|' b19/config.json
 refused "a tmpfs option that would widen moat's mounts is refused" b19 '^1 .*mounts\[0\].options\[0\]: suid'
 
+# --- process.oomScoreAdj: the container's processes have it (raised here,
+# which needs no privilege).
+bundle b21 '["sh","-c","cat /proc/self/oom_score_adj"]'
+sed -i 's|"cwd":"/"|"cwd":"/","oomScoreAdj":567|' b21/config.json
+oci create --bundle b21 c21 >c21.out 2>&1 </dev/null
+oci start c21
+wait_stopped c21
+t_eq "process.oomScoreAdj is the process's" "567" "$(cat c21.out)"
+oci delete c21
+
+# --- a process that cannot start: the caller gets a non-zero exit and the
+# reason, on stderr and in the --log file (JSON with --log-format json),
+# worded as runc words it (podman reads 127 or 126 from it). As root of the
+# host it is create that fails, as runc's does; rootless, the keeper may not
+# look into the sandbox's root and start fails instead. Either way the
+# container ends stopped, with the exec's status.
+# startfail NAME ARGS_JSON CWD PATTERN
+startfail() {
+	bundle "b-$1" "$2"
+	sed -i "s|\"cwd\":\"/\"|\"cwd\":\"$3\"|" "b-$1/config.json"
+	printf '#!/bin/sh\necho x\n' >"b-$1/rootfs/bin/noexec"
+	chmod 644 "b-$1/rootfs/bin/noexec"
+	rm -f "$1.log"
+	local rc
+	if oci --log "$1.log" --log-format json create --bundle "b-$1" "c-$1" </dev/null >/dev/null 2>"$1.err"; then
+		oci --log "$1.log" --log-format json start "c-$1" 2>"$1.err"
+		rc=$?
+		wait_stopped "c-$1"
+		t_eq "$1: the container is stopped" "stopped" "$(status "c-$1")"
+	else
+		rc=1
+		t_eq "$1: a create that failed leaves no container" "no" "$([ -e "$R/c-$1" ] && echo yes || echo no)"
+	fi
+	t_eq "$1: create or start fails" "1" "$rc"
+	t_match "$1: the reason on stderr" "$4" "$(cat "$1.err")"
+	t_match "$1: the reason in the JSON log" "^\{\"level\":\"error\",\"msg\":\".*$4" "$(tail -1 "$1.log" 2>/dev/null)"
+	oci delete --force "c-$1" 2>/dev/null
+}
+startfail missing '["/nonexistent"]' / 'exec: \\?"/nonexistent\\?": stat /nonexistent: [Nn]o such file or directory'
+startfail notonpath '["nothere"]' / 'exec: \\?"nothere\\?": executable file not found in \$PATH'
+startfail notexec '["/bin/noexec"]' / '/bin/noexec.*: Permission denied'
+startfail badcwd '["true"]' /nodir '/nodir.*No such file or directory'
+oci delete --force never-made
+t_eq "delete --force of a container that is not there succeeds, as runc's" "0" "$?"
+
 # --- annotations: the example pod's egress policy (examples/kubernetes)
 # puts the container behind moat's gateway, and the audit log goes where
 # dev.moat.audit says.

@@ -153,3 +153,40 @@ oci start "s$$"
 for _ in $(seq 300); do grep -q '^unshare=' s1.out 2>/dev/null && break; sleep 0.1; done
 oci delete --force "s$$" >/dev/null 2>&1
 t_match "a spec filter allowing unshare does not widen moat's" 'unshare=1' "$(tr '\n' ' ' <s1.out)"
+
+# The container's user owns its own root (as root of the host, through an
+# idmapped bind of the root in the keeper's mount namespace; rootless, the
+# test's user owns it anyway): it writes there, and on disk what it wrote
+# is the container user's. That ownership goes no further: a folder of
+# another owner in the root stays out of its reach, a read-write bind of a
+# host folder only host root may write is still refused, and the host's
+# mount table never shows the idmapped root.
+mkdir -p i1/rootfs/bin i1/rootfs/etc i1/rootfs/other
+cp "$BB" i1/rootfs/bin/busybox
+ln -sf busybox i1/rootfs/bin/sh
+chmod 755 i1/rootfs/other
+[ "$MOAT_MODE" = root ] && chown 4321:4321 i1/rootfs/other
+cat >i1/config.json <<'JSON'
+{"ociVersion":"1.0.2","root":{"path":"rootfs"},
+ "process":{"args":["sh","-c","echo w >/etc/made && echo wrote-root; echo w >/other/x && echo wrote-other; umask; busybox sleep 2"],"env":["PATH=/bin"],"cwd":"/"},
+ "linux":{"namespaces":[{"type":"pid"},{"type":"network"},{"type":"ipc"},{"type":"uts"},{"type":"mount"}]}}
+JSON
+oci create --bundle i1 "i$$" </dev/null >i1.out 2>&1
+oci start "i$$"
+for _ in $(seq 300); do grep -q '^00' i1.out 2>/dev/null && break; sleep 0.1; done
+host_idmapped=$(grep -c "$MOAT_TDIR/i1" /proc/self/mountinfo)
+oci delete --force "i$$" >/dev/null 2>&1
+t_match "the container's user writes into its own root" '^wrote-root' "$(cat i1.out)"
+t_match "its processes start with umask 0022, as runc's" '^0022$' "$(cat i1.out)"
+t_eq "on disk, what it wrote is owned by the container's user" "$(id -u):$(id -g)" "$(stat -c %u:%g i1/rootfs/etc/made 2>&1)"
+t_eq "the host's mount table does not show the container's root" "0" "$host_idmapped"
+if [ "$MOAT_MODE" = root ]; then
+	t_nomatch "a folder of another owner in its root stays unwritable" 'wrote-other' "$(cat i1.out)"
+	t_eq "nothing was written there" "no" "$([ -e i1/rootfs/other/x ] && echo yes || echo no)"
+	mkdir -p rootonly && chmod 755 rootonly
+	cp -r i1 i2
+	sed -i 's|"linux":|"mounts":[{"destination":"/data","type":"bind","source":"'"$MOAT_TDIR"'/rootonly","options":["rbind","rw"]}],"linux":|' i2/config.json
+	oci create --bundle i2 "j$$" </dev/null >/dev/null 2>i2.err
+	t_match "a read-write bind of a folder only host root may write is still refused" 'not writable by the sandbox user' "$(cat i2.err)"
+	oci delete --force "j$$" >/dev/null 2>&1
+fi

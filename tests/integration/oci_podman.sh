@@ -26,6 +26,7 @@ chmod 700 run
 ln -sf "$MOAT" bin/moat-oci
 cp "$BB" img/bin/busybox
 for c in sh echo cat sleep id hostname tty yes head; do ln -sf busybox "img/bin/$c"; done
+echo 'root:x:0:0::/:/bin/sh' >img/etc/passwd
 # Owned by root in the tarball: a rootless podman without subordinate ids
 # maps only that one.
 tar --owner=0 --group=0 --numeric-owner -C img -cf img.tar .
@@ -42,6 +43,14 @@ if [ "$rc" = 0 ]; then t_ok "podman import of a local rootfs tarball"; else
 out=$("${P[@]}" run --rm --network none localhost/moat-bb:1 sh -c 'echo hi; id -u; exit 6' 2>run.err)
 rc=$?
 t_eq "run --rm: output and exit status" "hi 0 6" "$(echo $out) $rc"
+# A process that cannot start: podman reads the runtime's reason (worded
+# as runc's) and exits 127 (not found) or 126 (not executable), as with runc.
+"${P[@]}" run --rm --network none localhost/moat-bb:1 /nonexistent >nx.out 2>&1
+t_eq "run of a missing program: exit 127" "127" "$?"
+t_match "run of a missing program: the reason" 'exec: .?"/nonexistent.?": stat /nonexistent: [Nn]o such file' "$(cat nx.out)"
+"${P[@]}" run --rm --network none localhost/moat-bb:1 /etc/passwd >nx.out 2>&1
+t_eq "run of a file that is not executable: exit 126" "126" "$?"
+t_match "run of a file that is not executable: the reason" '/etc/passwd.*Permission denied' "$(cat nx.out)"
 out=$("${P[@]}" run --rm --network none --user 1234:4321 localhost/moat-bb:1 sh -c 'id -u; id -g' 2>&1)
 t_eq "run --user: the process has the ids asked for" "1234 4321" "$(echo $out)"
 
@@ -83,9 +92,26 @@ rc=$?
 if grep -q 'slirp4netns' net.out; then
 	t_na "podman's own network namespace is refused, with the reason" "rootless podman needs slirp4netns for it"
 else t_match "podman's own network namespace is refused, with the reason" \
-	'linux.namespaces\[[0-9]\].path: joining the existing network namespace' "$(cat net.out)"
+	'linux.namespaces\[[0-9]\].path: /run/netns/[^ ]* is not the net namespace of a running moat-oci container' "$(cat net.out)"
 fi
 t_match "podman's own network namespace: podman fails" '^[1-9]' "$rc"
+
+# A pod: podman's infra container makes the namespaces, the pod's other
+# containers join them by /proc/PID/ns paths (PID: the infra container's
+# pid from `state`, its keeper's, which moat maps to its sandbox's).
+printf '#!/bin/sh\nexec sleep 100000\n' >img/bin/pause
+chmod 755 img/bin/pause
+tar --owner=0 --group=0 --numeric-owner -C img -cf img2.tar .
+"${P[@]}" import img2.tar localhost/moat-bb:2 >/dev/null 2>&1
+"${P[@]}" pod create --name pod1 --network none --infra-image localhost/moat-bb:2 --infra-command /bin/pause >/dev/null 2>pod.err
+"${P[@]}" pod start pod1 >/dev/null 2>>pod.err
+t_eq "pod: the infra container runs" "Up" "$("${P[@]}" ps --pod --filter name=infra --format '{{.Status}}' 2>&1 | cut -d' ' -f1)"
+infra=$("${P[@]}" ps --pod -q --filter name=infra | head -1)
+want=$("${P[@]}" exec "$infra" sh -c 'for n in net uts ipc; do readlink /proc/self/ns/$n; done; hostname' 2>&1 | tr '\n' ' ')
+got=$("${P[@]}" run --rm --pod pod1 localhost/moat-bb:2 sh -c 'for n in net uts ipc; do readlink /proc/self/ns/$n; done; hostname' 2>&1 | tr '\n' ' ')
+t_match "pod: the infra container's namespaces and hostname" '^net:\[[0-9]+\] uts:\[[0-9]+\] ipc:\[[0-9]+\] pod1 $' "$want"
+t_eq "pod: a container of the pod shares them" "$want" "$got"
+"${P[@]}" pod rm -f pod1 >/dev/null 2>&1
 "${P[@]}" rm -af >/dev/null 2>&1
 "${P[@]}" rmi -af >/dev/null 2>&1
 true

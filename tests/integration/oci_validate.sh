@@ -23,8 +23,10 @@ if ! command -v go >/dev/null; then
 fi
 mkdir -p bin
 ln -sf "$MOAT" bin/moat-oci
-tests=(create state kill kill_no_effect delete_only_create_resources config_updates_without_affect linux_seccomp
-	linux_ns_path_type misc_props)
+# (misc_props is not among them: its first check makes a bundle whose
+# process, /runtimetest, is not in the root, and create fails, as runc's.)
+tests=(create state kill kill_no_effect delete_only_create_resources config_updates_without_affect
+	linux_seccomp linux_ns_path_type)
 out=$(timeout 1200 "$V" "$MOAT_TDIR/bin/moat-oci" "${tests[@]}" 2>&1)
 for t in "${tests[@]}"; do
 	line=$(grep -E "^$t: " <<<"$out")

@@ -2,7 +2,8 @@
 """A strict parser of the Prometheus text exposition format (0.0.4), for
 moatd's /metrics: every line is a comment, HELP, TYPE or a sample; names and
 labels follow the grammar; each family's TYPE comes before its samples and
-once; no series twice; counters are not negative; a histogram's buckets
+once; counters, and only they, are named _total; no series twice; counters
+are not negative; a histogram's buckets
 rise with le, end at +Inf and agree with its _count. Reads stdin, prints
 'family value' lines for samples, exits 1 naming the first problem."""
 import math
@@ -45,6 +46,11 @@ def main():
                 fail(n, line, 'bad or repeated TYPE')
             if parts[3] not in ('counter', 'gauge', 'histogram', 'summary', 'untyped'):
                 fail(n, line, 'unknown type')
+            # The naming rule of Prometheus' guidelines: a counter's name
+            # ends in _total, nothing else's does (a gauge that sums live
+            # things must not read as a counter that never goes down).
+            if (parts[3] == 'counter') != parts[2].endswith('_total'):
+                fail(n, line, 'a counter is named _total, and only a counter')
             if any(s[0] == parts[2] for s in samples):
                 fail(n, line, 'TYPE after the family\'s samples')
             types[parts[2]] = parts[3]

@@ -32,6 +32,12 @@ rc=$?
 t_match "-t without a terminal of the caller's: the command has one of its own" '^/dev/pts/[0-9]+' "$out"
 t_eq "-t without a terminal of the caller's: its status" 4 "$rc"
 
+# The keeper ignores SIGPIPE, and the exec's caller may ignore more: the
+# command starts with every disposition at its default.
+out=$(trap '' INT QUIT USR1; ms exec "$N" -- sh -c 'cat /proc/self/status | grep -E "^Sig(Ign|Cgt|Blk):" | tr -s "\t" " "')
+t_eq "a command starts with no signal ignored, caught or blocked" \
+	"$(printf 'SigBlk: 0000000000000000\nSigIgn: 0000000000000000\nSigCgt: 0000000000000000')" "$out"
+
 out=$(printf 'a\nb\n' | ms exec -i "$N" -- wc -l)
 t_eq "-i: piped input is the command's" "0 2" "$? $(echo $out)"
 out=$(printf 'a\nb\n' | ms exec "$N" -- wc -l)

@@ -247,6 +247,33 @@ static void test_seccomp_unknown_profile(void **state)
 	moat__seccomp_free(ctx);
 }
 
+/* The program compiled once per sandbox: a BPF program of the profile,
+ * named and counted as the report says; an unknown profile compiles
+ * nothing. Loading it is what seccomp_child checks (apply compiles and
+ * loads). */
+static void test_seccomp_compile(void **state)
+{
+	(void)state;
+	moat_config c = {0};
+	moat_seccomp_prog p = {0};
+	moat_error err = {0};
+	c.profile = "agent";
+	assert_int_equal(moat__seccomp_compile(&c, &p, &err), 0);
+	assert_non_null(p.insns);
+	assert_true(p.len > 100 && p.len <= BPF_MAXINSNS);
+	assert_string_equal(p.profile, "agent");
+	assert_true(p.rules > 100);
+	moat__seccomp_prog_done(&p);
+	assert_null(p.insns);
+	c.profile = "bogus";
+	assert_true(moat__seccomp_compile(&c, &p, &err) < 0);
+	assert_int_equal(err.code, MOAT_EINPUT);
+	assert_null(p.insns);
+	moat_isolation iso = {0};
+	assert_true(moat__seccomp_load(&p, &iso, &err) < 0);
+	assert_false(iso.seccomp);
+}
+
 static const moat_ll_path_rule *find_rule(const moat_ll_plan *p, const char *path)
 {
 	for (size_t i = 0; i < p->n_paths; i++)
@@ -443,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_seccomp_code),
 		cmocka_unit_test(test_seccomp_agent),
 		cmocka_unit_test(test_seccomp_unknown_profile),
+		cmocka_unit_test(test_seccomp_compile),
 		cmocka_unit_test(test_userns_limits),
 		cmocka_unit_test(test_landlock_plan),
 		cmocka_unit_test(test_landlock_apply),

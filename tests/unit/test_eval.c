@@ -369,9 +369,58 @@ static void test_result_and_summary(void **state)
 	assert_int_equal(json_integer_value(json_object_get(v, "timeout")), 1);
 	assert_int_equal(json_integer_value(json_object_get(v, "error")), 1);
 	assert_null(json_object_get(v, "oom"));
+	/* All 8 ran cold: the summary says so, and why. */
+	assert_int_equal(json_integer_value(json_object_get(o, "warm_samples")), 0);
+	assert_null(json_object_get(o, "cold_reason"));
+	json_decref(o);
+	free(sum);
+	t.warm_samples = 6;
+	t.cold_reason = "not Python";
+	sum = moat_eval_summary_json(&t, ks, 3);
+	o = json_loads(sum, 0, NULL);
+	assert_int_equal(json_integer_value(json_object_get(o, "warm_samples")), 6);
+	assert_string_equal(json_string_value(json_object_get(o, "cold_reason")), "not Python");
+	json_decref(o);
+	free(sum);
+	t.warm_samples = 8;
+	sum = moat_eval_summary_json(&t, ks, 3);
+	o = json_loads(sum, 0, NULL);
+	assert_null(json_object_get(o, "cold_reason"));
 	json_decref(o);
 	free(sum);
 	moat_eval_totals_done(&t);
+}
+
+/* What keeps every sample of a configuration off the warm path: a place a
+ * sample could write that the interpreter does not clear between samples,
+ * a network, the file trail, or MOAT_EVAL_WARM=0. */
+static void test_warm_refusal(void **state)
+{
+	(void)state;
+	moat_config c;
+	memset(&c, 0, sizeof(c));
+	unsetenv("MOAT_EVAL_WARM");
+	assert_null(moat__eval_warm_refusal(&c));
+	setenv("MOAT_EVAL_WARM", "0", 1);
+	assert_string_equal(moat__eval_warm_refusal(&c), "MOAT_EVAL_WARM=0");
+	setenv("MOAT_EVAL_WARM", "1", 1);
+	assert_null(moat__eval_warm_refusal(&c));
+	unsetenv("MOAT_EVAL_WARM");
+	moat_bind binds[2] = {{.src = "/a", .dst = "/a", .flags = 0}, {.src = "/b", .dst = "/b", .flags = MOAT_BIND_RW}};
+	c.binds = binds;
+	c.n_binds = 1;
+	assert_null(moat__eval_warm_refusal(&c));
+	c.n_binds = 2;
+	assert_non_null(moat__eval_warm_refusal(&c));
+	c.n_binds = 0;
+	c.out_dir = "/out";
+	assert_non_null(moat__eval_warm_refusal(&c));
+	c.out_dir = NULL;
+	c.audit_files = true;
+	assert_non_null(moat__eval_warm_refusal(&c));
+	c.audit_files = false;
+	c.net = MOAT_NET_PROXY;
+	assert_non_null(moat__eval_warm_refusal(&c));
 }
 
 int main(void)
@@ -387,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_pass_at_k),
 		cmocka_unit_test(test_parse_ks),
 		cmocka_unit_test(test_result_and_summary),
+		cmocka_unit_test(test_warm_refusal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

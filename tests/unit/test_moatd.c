@@ -330,12 +330,130 @@ static void test_tokens(void **state)
 	}
 }
 
+/* The routes with a second key: an exec's id, an approval's. */
+static void test_routes_sub(void **state)
+{
+	(void)state;
+	char id[MOATD_ID_MAX + 1], sub[MOATD_ID_MAX + 1];
+	const char *x = "/v1/sessions/s1/exec/0123456789abcdef0123456789abcdef";
+	assert_int_equal(moatd_route_match_sub("GET", x, id, sub), MOATD_R_SESSION_EXEC_GET);
+	assert_string_equal(id, "s1");
+	assert_string_equal(sub, "0123456789abcdef0123456789abcdef");
+	assert_int_equal(moatd_route_match_sub("POST", x, id, sub), MOATD_R_BAD_METHOD);
+	assert_string_equal(id, "");
+	assert_int_equal(moatd_route_match_sub("GET", "/v1/sessions/s1/exec/0123", id, sub), MOATD_R_NOT_FOUND);
+	assert_int_equal(moatd_route_match_sub("GET", "/v1/sessions/s1/exec/../owners", id, sub), MOATD_R_NOT_FOUND);
+	assert_int_equal(moatd_route_match_sub("GET", "/v1/sessions/s1/exec/0123456789ABCDEF0123456789abcdef", id, sub),
+			 MOATD_R_NOT_FOUND);
+	assert_int_equal(moatd_route_match_sub("GET", "/v1/approvals", id, sub), MOATD_R_APPROVAL_LIST);
+	assert_int_equal(moatd_route_match_sub("POST", "/v1/approvals", id, sub), MOATD_R_BAD_METHOD);
+	assert_int_equal(moatd_route_match_sub("POST", "/v1/approvals/a0123abcd", id, sub), MOATD_R_APPROVAL_DECIDE);
+	assert_string_equal(sub, "a0123abcd");
+	assert_int_equal(moatd_route_match_sub("GET", "/v1/approvals/a0123abcd", id, sub), MOATD_R_BAD_METHOD);
+	assert_int_equal(moatd_route_match_sub("POST", "/v1/approvals/l0123abcd", id, sub), MOATD_R_NOT_FOUND);
+	assert_int_equal(moatd_route_match_sub("POST", "/v1/approvals/a0123abcd/x", id, sub), MOATD_R_NOT_FOUND);
+	/* Who may: a decision is a person's, never an agent's. */
+	assert_false(moatd_role_allows(MOATD_ROLE_AGENT, MOATD_R_APPROVAL_DECIDE));
+	assert_false(moatd_role_allows(MOATD_ROLE_VIEWER, MOATD_R_APPROVAL_DECIDE));
+	assert_true(moatd_role_allows(MOATD_ROLE_OPERATOR, MOATD_R_APPROVAL_DECIDE));
+	assert_true(moatd_role_allows(MOATD_ROLE_VIEWER, MOATD_R_APPROVAL_LIST));
+	assert_false(moatd_role_allows(MOATD_ROLE_VIEWER, MOATD_R_SESSION_EXEC_GET));
+	assert_true(moatd_route_changes(MOATD_R_APPROVAL_DECIDE));
+}
+
+static void test_decision(void **state)
+{
+	(void)state;
+	json_t *r = NULL;
+	moat_error err = {0};
+	const char *b = "{\"decision\":\"approve\",\"kind\":\"for\",\"for\":\"10m\",\"scope\":\"path\",\"note\":\"ok\"}";
+	assert_int_equal(moatd_decision_decode("a0123abcd", b, strlen(b), &r, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(r, "op")), "approve");
+	assert_string_equal(json_string_value(json_object_get(r, "id")), "a0123abcd");
+	assert_int_equal(json_integer_value(json_object_get(r, "for_ms")), 600000);
+	assert_string_equal(json_string_value(json_object_get(r, "scope")), "path");
+	json_decref(r);
+	b = "{\"decision\":\"deny\",\"reason\":\"no\"}";
+	assert_int_equal(moatd_decision_decode("a0123abcd", b, strlen(b), &r, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(r, "op")), "deny");
+	assert_null(json_object_get(r, "kind"));
+	json_decref(r);
+	static const struct {
+		const char *body, *field;
+	} bad[] = {
+		{"[]", "body"},
+		{"{", "body"},
+		{"{}", "decision"},
+		{"{\"decision\":1}", "decision"},
+		{"{\"decision\":\"yes\"}", "decision"},
+		{"{\"decision\":\"approve\",\"colour\":\"x\"}", "colour"},
+		{"{\"decision\":\"approve\",\"kind\":\"always\"}", "kind"},
+		{"{\"decision\":\"approve\",\"kind\":\"for\"}", "for"},
+		{"{\"decision\":\"approve\",\"for\":\"1m\"}", "for"},
+		{"{\"decision\":\"approve\",\"kind\":\"for\",\"for\":\"0s\"}", "for"},
+		{"{\"decision\":\"approve\",\"scope\":\"host\"}", "scope"},
+		{"{\"decision\":\"approve\",\"kind\":\"session\",\"scope\":\"all\"}", "scope"},
+		{"{\"decision\":\"approve\",\"reason\":\"x\"}", "reason"},
+		{"{\"decision\":\"deny\",\"kind\":\"once\"}", "kind"},
+		{"{\"decision\":\"deny\",\"reason\":\"a\\u0000b\"}", "body"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&err, 0, sizeof(err));
+		r = NULL;
+		if (moatd_decision_decode("a0123abcd", bad[i].body, strlen(bad[i].body), &r, &err) >= 0 ||
+		    strncmp(err.msg, bad[i].field, strlen(bad[i].field)) != 0 || r)
+			fail_msg("%s: expected an error naming %s, got '%s'", bad[i].body, bad[i].field, err.msg);
+	}
+}
+
+static void test_token_limits(void **state)
+{
+	(void)state;
+	moatd_config c;
+	moat_error err = {0};
+	moatd_config_init(&c);
+	const char *y = "quotas:\n  agent: {cpu_seconds: 1h}\n"
+			"token_limits:\n  ci: {policy: /etc/moat/ci.yaml, quotas: {cpu_seconds: 90, sandboxes: 2}}\n"
+			"  other: {policy: /x.yaml}\n";
+	assert_int_equal(moatd_config_parse(y, strlen(y), &c, &err), 0);
+	assert_int_equal(c.quota[MOATD_ROLE_AGENT].cpu_seconds, 3600);
+	const moatd_token_limit *t = moatd_token_limit_of(&c, "ci");
+	assert_non_null(t);
+	assert_string_equal(t->policy, "/etc/moat/ci.yaml");
+	assert_true(t->has_quota);
+	assert_int_equal(t->quota.cpu_seconds, 90);
+	assert_int_equal(t->quota.sandboxes, 2);
+	assert_false(moatd_token_limit_of(&c, "other")->has_quota);
+	assert_null(moatd_token_limit_of(&c, "nobody"));
+	assert_null(moatd_token_limit_of(&c, NULL));
+	moatd_config_done(&c);
+	static const struct {
+		const char *text, *field;
+	} bad[] = {
+		{"token_limits: [1]\n", "token_limits"},
+		{"token_limits: {ci: 1}\n", "token_limits.ci"},
+		{"token_limits: {ci: {polcy: /x}}\n", "token_limits.ci.polcy"},
+		{"token_limits: {ci: {quotas: {cpu: 1}}}\n", "token_limits.ci.quotas.cpu"},
+		{"token_limits: {ci: {quotas: {cpu_seconds: lots}}}\n", "token_limits.ci.quotas.cpu_seconds"},
+		{"quotas: {agent: {cpu_seconds: -1}}\n", "quotas.agent.cpu_seconds"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		moatd_config_init(&c);
+		memset(&err, 0, sizeof(err));
+		if (moatd_config_parse(bad[i].text, strlen(bad[i].text), &c, &err) >= 0 ||
+		    strncmp(err.msg, bad[i].field, strlen(bad[i].field)) != 0)
+			fail_msg("%s: expected an error naming %s, got '%s'", bad[i].text, bad[i].field, err.msg);
+		moatd_config_done(&c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_routes),     cmocka_unit_test(test_roles),  cmocka_unit_test(test_decode_run),
 		cmocka_unit_test(test_decode_other), cmocka_unit_test(test_limits_within), cmocka_unit_test(test_bytes), cmocka_unit_test(test_config),
-		cmocka_unit_test(test_tokens),
+		cmocka_unit_test(test_tokens), cmocka_unit_test(test_routes_sub), cmocka_unit_test(test_decision),
+		cmocka_unit_test(test_token_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

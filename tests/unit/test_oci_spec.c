@@ -19,7 +19,7 @@
 	"\"args\":[\"sh\",\"-c\",\"echo hi\"],\"env\":[\"PATH=/usr/bin:/bin\",\"TERM=xterm\"],\"cwd\":\"/home\","\
 	"\"capabilities\":{\"bounding\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],"\
 	"\"effective\":[\"CAP_KILL\"],\"permitted\":[\"CAP_KILL\"],\"ambient\":[\"CAP_KILL\"]},"\
-	"\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1024,\"soft\":512}],\"noNewPrivileges\":true},"\
+	"\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1024,\"soft\":512}],\"noNewPrivileges\":true,\"oomScoreAdj\":-7},"\
 	"\"root\":{\"path\":\"rootfs\",\"readonly\":true},\"hostname\":\"box\","\
 	"\"mounts\":[{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"\
 	"{\"destination\":\"/data\",\"type\":\"bind\",\"source\":\"/srv/data\",\"options\":[\"rbind\",\"ro\"]}],"\
@@ -91,6 +91,8 @@ static void test_full(void **state)
 	assert_int_equal(s->rlimits[0].soft, 512);
 	assert_int_equal(s->rlimits[0].hard, 1024);
 	assert_true(s->no_new_privileges);
+	assert_true(s->oom_score_adj_set);
+	assert_int_equal(s->oom_score_adj, -7);
 	assert_string_equal(s->hostname, "box");
 
 	/* Asked for, recorded, and not one granted: moat's set is empty. */
@@ -181,6 +183,7 @@ static void test_minimal(void **state)
 	assert_int_equal(s->memory_bytes, MOAT_UNLIMITED);
 	assert_int_equal(s->pids, MOAT_UNLIMITED);
 	assert_int_equal(s->cpus_milli, MOAT_UNLIMITED);
+	assert_false(s->oom_score_adj_set);
 	moat_oci_spec_free(s);
 }
 
@@ -208,11 +211,34 @@ static void test_host_namespaces_refused(void **state)
 		expect_refused(j, "linux.namespaces", words);
 		free(j);
 	}
-	/* Joined by path: the host's, or anyone's. */
+	/* Joined by path: network, ipc and uts paths are recorded (the
+	 * runtime then lets only another moat-oci container's through);
+	 * pid, mount, user, cgroup paths and relative ones are refused. */
 	const char *j = "{\"ociVersion\":\"1.0.0\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":[\"x\"],\"cwd\":\"/\"},"
-			"\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\",\"path\":\"/proc/1/ns/net\"},"
-			"{\"type\":\"ipc\"},{\"type\":\"uts\"},{\"type\":\"mount\"}]}}";
-	expect_refused(j, "linux.namespaces[1].path", "/proc/1/ns/net");
+			"\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\",\"path\":\"/proc/7/ns/net\"},"
+			"{\"type\":\"ipc\",\"path\":\"/proc/7/ns/ipc\"},{\"type\":\"uts\",\"path\":\"/proc/7/ns/uts\"},{\"type\":\"mount\"}]}}";
+	moat_oci_spec *s = NULL;
+	moat_error err = {0};
+	assert_int_equal(parse(j, &s, &err), 0);
+	assert_string_equal(s->ns_paths[MOAT_OCI_NS_NETWORK], "/proc/7/ns/net");
+	assert_int_equal(s->ns_path_index[MOAT_OCI_NS_NETWORK], 1);
+	assert_string_equal(s->ns_paths[MOAT_OCI_NS_UTS], "/proc/7/ns/uts");
+	assert_null(s->ns_paths[MOAT_OCI_NS_PID]);
+	moat_oci_spec_free(s);
+	static const char *const never[] = {"pid", "mount", "user", "cgroup"};
+	for (size_t i = 0; i < ELEMENTSOF(never); i++) {
+		char *t = NULL;
+		assert_true(asprintf(&t,
+				     "{\"ociVersion\":\"1.0.0\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":[\"x\"],"
+				     "\"cwd\":\"/\"},\"linux\":{\"namespaces\":[{\"type\":\"%s\",\"path\":\"/proc/7/ns/x\"}]}}",
+				     never[i]) > 0);
+		snprintf(words, sizeof(words), "joining the existing %s namespace", never[i]);
+		expect_refused(t, "linux.namespaces[0].path", words);
+		free(t);
+	}
+	j = "{\"ociVersion\":\"1.0.0\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":[\"x\"],\"cwd\":\"/\"},"
+	    "\"linux\":{\"namespaces\":[{\"type\":\"network\",\"path\":\"ns/net\"}]}}";
+	expect_refused(j, "linux.namespaces[0].path", "not an absolute path");
 	j = "{\"ociVersion\":\"1.0.0\",\"root\":{\"path\":\"r\"},\"process\":{\"args\":[\"x\"],\"cwd\":\"/\"},"
 	    "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"pid\"}]}}";
 	expect_refused(j, "linux.namespaces[1].type", "twice");
@@ -271,6 +297,8 @@ static void test_process_refused(void **state)
 			       "process.rlimits[1].type", "twice");
 	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"rlimits\":[{\"type\":\"RLIMIT_CORE\",\"soft\":1}]",
 			       "process.rlimits[0]", "required");
+	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"oomScoreAdj\":1001", "process.oomScoreAdj", "range");
+	expect_process_refused("\"args\":[\"x\"],\"cwd\":\"/\",\"oomScoreAdj\":\"5\"", "process.oomScoreAdj", "integer");
 }
 
 static void test_every_capability_is_dropped(void **state)

@@ -1,0 +1,450 @@
+/* moat eval's warm path for Python (docs/eval.md, "Throughput").
+ *
+ * Each worker builds one sandbox from the run's configuration and starts in
+ * it, as its only command, a Python interpreter that has imported what the
+ * harness needs (harness/eval_warm.py). For each sample that interpreter
+ * forks a child, which this worker moves into a cgroup of the sample's own
+ * (created as a cold run's is, with the sample's limits) before letting it
+ * start; the child then confines itself further (a Landlock layer of its
+ * own, scoped against signals and abstract sockets of every other process;
+ * a seccomp filter against System V IPC) and runs the same harness a cold
+ * sample runs. The worker enforces the wall, CPU and output limits, reads
+ * the sample's accounting from its cgroup alone, and once the child has
+ * ended kills whatever it left there and waits for the cgroup to be empty
+ * before the interpreter clears /tmp and forks the next.
+ *
+ * What runs cold instead: a sample in another language, or of a problem
+ * with limits of its own; every sample of a configuration with a
+ * writable folder other than /tmp (/out, a read-write bind) or the file
+ * trail, a host without a cgroup (v2 or v1) that enforces the limits or
+ * without Landlock's scoping (ABI 6), and MOAT_EVAL_WARM=0. A worker whose
+ * interpreter fails runs the rest of its samples cold. */
+#include "eval.h"
+#include "cgroup.h"
+#include "sandbox-internal.h"
+#include "sandbox.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern const char moat__harness_eval_python[];
+extern const char moat__harness_eval_warm[];
+
+const char *moat__eval_warm_refusal(const moat_config *base)
+{
+	const char *e = getenv("MOAT_EVAL_WARM");
+	if (e && strcmp(e, "0") == 0)
+		return "MOAT_EVAL_WARM=0";
+	if (base->out_dir)
+		return "an output folder is writable";
+	for (size_t i = 0; i < base->n_binds; i++)
+		if (base->binds[i].flags & MOAT_BIND_RW)
+			return "a read-write folder is bound";
+	if (base->audit_files)
+		return "the file trail is on";
+	if (base->net != MOAT_NET_NONE)
+		return "the sandbox has a network";
+	return NULL;
+}
+
+/* A sample's limits, as a cold run's. */
+typedef struct warm {
+	moat_sandbox *sb;
+	moat_config cfg; /* the sandbox's: no wall or CPU limit of its own */
+	char procs[MOAT_MAX_PATH]; /* the sandbox's cgroup.procs */
+	int in_w, out_r, smp_r;
+	char line[128];
+	size_t llen;
+	pid_t rest[4]; /* the sandbox's own processes (init, interpreter) */
+	size_t n_rest;
+	uint32_t cmd; /* the interpreter's command id */
+} warm;
+
+void moat__eval_warm_free(warm *w)
+{
+	if (!w)
+		return;
+	if (w->out_r >= 0)
+		close(w->out_r);
+	if (w->smp_r >= 0)
+		close(w->smp_r);
+	/* The interpreter ends at EOF on its stdin, and its child waiting for
+	 * a request with it: the init reaps both, so that their CPU time is
+	 * counted where the caller's rusage sees it, as a cold run's is. */
+	if (w->in_w >= 0) {
+		close(w->in_w);
+		w->in_w = -1;
+		if (w->sb && w->cmd) {
+			moat_command_result cr;
+			moat_error werr = {0};
+			moat_sandbox_wait(w->sb, w->cmd, 5000, &cr, &werr);
+		}
+	}
+	moat_sandbox_destroy(w->sb, NULL, NULL);
+	free(w);
+}
+
+/* A line of the interpreter's, within timeout_ms (-1: none); 0, or -errno. */
+static int read_line(warm *w, char *out, size_t size, int timeout_ms)
+{
+	for (;;) {
+		char *nl = memchr(w->line, '\n', w->llen);
+		if (nl) {
+			size_t n = (size_t)(nl - w->line);
+			if (n >= size)
+				return -EBADMSG;
+			memcpy(out, w->line, n);
+			out[n] = 0;
+			memmove(w->line, nl + 1, w->llen - n - 1);
+			w->llen -= n + 1;
+			return 0;
+		}
+		if (w->llen == sizeof(w->line))
+			return -EBADMSG;
+		struct pollfd pf = {.fd = w->out_r, .events = POLLIN};
+		int r = poll(&pf, 1, timeout_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			return -ETIMEDOUT;
+		ssize_t k = read(w->out_r, w->line + w->llen, sizeof(w->line) - w->llen);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EPIPE;
+		w->llen += (size_t)k;
+	}
+}
+
+static int read_procs(const char *path, pid_t *pids, size_t max, size_t *ret_n)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = moat__read_file_at(AT_FDCWD, path, 4096, &text);
+	if (r < 0)
+		return r;
+	size_t n = 0;
+	for (char *s = text, *end; *s; s = end) {
+		long v = strtol(s, &end, 10);
+		if (end == s)
+			break;
+		if (n == max)
+			return -E2BIG;
+		pids[n++] = (pid_t)v;
+		while (*end == '\n')
+			end++;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+static int send_block(int fd, char tag, const char *data, size_t len)
+{
+	char head[32];
+	int n = snprintf(head, sizeof(head), "%c %zu\n", tag, len);
+	if (moat__write_all(fd, head, (size_t)n) < 0 || moat__write_all(fd, data, len) < 0)
+		return -EPIPE;
+	return 0;
+}
+
+int moat__eval_warm_new(const moat_config *base, warm **ret, moat_error *err)
+{
+	warm *w = calloc(1, sizeof(*w));
+	if (!w)
+		return moat_error_set(err, ENOMEM, "warm");
+	w->in_w = w->out_r = w->smp_r = -1;
+	w->cfg = *base;
+	w->cfg.argv = NULL;
+	w->cfg.stdin_path = NULL;
+	w->cfg.tty = false;
+	/* The sandbox lives as long as the worker; each sample's wall and CPU
+	 * budgets are its own, kept here. */
+	w->cfg.limits.wall_ms = MOAT_UNLIMITED;
+	w->cfg.limits.cpu_ms = MOAT_UNLIMITED;
+	moat_sandbox_opts opts;
+	moat_sandbox_opts_init(&opts);
+	int r = moat_sandbox_create(&w->cfg, &opts, &w->sb, err);
+	if (r < 0)
+		goto fail;
+	moat_cgroup_mount m[_MOAT_CG_MAX];
+	size_t nm = moat__sandbox_cgroup_mounts(w->sb, m);
+	if (nm == 0) {
+		r = moat_error_set(err, ENOTSUP, "no cgroup for the sandbox");
+		goto fail;
+	}
+	/* Any of its hierarchies lists the same processes. */
+	snprintf(w->procs, sizeof(w->procs), "%s/cgroup.procs", m[0].dir);
+
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, smp[2] = {-1, -1};
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(smp, O_CLOEXEC) < 0) {
+		r = moat_error_set(err, errno, "pipe");
+		for (int i = 0; i < 2; i++) {
+			if (in[i] >= 0)
+				close(in[i]);
+			if (out[i] >= 0)
+				close(out[i]);
+		}
+		goto fail;
+	}
+	char *argv[] = {"/usr/bin/python3", "-I", "-S", "-c", (char *)moat__harness_eval_warm, NULL};
+	moat_spawn_spec spec;
+	moat_spawn_spec_init(&spec);
+	spec.argv = argv;
+	spec.stdin_fd = in[0];
+	spec.stdout_fd = out[1];
+	spec.stderr_fd = smp[1];
+	moat_command cmd;
+	r = moat_sandbox_spawn(w->sb, &spec, &cmd, err);
+	close(in[0]);
+	close(out[1]);
+	close(smp[1]);
+	w->in_w = in[1];
+	w->out_r = out[0];
+	w->smp_r = smp[0];
+	if (r < 0)
+		goto fail;
+	w->cmd = cmd.id;
+	fcntl(w->smp_r, F_SETFL, O_NONBLOCK);
+	if (send_block(w->in_w, 'H', moat__harness_eval_python, strlen(moat__harness_eval_python)) < 0) {
+		r = moat_error_set(err, EPIPE, "the warm interpreter ended");
+		goto fail;
+	}
+	char l[64];
+	if ((r = read_line(w, l, sizeof(l), 60000)) < 0 || strcmp(l, "ready") != 0) {
+		r = moat_error_set(err, r < 0 ? -r : EPROTO, "the warm interpreter did not start");
+		goto fail;
+	}
+	/* The sandbox's own processes: the init and the interpreter, which
+	 * forks its first child once told to proceed. */
+	if ((r = read_procs(w->procs, w->rest, 4, &w->n_rest)) < 0) {
+		r = moat_error_set(err, -r, "%s", w->procs);
+		goto fail;
+	}
+	if (w->n_rest != 2) {
+		r = moat_error_set(err, EPROTO, "the sandbox holds %zu processes, not its init and interpreter",
+				   w->n_rest);
+		goto fail;
+	}
+	if (moat__write_all(w->in_w, "P\n", 2) < 0) {
+		r = moat_error_set(err, EPIPE, "the warm interpreter ended");
+		goto fail;
+	}
+	*ret = w;
+	return 0;
+fail:
+	moat__eval_warm_free(w);
+	return r;
+}
+
+typedef struct tailbuf {
+	char *buf;
+	size_t len, cap;
+} tailbuf;
+
+static void tail_add(tailbuf *t, const char *b, size_t n)
+{
+	if (n >= t->cap) {
+		memcpy(t->buf, b + n - t->cap, t->cap);
+		t->len = t->cap;
+		return;
+	}
+	if (t->len + n > t->cap) {
+		size_t drop = t->len + n - t->cap;
+		memmove(t->buf, t->buf + drop, t->len - drop);
+		t->len -= drop;
+	}
+	memcpy(t->buf + t->len, b, n);
+	t->len += n;
+}
+
+/* Reads what the sample wrote; false once the output limit is passed. */
+static bool drain(warm *w, tailbuf *t, uint64_t *total, uint64_t cap)
+{
+	char b[65536];
+	ssize_t k;
+	while ((k = read(w->smp_r, b, sizeof(b))) > 0) {
+		*total += (uint64_t)k;
+		tail_add(t, b, (size_t)k);
+		if (cap != MOAT_UNLIMITED && *total > cap)
+			return false;
+	}
+	return true;
+}
+
+/* Runs one sample in w. Returns 0 with *r filled, or a negative errno
+ * when the interpreter or the cgroup failed (w is then unusable and the
+ * sample should run cold). */
+int moat__eval_warm_run(warm *w, const moat_limits *lim, const char *req, size_t req_len, char *tail,
+			size_t tail_cap, size_t *ret_tail_len, moat_result *r, moat_error *err)
+{
+	moat_result_init(r);
+	/* The sandbox's creation swept what killed runs left. */
+	moat_cgroup_host host = {.no_sweep = true};
+	_cleanup_cgroup_ moat_cgroup *cg = NULL;
+	int e = moat__cgroup_create(&host, lim, NULL, &cg, err);
+	if (e < 0)
+		return e;
+	if ((lim->memory_bytes != MOAT_UNLIMITED && !moat__cgroup_enforces_memory(cg)) ||
+	    (lim->pids != MOAT_UNLIMITED && !moat__cgroup_enforces_pids(cg)) || !moat__cgroup_enforces_cpu(cg))
+		return moat_error_set(err, ENOTSUP, "the sample's cgroup does not enforce its limits");
+
+	/* The child forked ahead for this sample is the one process of the
+	 * sandbox's cgroup that is not the sandbox's own. */
+	char l[64];
+	if ((e = read_line(w, l, sizeof(l), 60000)) < 0 || strncmp(l, "forked ", 7) != 0)
+		return moat_error_set(err, e < 0 ? -e : EPROTO, "the warm interpreter did not fork");
+	pid_t now[8];
+	size_t n = 0;
+	pid_t child = 0;
+	e = read_procs(w->procs, now, 8, &n);
+	for (size_t i = 0; e == 0 && i < n; i++) {
+		bool known = false;
+		for (size_t j = 0; j < w->n_rest; j++)
+			known |= now[i] == w->rest[j];
+		if (!known) {
+			if (child) {
+				e = -EPROTO;
+				break;
+			}
+			child = now[i];
+		}
+	}
+	if (e == 0 && child == 0)
+		e = -ESRCH;
+	if (e == 0)
+		e = moat__cgroup_attach(cg, child, err);
+	if (e < 0)
+		return err->code ? e : moat_error_set(err, -e, "the sample's process in the sandbox's cgroup");
+	/* The request is its go. */
+	uint64_t t0 = moat__now_ns();
+	if (send_block(w->in_w, 'R', req, req_len) < 0)
+		return moat_error_set(err, EPIPE, "the warm interpreter ended");
+
+	tailbuf t = {.buf = tail, .cap = tail_cap};
+	uint64_t total = 0;
+	int evfd = moat__cgroup_event_fd(cg);
+	moat_status killed = MOAT_STATUS_EXITED;
+	const char *limit = NULL;
+	int status = -1;
+	bool exited = false;
+	while (!exited) {
+		uint64_t el = (moat__now_ns() - t0) / 1000000;
+		int timeout = -1;
+		if (killed == MOAT_STATUS_EXITED) {
+			if (lim->wall_ms != MOAT_UNLIMITED)
+				timeout = el >= lim->wall_ms ? 0 : (int)(lim->wall_ms - el);
+			if (lim->cpu_ms != MOAT_UNLIMITED) {
+				moat_cgroup_stats st;
+				uint64_t used = moat__cgroup_stats(cg, &st) == 0 ? st.cpu_user_us + st.cpu_sys_us : 0;
+				uint64_t cm = lim->cpus_milli != MOAT_UNLIMITED && lim->cpus_milli
+							  ? lim->cpus_milli
+							  : (uint64_t)sysconf(_SC_NPROCESSORS_ONLN) * 1000;
+				uint64_t next = moat__cpu_next_check_ms(lim->cpu_ms, used, cm);
+				if (next == 0) {
+					killed = MOAT_STATUS_CPU_LIMIT;
+					limit = "cpu";
+					moat__cgroup_kill(cg);
+					continue;
+				}
+				if (timeout < 0 || next < (uint64_t)timeout)
+					timeout = (int)(next > 1000 ? 1000 : next);
+			}
+		}
+		struct pollfd pf[3] = {{.fd = w->out_r, .events = POLLIN},
+				       {.fd = w->smp_r, .events = POLLIN},
+				       {.fd = evfd, .events = POLLIN}};
+		int pr = poll(pf, evfd >= 0 ? 3 : 2, w->llen ? 0 : timeout);
+		if (pr < 0 && errno != EINTR)
+			return moat_error_set(err, errno, "poll");
+		if (!drain(w, &t, &total, lim->output_bytes) && killed == MOAT_STATUS_EXITED) {
+			killed = MOAT_STATUS_OUTPUT_LIMIT;
+			limit = "output";
+			moat__cgroup_kill(cg);
+		}
+		if (evfd >= 0 && (pf[2].revents & POLLIN)) {
+			moat_cgroup_stats st;
+			if (moat__cgroup_stats(cg, &st) == 0 && (st.oom_killed || st.pids_hit) &&
+			    killed == MOAT_STATUS_EXITED) {
+				/* As a cold run ends: the verdict below names it. */
+				killed = MOAT_STATUS_SIGNALED;
+				moat__cgroup_kill(cg);
+			}
+		}
+		if (w->llen || (pf[0].revents & (POLLIN | POLLHUP))) {
+			if ((e = read_line(w, l, sizeof(l), 60000)) < 0 || strncmp(l, "exit ", 5) != 0)
+				return moat_error_set(err, e < 0 ? -e : EPROTO, "the warm interpreter ended");
+			status = atoi(l + 5);
+			exited = true;
+			break;
+		}
+		if (pr == 0 && killed == MOAT_STATUS_EXITED && lim->wall_ms != MOAT_UNLIMITED &&
+		    (moat__now_ns() - t0) / 1000000 >= lim->wall_ms) {
+			killed = MOAT_STATUS_TIMEOUT;
+			limit = "wall";
+			moat__cgroup_kill(cg);
+		}
+	}
+	r->wall_ms = (moat__now_ns() - t0) / 1000000;
+	/* Nothing the sample started outlives it: its cgroup is emptied
+	 * before the next sample is forked. */
+	for (int tries = 0;; tries++) {
+		moat__cgroup_kill(cg);
+		int c = moat__cgroup_count_procs(cg);
+		if (c == 0)
+			break;
+		if (c < 0 || tries > 10000)
+			return moat_error_set(err, c < 0 ? -c : EBUSY, "the sample's cgroup did not empty");
+		usleep(200);
+	}
+	drain(w, &t, &total, MOAT_UNLIMITED);
+	*ret_tail_len = t.len;
+	r->stdout_bytes = total;
+
+	moat_cgroup_stats st = {0};
+	moat__cgroup_stats(cg, &st);
+	if (WIFEXITED(status)) {
+		r->status = MOAT_STATUS_EXITED;
+		r->exit_code = WEXITSTATUS(status);
+	} else {
+		r->status = MOAT_STATUS_SIGNALED;
+		r->exit_code = -1;
+		r->signal = WIFSIGNALED(status) ? WTERMSIG(status) : SIGKILL;
+	}
+	if (killed != MOAT_STATUS_EXITED && killed != MOAT_STATUS_SIGNALED) {
+		r->status = killed;
+		snprintf(r->limit_hit, sizeof(r->limit_hit), "%s", limit);
+	}
+	if (st.cpu_known) {
+		r->cpu_user_ms = st.cpu_user_us / 1000;
+		r->cpu_sys_ms = st.cpu_sys_us / 1000;
+		r->cpu_ms = r->cpu_user_ms + r->cpu_sys_ms;
+	}
+	r->memory_peak_bytes = st.memory_peak_bytes;
+	r->memory_peak_known = st.memory_peak_known;
+	moat_status v = moat__limits_verdict(r->status, st.oom_killed, st.pids_hit,
+					     st.cpu_known && lim->cpu_ms != MOAT_UNLIMITED,
+					     (st.cpu_user_us + st.cpu_sys_us) / 1000, lim->cpu_ms, r->signal, false,
+					     &limit);
+	if (v != r->status) {
+		r->status = v;
+		if (limit)
+			snprintf(r->limit_hit, sizeof(r->limit_hit), "%s", limit);
+	}
+	if (r->status == MOAT_STATUS_EXITED)
+		r->exit_status = r->exit_code;
+	else if (r->status == MOAT_STATUS_SIGNALED)
+		r->exit_status = 128 + r->signal;
+	else
+		r->exit_status = 128 + SIGKILL;
+	r->isolation = *moat__sandbox_isolation(w->sb);
+	moat__cgroup_describe(cg, &r->isolation);
+	return 0;
+}

@@ -1,0 +1,159 @@
+#!/bin/bash
+# A token's limits in moatd (docs/api.md, "Token limits"): its policy
+# ceiling bounds every run and session it asks for (more is 403 naming the
+# field; what it leaves unsaid takes the ceiling's value), whatever its
+# role; and its cpu_seconds quota counts the CPU time of its runs and
+# execs, 429 naming the limit once used up, across a restart.
+. "$MOAT_SRC/lib.sh"
+cd "$MOAT_TDIR"
+
+MOATD="$(dirname "$MOAT")/moatd"
+SOCK="$MOAT_TDIR/moatd.sock"
+STATE="$MOAT_TDIR/state"
+N="dl$$"
+jq_() { python3 -c "import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+tcode() {
+	local tok="$1" m="$2" u="$3"
+	shift 3
+	curl -sS --max-time 120 -o body -w '%{http_code}' -H "Authorization: Bearer $tok" -X "$m" "http://127.0.0.1:$port$u" \
+		${1+--data-binary "$1"}
+}
+err_field() { jq_ 'j.get("error","").split(":")[0]' <body; }
+DPID=""
+start_moatd() {
+	"$MOATD" --socket "$SOCK" --state-dir "$STATE" --config "$1" 2>>moatd.err &
+	DPID=$!
+	for _ in $(seq 100); do
+		curl -s --unix-socket "$SOCK" http://m/v1/health >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+cleanup() {
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	for s in $("$MOAT" session ls --json 2>/dev/null | python3 -c "
+import json,sys
+for s in json.load(sys.stdin):
+    if (s.get('name') or '').startswith('$N'): print(s['id'])"); do
+		"$MOAT" session rm "$s" >/dev/null 2>&1
+	done
+}
+trap cleanup EXIT
+
+mkdir -p data other
+echo inside >data/f
+echo secret >other/f
+chmod 755 "$MOAT_TDIR" data other
+chmod 644 data/f other/f
+hash() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+TA="agent-$RANDOM$RANDOM" TO="operator-$RANDOM$RANDOM" TC="cpu-$RANDOM$RANDOM" TJ="judge-$RANDOM$RANDOM"
+cat >tokens <<EOT
+agent $(hash "$TA") boxed
+operator $(hash "$TO") boxed-op
+agent $(hash "$TC") burner
+agent $(hash "$TJ") judger
+EOT
+cat >ceiling.yaml <<EOT
+version: 1
+filesystem:
+  read_only: ["$MOAT_TDIR/data"]
+limits: {memory: 256M, wall: 60s}
+EOT
+cat >moatd.yaml <<EOT
+tokens: $MOAT_TDIR/tokens
+listen: 127.0.0.1:$port
+token_limits:
+  boxed: {policy: $MOAT_TDIR/ceiling.yaml}
+  boxed-op: {policy: $MOAT_TDIR/ceiling.yaml}
+  burner: {quotas: {cpu_seconds: 1}}
+  judger: {quotas: {cpu_seconds: 1}}
+EOT
+start_moatd moatd.yaml
+t_eq "moatd starts with token limits" 0 $?
+
+# --- the ceiling
+t_eq "ceiling: no network (allow_hosts is 403 naming the field)" "403 network.mode" \
+	"$(tcode "$TA" POST /v1/runs '{"argv":["true"],"allow_hosts":["example.com"]}') $(err_field)"
+t_eq "ceiling: no network through an inline policy either" "403 network.mode" \
+	"$(tcode "$TA" POST /v1/runs '{"argv":["true"],"policy":{"version":1,"network":{"allow":[{"host":"example.com"}]}}}') $(err_field)"
+t_eq "ceiling: its folder read-only, never read-write" "403 filesystem.read_write" \
+	"$(tcode "$TA" POST /v1/runs "{\"argv\":[\"true\"],\"policy\":{\"version\":1,\"filesystem\":{\"read_write\":[\"$MOAT_TDIR/data\"]}}}") $(err_field)"
+t_eq "ceiling: no folder beside it" "403 filesystem.read_only" \
+	"$(tcode "$TA" POST /v1/runs "{\"argv\":[\"cat\",\"/o/f\"],\"policy\":{\"version\":1,\"filesystem\":{\"read_only\":[\"$MOAT_TDIR/other:/o\"]}}}") $(err_field)"
+# A nested run's /tmp is its parent sandbox's own; the host's /tmp is not.
+t_eq "ceiling: not the host's /tmp, which a nested run's check would grant" "403 filesystem.read_write" \
+	"$(tcode "$TA" POST /v1/runs '{"argv":["true"],"policy":{"version":1,"filesystem":{"read_write":["/tmp"]}}}') $(err_field)"
+t_eq "ceiling: not the host's root" "403 filesystem.read_only" \
+	"$(tcode "$TA" POST /v1/runs '{"argv":["true"],"policy":{"version":1,"filesystem":{"read_only":["/:/host"]}}}') $(err_field)"
+t_eq "ceiling: no limit above its own" "403 limits.memory" \
+	"$(tcode "$TA" POST /v1/runs '{"argv":["true"],"limits":{"memory":"1G"}}') $(err_field)"
+st=$(tcode "$TA" POST /v1/runs "{\"argv\":[\"cat\",\"/d/f\"],\"policy\":{\"version\":1,\"filesystem\":{\"read_only\":[\"$MOAT_TDIR/data:/d\"]}}}")
+t_eq "ceiling: a policy within it runs (an agent with a ceiling may send one)" "200 inside" "$st $(jq_ 'j["stdout"].strip()' <body)"
+st=$(tcode "$TA" POST /v1/runs '{"argv":["cat","/etc/moat/policy.yaml"]}')
+t_match "ceiling: what the request leaves unsaid takes the ceiling's value" "memory: (256M|268435456)" \
+	"$(jq_ 'j["stdout"]' <body)"
+t_eq "ceiling: bad input is still 400 naming the field" "400 policy" \
+	"$(tcode "$TA" POST /v1/runs '{"argv":["true"],"policy":"x"}') $(err_field)"
+t_eq "ceiling: a judge within it" "200 pass" \
+	"$(tcode "$TA" POST /v1/judge '{"source":"print(input())","cases":[{"name":"echo","stdin":"x\n","expected_stdout":"x\n"}]}') $(python3 -c 'import json; print(json.loads(open("body").readline())["verdict"])')"
+t_eq "ceiling: a judge asking for more is refused" "403 limits.memory" \
+	"$(tcode "$TA" POST /v1/judge '{"source":"print(1)","cases":[{"stdin":""}],"limits":{"memory":"1G"}}') $(err_field)"
+t_eq "ceiling: an operator's token is held to its ceiling too" "403 network.mode" \
+	"$(tcode "$TO" POST /v1/runs '{"argv":["true"],"allow_hosts":["example.com"]}') $(err_field)"
+t_eq "ceiling: a session asking for the network is refused" "403 network.mode" \
+	"$(tcode "$TA" POST /v1/sessions "{\"name\":\"$N-n\",\"allow_hosts\":[\"example.com\"]}") $(err_field)"
+st=$(tcode "$TA" POST /v1/sessions "{\"name\":\"$N-a\"}")
+sid=$(jq_ 'j.get("id")' <body)
+t_eq "ceiling: a session within it" 201 "$st"
+tcode "$TA" POST "/v1/sessions/$sid/exec" '{"argv":["cat","/etc/moat/policy.yaml"]}' >/dev/null
+t_match "ceiling: the session's policy is narrowed to it" "memory: (256M|268435456)" \
+	"$(python3 -c 'import json; print("".join(json.loads(l).get("data","") for l in open("body")))')"
+
+# --- cpu_seconds
+# Runs that burn CPU until the quota refuses one: how many it takes
+# depends on the machine's load, what they used before the refusal does not.
+total=0 first="" last=""
+for _ in $(seq 30); do
+	st=$(tcode "$TC" POST /v1/runs '{"argv":["sh","-c","while :; do :; done"],"limits":{"cpu":"2s"}}')
+	[ -z "$first" ] && first="$st $(jq_ 'j.get("status")' <body)"
+	last="$st $(jq_ 'j.get("limit")' <body)"
+	[ "$st" = 200 ] || break
+	total=$((total + $(jq_ 'j["cpu_ms"]' <body)))
+done
+# (cpu_limit, or on a loaded host its wall limit first)
+t_match "cpu quota: a run that burns CPU is let through while under it" "^200 (cpu_limit|timeout)$" "$first"
+t_eq "cpu quota: used up, the next run is 429 naming cpu_seconds" "429 cpu_seconds" "$last"
+t_check "cpu quota: refused only once the results' CPU time reached it ($total ms)" test "$total" -ge 1000
+# A judge's cases count too, from their lines.
+JBODY='{"source":"while True:\n    pass\n","cases":[{"name":"spin","stdin":"","expected_stdout":""}],"limits":{"cpu":"2s"}}'
+jlast=""
+for _ in $(seq 30); do
+	st=$(tcode "$TJ" POST /v1/judge "$JBODY")
+	jlast="$st $(python3 -c 'import json; l=open("body").read().strip().splitlines(); print(json.loads(l[-1]).get("limit") if l else "")' 2>/dev/null)"
+	[ "$st" = 200 ] || break
+done
+t_eq "cpu quota: a judge's cases count, 429 once used up" "429 cpu_seconds" "$jlast"
+t_eq "cpu quota: a session too" "429 cpu_seconds" \
+	"$(tcode "$TC" POST /v1/sessions '{}') $(jq_ 'j["limit"]' <body)"
+t_eq "cpu quota: another token is not touched" 200 "$(tcode "$TA" POST /v1/runs '{"argv":["true"]}')"
+kill "$DPID"
+wait "$DPID"
+start_moatd moatd.yaml
+t_eq "cpu quota: what was used is still counted after a restart" "429 cpu_seconds" \
+	"$(tcode "$TC" POST /v1/runs '{"argv":["true"]}') $(jq_ 'j["limit"]' <body)"
+kill "$DPID"
+wait "$DPID"
+DPID=""
+
+# --- a ceiling is checked at start
+printf 'version: 1\nfilesystem:\n  read_only: ["%s/data:/d"]\n' "$MOAT_TDIR" >moved.yaml
+sed "s#$MOAT_TDIR/ceiling.yaml#$MOAT_TDIR/moved.yaml#" moatd.yaml >moved-moatd.yaml
+out=$("$MOATD" --socket "$MOAT_TDIR/x.sock" --state-dir "$MOAT_TDIR/x" --config moved-moatd.yaml 2>&1)
+t_match "a ceiling binding a folder elsewhere than its own path is refused at start" "at their own path" "$out"
+out=$("$MOATD" --check-config --config moved-moatd.yaml 2>&1)
+t_eq "--check-config reads the ceilings too, naming the one that is wrong" "1 moatd: token_limits.boxed.policy" \
+	"$? $(printf '%s' "$out" | cut -d: -f1-2)"
+t_check "--check-config takes good ones" "$MOATD" --check-config --config moatd.yaml
+
+t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat "$MOAT_TDIR"/*.err 2>/dev/null)"
