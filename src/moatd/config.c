@@ -333,6 +333,8 @@ int moatd_config_parse(const char *text, size_t len, moatd_config *c, moat_error
 			rc = cfg_size(v, k, false, &c->max_connections, err);
 		else if (strcmp(k, "timeout") == 0)
 			rc = cfg_size(v, k, true, &c->timeout_s, err);
+		else if (strcmp(k, "pool") == 0)
+			rc = moatd_pool_conf_parse(v, &c->pool, err);
 		else if (strcmp(k, "tls") == 0) {
 			const char *tk;
 			json_t *tv;
@@ -399,7 +401,7 @@ int moatd_config_parse(const char *text, size_t len, moatd_config *c, moat_error
 		else
 			rc = moat_error_set(err, MOAT_EINPUT,
 					    "%.64s: unknown field (expected socket, listen, tls, tokens, state_dir, moat, "
-					    "max_body, output_cap, max_connections, timeout, roles, quotas, token_limits)",
+					    "max_body, output_cap, max_connections, timeout, roles, quotas, token_limits, pool)",
 					    k);
 		if (rc < 0)
 			break;

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "poolplan.h"
 
 /* Caps on what a request may hold (every size a client controls has one). */
 #define MOATD_MAX_ARGV 256
@@ -169,6 +170,7 @@ typedef struct moatd_config {
 	moatd_quota quota[_MOATD_ROLE_MAX];
 	moatd_token *token;
 	size_t n_tokens;
+	moatd_pool_conf pool; /* the warm pool (pool.c) */
 	moatd_token_limit *tlim;
 	size_t n_tlim;
 } moatd_config;

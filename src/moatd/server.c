@@ -33,6 +33,7 @@
 #include "audit.h"
 #include "keeper.h"
 #include "policy.h"
+#include "pool.h"
 #include "session.h"
 #include "util.h"
 
@@ -93,6 +94,13 @@ struct job {
 	int follow_fd;
 	struct event *tick;
 	unsigned ticks;
+	/* A run in a pooled sandbox (pool.h): no process of moatd's; its
+	 * result is made here from how the keeper says it ended. */
+	bool pooled;
+	moatd_pool_run *prun;
+	json_t *result;
+	char pool_error[256];
+	uint64_t out_cap, out_bytes[2];
 };
 
 static const double lat_bounds[] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
@@ -109,6 +117,7 @@ struct srv {
 	char socket[PATH_MAX];
 	bool activated; /* the socket is systemd's: left in place at exit */
 	moat_audit *audit;
+	moatd_pool *pool; /* NULL: no pool configured */
 	conn *conns;
 	unsigned n_conns;
 	job *jobs;
@@ -201,6 +210,7 @@ static void conn_closed(struct evhttp_connection *evcon, void *arg)
 		 * and the keeper kills the command (spawn.attached). */
 		c->job->gone = true;
 		c->job->conn = NULL;
+		moatd_pool_run_stop(c->job->prun, NULL);
 		if (c->job->pid > 0 && !c->job->exited)
 			kill(c->job->pid, c->job->kind == JOB_EXEC ? SIGKILL : SIGTERM);
 	}
@@ -482,6 +492,7 @@ static void job_free(job *j)
 		event_free(j->tick);
 	if (j->kind == JOB_FOLLOW && j->follow_fd >= 0)
 		close(j->follow_fd);
+	json_decref(j->result);
 	for (int i = 0; i < 2; i++) {
 		if (j->ev[i])
 			event_free(j->ev[i]);
@@ -648,9 +659,19 @@ static void job_finish(job *j)
 	case JOB_RUN: {
 		char p[PATH_MAX];
 		_cleanup_free_ char *text = NULL;
-		snprintf(p, sizeof(p), "%s/result.json", j->dir);
-		read_text(p, 1u << 20, &text);
-		json_t *r = text ? json_loads(text, 0, NULL) : NULL;
+		json_t *r = NULL;
+		if (j->pooled)
+			r = TAKE_PTR(j->result);
+		else {
+			snprintf(p, sizeof(p), "%s/result.json", j->dir);
+			read_text(p, 1u << 20, &text);
+			r = text ? json_loads(text, 0, NULL) : NULL;
+		}
+		if (j->pooled && !r) {
+			s->runs_by_status[5]++;
+			reply_error(s, j->req, 500, NULL, "pooled sandbox: %s", j->pool_error);
+			break;
+		}
 		if (!json_is_object(r)) {
 			json_decref(r);
 			_cleanup_free_ char *m = moat_message(j);
@@ -675,6 +696,7 @@ static void job_finish(job *j)
 			}
 			json_object_set_new(r, i ? "stderr_truncated" : "stdout_truncated", json_boolean(j->trunc[i]));
 		}
+		json_object_set_new(r, "pooled", json_boolean(j->pooled));
 		reply_json(s, j->req, 200, r);
 		break;
 	}
@@ -841,6 +863,18 @@ static void on_output(evutil_socket_t fd, short what, void *arg)
 			stream_throttle(j);
 		}
 		judge_count(j, buf, (size_t)n);
+	} else if (j->pooled) {
+		/* The profile's output limit, counted as moat run counts it
+		 * (stdout and stderr together): past it the sandbox ends. */
+		uint64_t total = j->out_bytes[0] + j->out_bytes[1];
+		size_t take = total >= j->out_cap ? 0 : (uint64_t)n < j->out_cap - total ? (size_t)n : j->out_cap - total;
+		size_t have = evbuffer_get_length(j->buf[i]), cap = j->s->cfg->output_cap;
+		j->out_bytes[i] += take;
+		evbuffer_add(j->buf[i], buf, have >= cap ? 0 : take < cap - have ? take : cap - have);
+		if (take < (size_t)n || have + take > cap)
+			j->trunc[i] = true;
+		if (take < (size_t)n)
+			moatd_pool_run_stop(j->prun, "output");
 	} else {
 		size_t have = evbuffer_get_length(j->buf[i]), cap = j->s->cfg->output_cap;
 		size_t take = have >= cap ? 0 : (size_t)n < cap - have ? (size_t)n : cap - have;
@@ -881,6 +915,8 @@ static int data_fd(const char *data, size_t len)
 	return fd;
 }
 
+static void job_watch(job *j, int out, int err);
+
 static int job_spawn(job *j, char **argv, const char *stdin_data, size_t stdin_len)
 {
 	srv *s = j->s;
@@ -919,16 +955,7 @@ static int job_spawn(job *j, char **argv, const char *stdin_data, size_t stdin_l
 	close(out[1]);
 	close(err[1]);
 	j->pid = pid;
-	j->fd[0] = out[0];
-	j->fd[1] = err[0];
-	for (int i = 0; i < 2; i++) {
-		fcntl(j->fd[i], F_SETFL, O_NONBLOCK);
-		j->buf[i] = evbuffer_new();
-		j->ev[i] = event_new(s->base, j->fd[i], EV_READ | EV_PERSIST, on_output, j);
-		event_add(j->ev[i], NULL);
-	}
-	j->next = s->jobs;
-	s->jobs = j;
+	job_watch(j, out[0], err[0]);
 	return 0;
 fail:
 	for (int i = 0; i < 2; i++) {
@@ -938,6 +965,22 @@ fail:
 			close(err[i]);
 	}
 	return -1;
+}
+
+/* Reads the command's stdout and stderr from fds out and err. */
+static void job_watch(job *j, int out, int err)
+{
+	srv *s = j->s;
+	j->fd[0] = out;
+	j->fd[1] = err;
+	for (int i = 0; i < 2; i++) {
+		fcntl(j->fd[i], F_SETFL, O_NONBLOCK);
+		j->buf[i] = evbuffer_new();
+		j->ev[i] = event_new(s->base, j->fd[i], EV_READ | EV_PERSIST, on_output, j);
+		event_add(j->ev[i], NULL);
+	}
+	j->next = s->jobs;
+	s->jobs = j;
 }
 
 static job *job_new(srv *s, job_kind kind, struct evhttp_request *req, conn *cn, const caller *c)
@@ -1094,6 +1137,87 @@ static void start_job_or_fail(srv *s, job *j, char **argv, const moatd_request *
 	}
 }
 
+/* How a pooled run ended, as `moat run`'s result says it (the fields the
+ * keeper can tell; docs/api.md, "Warm pool"). */
+static void pooled_done(void *arg, const moatd_pool_end *e)
+{
+	job *j = arg;
+	j->prun = NULL;
+	j->exited = true;
+	if (!e->ok && !e->limit) {
+		snprintf(j->pool_error, sizeof(j->pool_error), "%s", e->error);
+		j->status = 125 << 8;
+		job_maybe_done(j);
+		return;
+	}
+	const moat_keeper_exit *x = &e->x;
+	const char *status = e->limit ? (strcmp(e->limit, "wall") == 0 ? "timeout" : "output_limit") : x->status;
+	bool exited = e->ok && strcmp(x->status, "exited") == 0;
+	int sig = e->ok && strcmp(x->status, "signaled") == 0 ? x->signal : e->limit ? SIGKILL : 0;
+	int code = exited ? x->exit_code : sig ? 128 + sig : 125;
+	json_t *r = json_pack("{s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:i}", "status", status,
+			      "exit_code", exited ? json_integer(x->exit_code) : json_null(), "signal",
+			      sig ? json_integer(sig) : json_null(), "wall_ms", (json_int_t)x->wall_ms, "cpu_ms",
+			      (json_int_t)(x->cpu_user_ms + x->cpu_sys_ms), "cpu_user_ms", (json_int_t)x->cpu_user_ms,
+			      "cpu_sys_ms", (json_int_t)x->cpu_sys_ms, "memory_peak_bytes", (json_int_t)x->max_rss_bytes,
+			      "stdout_bytes", (json_int_t)j->out_bytes[0], "stderr_bytes", (json_int_t)j->out_bytes[1],
+			      "output_truncated", j->trunc[0] || j->trunc[1], "exit_status", code);
+	if (r && e->limit)
+		json_object_set_new(r, "limit", json_string(e->limit));
+	if (r && e->ok && x->error[0])
+		json_object_set_new(r, "error", json_string(x->error));
+	if (!r)
+		snprintf(j->pool_error, sizeof(j->pool_error), "out of memory");
+	j->result = r;
+	j->status = (code & 0xff) << 8;
+	job_maybe_done(j);
+}
+
+/* A run in a ready sandbox of the pool, when the pool's template can
+ * serve it (moatd_pool_plan_run) and one is ready. false: run it cold. */
+static bool run_pooled(srv *s, struct evhttp_request *req, conn *cn, const caller *c, const moatd_request *r)
+{
+	moatd_pool_plan plan;
+	if (!moatd_pool_plan_run(&s->cfg->pool, r->opts, r->policy != NULL, r->n_files, &plan)) {
+		moatd_pool_count_cold(s->pool, plan.why_cold);
+		return false;
+	}
+	job *j = job_new(s, JOB_RUN, req, cn, c);
+	if (!j)
+		return false;
+	int out[2] = {-1, -1}, err[2] = {-1, -1};
+	_cleanup_close_ int in = r->stdin_data ? data_fd(r->stdin_data, r->stdin_len) : -1;
+	moat_error e = {0};
+	int rc;
+	if ((r->stdin_data && in < 0) || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+		rc = moat_error_set(&e, errno, "pipes");
+	else
+		rc = moatd_pool_run_start(s->pool, &plan, r->argv, in, out[1], err[1], pooled_done, j, &j->prun, &e);
+	/* The keeper has its copies of the write ends (or none). */
+	if (out[1] >= 0)
+		close(out[1]);
+	if (err[1] >= 0)
+		close(err[1]);
+	if (rc < 0) {
+		if (out[0] >= 0)
+			close(out[0]);
+		if (err[0] >= 0)
+			close(err[0]);
+		job_free(j);
+		if (rc == -ENOENT)
+			return false;
+		reply_error(s, req, rc == -EINVAL || rc == -E2BIG ? 400 : 500, NULL, "%s", e.msg);
+		return true;
+	}
+	j->pooled = true;
+	j->out_cap = plan.output_bytes;
+	j->who = c->who;
+	if (j->who)
+		j->who->inflight++;
+	job_watch(j, out[0], err[0]);
+	return true;
+}
+
 static void do_run(srv *s, struct evhttp_request *req, conn *cn, const caller *c, bool judge)
 {
 	moatd_request r;
@@ -1103,6 +1227,11 @@ static void do_run(srv *s, struct evhttp_request *req, conn *cn, const caller *c
 	if (decode_or_reply(s, req, judge ? MOATD_BODY_JUDGE : MOATD_BODY_RUN, c, &r) < 0)
 		return;
 	if (quota_check(s, req, c, true, true) < 0)
+		goto out;
+	/* A pooled sandbox is made to its profile alone: whatever narrows a
+	 * run (a caller's ceiling, a quota's limit) must be in r's options or
+	 * policy by here, where it makes the run cold (poolplan.h). */
+	if (!judge && s->pool && run_pooled(s, req, cn, c, &r))
 		goto out;
 	j = job_new(s, judge ? JOB_JUDGE : JOB_RUN, req, cn, c);
 	char p[PATH_MAX];
@@ -1825,6 +1954,8 @@ static void do_metrics(srv *s, struct evhttp_request *req)
 	evbuffer_add_printf(b, "moatd_run_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)s->lat_count);
 	evbuffer_add_printf(b, "moatd_run_seconds_sum %.6f\nmoatd_run_seconds_count %llu\n", s->lat_sum,
 			    (unsigned long long)s->lat_count);
+	if (s->pool)
+		moatd_pool_metrics(s->pool, b);
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "text/plain; version=0.0.4");
 	count_reply(s, 200);
 	evhttp_send_reply(req, 200, "OK", b);
@@ -2175,6 +2306,8 @@ int moatd_serve(moatd_config *cfg, const char *moat, const char *openapi, moat_e
 	event_add(s->sigchld, NULL);
 	event_add(s->sigterm, NULL);
 	event_add(s->sigint, NULL);
+	if (cfg->pool.n && (rc = moatd_pool_new(s->base, &cfg->pool, s->moat, s->state, &s->pool, err)) < 0)
+		goto out;
 	fprintf(stderr, "moatd: serving on %s%s%s\n", s->activated ? "the socket systemd passed" : s->socket,
 		cfg->listen ? " and " : "",
 		cfg->listen ? cfg->listen : "");
@@ -2199,6 +2332,9 @@ out:
 		evhttp_free(s->http_tcp);
 	if (s->ssl)
 		SSL_CTX_free(s->ssl);
+	/* Pooled sandboxes nobody took end with moatd; after the
+	 * connections, whose ends may still stop a pooled run. */
+	moatd_pool_free(s->pool);
 	if (s->base)
 		event_base_free(s->base);
 	moat_audit_close(s->audit);

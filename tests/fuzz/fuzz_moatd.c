@@ -60,6 +60,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(!q.policy);
 	for (size_t i = 0; i < q.n_files; i++)
 		FUZZ_CHECK(q.files[i].path[0] == '/' && !strchr(q.files[i].path, ':') && !strstr(q.files[i].path, "/../"));
+	/* The warm pool (poolplan.c) serves a run only when nothing but the
+	 * environment, the directory and the wall time differ from its
+	 * profile. */
+	if (kind == MOATD_BODY_RUN) {
+		static moatd_pool_conf pool = {.n = 1, .e = {{.profile = "code", .size = 2, .wall_ms = 10000}}};
+		moatd_pool_plan plan;
+		if (moatd_pool_plan_run(&pool, q.opts, q.policy != NULL, q.n_files, &plan)) {
+			FUZZ_CHECK(plan.profile == 0 && !q.policy && !q.n_files && plan.time_ms > 0);
+			for (size_t i = 0; i < plan.n_env; i++)
+				FUZZ_CHECK(strchr(plan.env[i], '='));
+			FUZZ_CHECK(!plan.env[plan.n_env]);
+		} else
+			FUZZ_CHECK(plan.why_cold && plan.profile == -1);
+	}
 	moatd_request_done(&q);
 	return 0;
 }

@@ -1,0 +1,666 @@
+/* moatd's warm pool (pool.h): sandboxes made ahead as keepers, one request
+ * each, refilled in the background one at a time. */
+#include "pool.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "policy.h"
+#include "syscalls.h"
+#include "util.h"
+
+/* A refill that failed is tried again after this long, not at once: a
+ * host that cannot make sandboxes must not have moatd fork in a loop. */
+#define RETRY_S 5
+/* How often moatd looks whether its ready sandboxes still live (one that
+ * ended by itself, MOATD_POOL_IDLE_MS, is dropped and replaced). */
+#define CHECK_S 60
+/* The start latency histogram's bounds, seconds. */
+static const double start_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25};
+
+/* A ready sandbox. moatd holds a connection to its keeper (said hello
+ * already, so a run costs no connect) and a pidfd, which stops it without
+ * waiting for an answer and without the race of a pid reused. */
+typedef struct entry {
+	char id[MOAT_KEEPER_ID_LEN];
+	pid_t pid;
+	char socket[PATH_MAX];
+	moat_keeper *k;
+	int pidfd;
+	struct event *ev; /* the connection readable while ready: the keeper ended */
+	struct moatd_pool *p;
+	int prof;
+	struct entry *next;
+} entry;
+
+typedef struct prof {
+	char *yaml; /* the template: the profile's policy, its wall left to moatd */
+	entry *ready;
+	unsigned n_ready;
+	uint64_t hits, misses, refills, refill_failures;
+} prof;
+
+static const char *const cold_reasons[] = {"policy", "files", "env", "options", "limits", "profile", "other"};
+
+struct moatd_pool_run {
+	moatd_pool *p;
+	moat_keeper *k;
+	int pidfd;
+	char socket[PATH_MAX];
+	char sandbox[MOAT_KEEPER_ID_LEN]; /* its record's name */
+	uint32_t id;
+	struct event *ev, *timer;
+	moatd_pool_run_cb cb;
+	void *arg;
+	const char *limit;
+	bool stopped;
+	moatd_pool_run *next;
+};
+
+struct moatd_pool {
+	struct event_base *base;
+	moatd_pool_conf conf;
+	char moat[PATH_MAX];
+	char dir[PATH_MAX]; /* STATE/pool: one record per ready sandbox */
+	char **kenv;        /* the keepers' environment */
+	prof pr[MOATD_POOL_MAX_PROFILES];
+	/* The one refill under way: a child of moatd that starts a keeper
+	 * and says on fill_fd what it made. */
+	pid_t filler;
+	int fill_fd, fill_prof;
+	char fill_buf[PATH_MAX + 128];
+	size_t fill_len;
+	struct event *fill_ev, *tick;
+	moatd_pool_run *runs;
+	bool closing;
+	uint64_t cold[ELEMENTSOF(cold_reasons)];
+	uint64_t start_buckets[ELEMENTSOF(start_bounds)], start_count;
+	double start_sum;
+};
+
+static void fill_next(moatd_pool *p);
+
+static void record_path(const moatd_pool *p, const char *id, char *ret, size_t len)
+{
+	snprintf(ret, len, "%s/%s", p->dir, id);
+}
+
+/* Ends a keeper moatd made (connect, stop): its sandbox and everything in
+ * it go, and the keeper exits. */
+static void keeper_end(const char *socket)
+{
+	moat_error err = {0};
+	_cleanup_keeper_ moat_keeper *k = NULL;
+	if (moat_keeper_connect(socket, &k, &err) == 0)
+		(void)moat_keeper_stop(k, &err);
+}
+
+/* The records an earlier moatd left: their keepers are stopped, never
+ * handed out (their policy was that moatd's, and one of them may have
+ * been taken by a request that moatd did not live to see end). */
+static void reap_left(moatd_pool *p)
+{
+	DIR *d = opendir(p->dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (!moat__keeper_id_valid(e->d_name))
+			continue;
+		_cleanup_free_ char *text = NULL;
+		char path[PATH_MAX];
+		record_path(p, e->d_name, path, sizeof(path));
+		if (moat__read_file_at(AT_FDCWD, path, PATH_MAX + 64, &text) >= 0) {
+			char *sock = strchr(text, ' ');
+			char *nl = sock ? strchr(sock, '\n') : NULL;
+			if (nl) {
+				*nl = '\0';
+				keeper_end(sock + 1);
+			}
+		}
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Ends a keeper by its pidfd: SIGTERM, which its loop answers by stopping
+ * the sandbox and exiting; moatd does not wait for it. */
+static void keeper_term(int pidfd)
+{
+	if (pidfd >= 0)
+		(void)moat__pidfd_send_signal(pidfd, SIGTERM);
+}
+
+/* Forgets a ready or taken sandbox (its record goes), stopping it first
+ * when stop. */
+static void entry_drop(moatd_pool *p, entry *e, bool stop)
+{
+	char path[PATH_MAX];
+	if (stop && e->pidfd >= 0)
+		keeper_term(e->pidfd);
+	else if (stop)
+		keeper_end(e->socket);
+	if (e->ev)
+		event_free(e->ev);
+	moat_keeper_close(e->k);
+	if (e->pidfd >= 0)
+		close(e->pidfd);
+	record_path(p, e->id, path, sizeof(path));
+	unlink(path);
+	free(e);
+}
+
+/* A ready sandbox's keeper said something, or its connection closed: it
+ * ended (its idle end, or killed). Dropped and made again. */
+static void entry_gone(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	entry *e = arg;
+	moatd_pool *p = e->p;
+	prof *pr = &p->pr[e->prof];
+	for (entry **q = &pr->ready; *q; q = &(*q)->next)
+		if (*q == e) {
+			*q = e->next;
+			pr->n_ready--;
+			break;
+		}
+	entry_drop(p, e, true);
+	fill_next(p);
+}
+
+/* --- refill */
+
+/* The refill child: starts one keeper for yaml, sets its idle end, and
+ * writes "ID PID SOCKET\n" (or "! why\n") on fd. It runs only library
+ * code and exits; the keeper itself is a fresh exec of moat, so nothing
+ * of moatd's memory (other requests' data) is in the sandbox. */
+_noreturn_ static void filler_main(const moatd_pool *p, const char *yaml, int fd)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGCHLD, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	/* Nothing of moatd's but the answer pipe: a copy of a client's
+	 * connection held here would keep it open after moatd closed it. */
+	if (fd != 3 && dup3(fd, 3, O_CLOEXEC) < 0)
+		_exit(1);
+	fd = 3;
+	(void)moat__close_range(4, ~0u, 0);
+	moat_error err = {0};
+	moat_keeper_start_opts o = {.exe = p->moat, .envp = p->kenv};
+	moat_keeper_info info;
+	moat_keeper *k = NULL;
+	if (moat_keeper_start(yaml, &o, &info, &err) < 0) {
+		dprintf(fd, "! %s\n", err.msg);
+		_exit(1);
+	}
+	/* Left unclaimed (moatd killed and never started again), it ends
+	 * by itself. */
+	if (moat_keeper_connect(info.socket, &k, &err) < 0 ||
+	    moat_keeper_lifetime(k, 0, MOATD_POOL_IDLE_MS, -1, &err) < 0) {
+		moat_error serr = {0};
+		if (k)
+			(void)moat_keeper_stop(k, &serr);
+		dprintf(fd, "! %s\n", err.msg);
+		_exit(1);
+	}
+	moat_keeper_close(k);
+	dprintf(fd, "%s %d %s\n", info.id, (int)info.pid, info.socket);
+	_exit(0);
+}
+
+static void fill_done(moatd_pool *p)
+{
+	if (p->fill_ev)
+		event_free(p->fill_ev);
+	p->fill_ev = NULL;
+	close(p->fill_fd);
+	p->fill_fd = -1;
+	int st;
+	while (waitpid(p->filler, &st, 0) < 0 && errno == EINTR)
+		;
+	p->filler = 0;
+	prof *pr = &p->pr[p->fill_prof];
+	p->fill_buf[p->fill_len] = '\0';
+	entry *e = calloc(1, sizeof(*e));
+	int pid = 0, n = -1;
+	if (e && p->fill_buf[0] != '!' &&
+	    sscanf(p->fill_buf, "%32s %d %n", e->id, &pid, &n) == 2 && n > 0 && moat__keeper_id_valid(e->id) && pid > 0) {
+		char *nl = strchr(p->fill_buf + n, '\n');
+		if (nl)
+			*nl = '\0';
+		snprintf(e->socket, sizeof(e->socket), "%s", p->fill_buf + n);
+		e->pid = pid;
+		char path[PATH_MAX];
+		record_path(p, e->id, path, sizeof(path));
+		_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		moat_error cerr = {0};
+		e->p = p;
+		e->prof = p->fill_prof;
+		e->pidfd = -1;
+		if (fd >= 0 && dprintf(fd, "%d %s\n", pid, e->socket) > 0 &&
+		    moat_keeper_connect(e->socket, &e->k, &cerr) == 0 && moat_keeper_pid(e->k) == pid &&
+		    (e->pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) >= 0 &&
+		    (e->ev = event_new(p->base, moat_keeper_fd(e->k), EV_READ, entry_gone, e)) &&
+		    event_add(e->ev, NULL) == 0) {
+			e->next = pr->ready;
+			pr->ready = e;
+			pr->n_ready++;
+			pr->refills++;
+			if (!p->closing)
+				fill_next(p);
+			return;
+		}
+		entry_drop(p, TAKE_PTR(e), true);
+	}
+	free(e);
+	pr->refill_failures++;
+	/* Tried again on the next tick. */
+}
+
+static void fill_read(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	moatd_pool *p = arg;
+	size_t room = sizeof(p->fill_buf) - 1 - p->fill_len;
+	ssize_t n = room ? read(fd, p->fill_buf + p->fill_len, room) : 0;
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n > 0) {
+		p->fill_len += (size_t)n;
+		return;
+	}
+	fill_done(p);
+}
+
+/* Starts the next refill, one at a time: the pool takes one sandbox's
+ * worth of CPU at most, and the rest is left to the runs. */
+static void fill_next(moatd_pool *p)
+{
+	if (p->filler)
+		return;
+	int best = -1;
+	unsigned gap = 0;
+	for (size_t i = 0; i < p->conf.n; i++)
+		if (p->conf.e[i].size > p->pr[i].n_ready && p->conf.e[i].size - p->pr[i].n_ready > gap) {
+			gap = p->conf.e[i].size - p->pr[i].n_ready;
+			best = (int)i;
+		}
+	if (best < 0)
+		return;
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		filler_main(p, p->pr[best].yaml, fds[1]);
+	}
+	close(fds[1]);
+	p->filler = pid;
+	p->fill_fd = fds[0];
+	p->fill_prof = best;
+	p->fill_len = 0;
+	p->fill_ev = event_new(p->base, fds[0], EV_READ | EV_PERSIST, fill_read, p);
+	if (!p->fill_ev || event_add(p->fill_ev, NULL) < 0) {
+		/* Without a watch the child's answer is never read: end it. */
+		kill(pid, SIGKILL);
+		fill_done(p);
+	}
+}
+
+/* Refills what is missing (a refill that failed is tried again here). */
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	moatd_pool *p = arg;
+	fill_next(p);
+	bool full = true;
+	for (size_t i = 0; i < p->conf.n; i++)
+		full &= p->pr[i].n_ready >= p->conf.e[i].size;
+	struct timeval tv = {.tv_sec = full ? CHECK_S : RETRY_S};
+	evtimer_add(p->tick, &tv);
+}
+
+static char **keeper_env(void)
+{
+	/* What a keeper needs of moatd's environment: its runtime folder,
+	 * and where a sanitizer build reports; nothing else. */
+	static const char *const names[] = {"XDG_RUNTIME_DIR", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS",
+					    "LSAN_OPTIONS"};
+	char **env = NULL;
+	for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+		const char *v = getenv(names[i]);
+		_cleanup_free_ char *e = NULL;
+		if (v && (asprintf(&e, "%s=%s", names[i], v) < 0 || moat__strv_push(&env, e) < 0))
+			break;
+	}
+	if (!env)
+		moat__strv_push(&env, "PATH=/usr/bin:/bin");
+	return env;
+}
+
+int moatd_pool_new(struct event_base *base, const moatd_pool_conf *conf, const char *moat, const char *state,
+		   moatd_pool **ret, moat_error *err)
+{
+	moatd_pool *p = calloc(1, sizeof(*p));
+	if (!p)
+		return moat_error_set(err, ENOMEM, "pool");
+	p->base = base;
+	p->conf = *conf;
+	p->fill_fd = -1;
+	snprintf(p->moat, sizeof(p->moat), "%s", moat);
+	snprintf(p->dir, sizeof(p->dir), "%s/pool", state);
+	int r = 0;
+	if (mkdir(p->dir, 0700) < 0 && errno != EEXIST) {
+		r = moat_error_set(err, errno, "pool: %s", p->dir);
+		goto fail;
+	}
+	p->kenv = keeper_env();
+	for (size_t i = 0; i < conf->n; i++) {
+		_cleanup_policy_ moat_policy *pol = NULL;
+		if ((r = moat_policy_load_profile(conf->e[i].profile, &pol, err)) < 0)
+			goto fail;
+		/* A sandbox's wall clock runs from its creation: a pooled
+		 * one waits, so its wall limit is moatd's, counted from the
+		 * spawn (moatd_pool_run_start). Everything else is the
+		 * profile's, exactly as a cold run gets it. */
+		pol->limits.wall_ms = MOAT_UNLIMITED;
+		if (!(p->pr[i].yaml = moat_policy_to_yaml(pol))) {
+			r = moat_error_set(err, ENOMEM, "pool: %s", conf->e[i].profile);
+			goto fail;
+		}
+	}
+	reap_left(p);
+	if (!(p->tick = evtimer_new(base, tick_cb, p))) {
+		r = moat_error_set(err, ENOMEM, "pool");
+		goto fail;
+	}
+	tick_cb(-1, 0, p);
+	*ret = p;
+	return 0;
+fail:
+	moatd_pool_free(p);
+	return r;
+}
+
+void moatd_pool_free(moatd_pool *p)
+{
+	if (!p)
+		return;
+	p->closing = true;
+	if (p->filler) {
+		/* The keeper it may have started is found in no record: let
+		 * the child finish, then stop what it made. */
+		if (p->fill_ev)
+			event_free(p->fill_ev);
+		p->fill_ev = NULL;
+		for (;;) {
+			ssize_t n = read(p->fill_fd, p->fill_buf + p->fill_len, sizeof(p->fill_buf) - 1 - p->fill_len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0 || (p->fill_len += (size_t)n) >= sizeof(p->fill_buf) - 1)
+				break;
+		}
+		fill_done(p);
+	}
+	for (size_t i = 0; i < p->conf.n; i++) {
+		for (entry *e = p->pr[i].ready, *next; e; e = next) {
+			next = e->next;
+			entry_drop(p, e, true);
+		}
+		free(p->pr[i].yaml);
+	}
+	for (moatd_pool_run *r = p->runs, *next; r; r = next) {
+		next = r->next;
+		/* The spawn was attached: closing ends the command, and the
+		 * signal the sandbox. */
+		moat_keeper_close(r->k);
+		keeper_term(r->pidfd);
+		if (r->pidfd >= 0)
+			close(r->pidfd);
+		char path[PATH_MAX];
+		record_path(p, r->sandbox, path, sizeof(path));
+		unlink(path);
+		if (r->ev)
+			event_free(r->ev);
+		if (r->timer)
+			event_free(r->timer);
+		free(r);
+	}
+	if (p->tick)
+		event_free(p->tick);
+	moat__strv_free(p->kenv);
+	free(p);
+}
+
+/* --- runs */
+
+static void run_free(moatd_pool_run *r)
+{
+	moatd_pool *p = r->p;
+	for (moatd_pool_run **q = &p->runs; *q; q = &(*q)->next)
+		if (*q == r) {
+			*q = r->next;
+			break;
+		}
+	if (r->ev)
+		event_free(r->ev);
+	if (r->timer)
+		event_free(r->timer);
+	/* Never used again: the sandbox and its keeper end now, without
+	 * moatd waiting for them (the reply is on its way). */
+	keeper_term(r->pidfd);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	moat_keeper_close(r->k);
+	char path[PATH_MAX];
+	record_path(p, r->sandbox, path, sizeof(path));
+	unlink(path);
+	free(r);
+	/* The refill starts once the run is over, not while it runs: a
+	 * sandbox's making never competes with the request that took one. */
+	fill_next(p);
+}
+
+static void on_wait(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	moatd_pool_run *r = arg;
+	moatd_pool_end end;
+	memset(&end, 0, sizeof(end));
+	moat_error err = {0};
+	if (moat_keeper_wait_recv(r->k, &end.x, &err) == 0)
+		end.ok = true;
+	else {
+		snprintf(end.error, sizeof(end.error), "%s", err.msg);
+	}
+	end.limit = r->limit;
+	r->cb(r->arg, &end);
+	run_free(r);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	moatd_pool_run_stop(arg, "wall");
+}
+
+void moatd_pool_run_stop(moatd_pool_run *r, const char *limit)
+{
+	if (!r || r->stopped)
+		return;
+	r->stopped = true;
+	r->limit = limit;
+	/* The run's connection waits for the command's end, which the stop
+	 * brings. */
+	keeper_term(r->pidfd);
+}
+
+static void observe_start(moatd_pool *p, uint64_t ns)
+{
+	double sec = (double)ns / 1e9;
+	for (size_t i = 0; i < ELEMENTSOF(start_bounds); i++)
+		if (sec <= start_bounds[i])
+			p->start_buckets[i]++;
+	p->start_count++;
+	p->start_sum += sec;
+}
+
+int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const *argv, int in, int out, int errfd,
+			 moatd_pool_run_cb cb, void *arg, moatd_pool_run **ret, moat_error *err)
+{
+	uint64_t t0 = moat__now_ns();
+	prof *pr = &p->pr[plan->profile];
+	moat_spawn_spec spec;
+	moat_spawn_spec_init(&spec);
+	spec.argv = argv;
+	spec.env = plan->n_env ? (char *const *)plan->env : NULL;
+	spec.cwd = plan->cwd;
+	spec.stdin_fd = in;
+	spec.stdout_fd = out;
+	spec.stderr_fd = errfd;
+	moat_command cmd;
+	entry *e;
+	int rc = 0;
+	/* A ready sandbox whose keeper ended a moment ago (before its watch
+	 * said so) fails its spawn: dropped, and the next one tried. */
+	while ((e = pr->ready)) {
+		pr->ready = e->next;
+		pr->n_ready--;
+		/* Taken: it leaves the ready list for good. Its record stays
+		 * until its run is over, so that a moatd killed meanwhile has
+		 * its successor stop it. */
+		event_free(TAKE_PTR(e->ev));
+		moat_error serr = {0};
+		/* Attached: if moatd dies, the keeper kills the command. */
+		if ((rc = moat_keeper_spawn_attached(e->k, &spec, true, &cmd, &serr)) == 0)
+			break;
+		entry_drop(p, e, true);
+		if (rc == -EINVAL || rc == -E2BIG) {
+			/* The request's own fault: it would fail anywhere. */
+			*err = serr;
+			return rc;
+		}
+	}
+	if (!e) {
+		pr->misses++;
+		fill_next(p);
+		return -ENOENT;
+	}
+	pr->hits++;
+	moatd_pool_run *r = calloc(1, sizeof(*r));
+	if (!r) {
+		entry_drop(p, e, true);
+		return moat_error_set(err, ENOMEM, "pool");
+	}
+	r->p = p;
+	r->cb = cb;
+	r->arg = arg;
+	r->k = TAKE_PTR(e->k);
+	r->pidfd = TAKE_FD(e->pidfd);
+	snprintf(r->socket, sizeof(r->socket), "%s", e->socket);
+	snprintf(r->sandbox, sizeof(r->sandbox), "%s", e->id);
+	free(e);
+	r->id = cmd.id;
+	if ((rc = moat_keeper_wait_send(r->k, cmd.id, err)) < 0)
+		goto fail;
+	r->ev = event_new(p->base, moat_keeper_fd(r->k), EV_READ, on_wait, r);
+	if (!r->ev || event_add(r->ev, NULL) < 0) {
+		rc = moat_error_set(err, ENOMEM, "pool");
+		goto fail;
+	}
+	if (plan->time_ms && plan->time_ms != MOAT_UNLIMITED) {
+		struct timeval tv = {.tv_sec = (time_t)(plan->time_ms / 1000),
+				     .tv_usec = (suseconds_t)(plan->time_ms % 1000) * 1000};
+		if (!(r->timer = evtimer_new(p->base, on_timer, r)) || evtimer_add(r->timer, &tv) < 0) {
+			rc = moat_error_set(err, ENOMEM, "pool");
+			goto fail;
+		}
+	}
+	r->next = p->runs;
+	p->runs = r;
+	observe_start(p, moat__now_ns() - t0);
+	*ret = r;
+	return 0;
+fail:
+	if (r->ev)
+		event_free(r->ev);
+	if (r->timer)
+		event_free(r->timer);
+	keeper_term(r->pidfd);
+	close(r->pidfd);
+	moat_keeper_close(r->k);
+	char path[PATH_MAX];
+	record_path(p, r->sandbox, path, sizeof(path));
+	unlink(path);
+	free(r);
+	fill_next(p);
+	return rc;
+}
+
+void moatd_pool_count_cold(moatd_pool *p, const char *why)
+{
+	size_t i = 0;
+	while (i < ELEMENTSOF(cold_reasons) - 1 && !(why && strcmp(why, cold_reasons[i]) == 0))
+		i++;
+	p->cold[i]++;
+}
+
+void moatd_pool_metrics(moatd_pool *p, struct evbuffer *b)
+{
+	evbuffer_add_printf(b, "# HELP moatd_pool_ready Pooled sandboxes ready to take, by profile.\n"
+			       "# TYPE moatd_pool_ready gauge\n");
+	for (size_t i = 0; i < p->conf.n; i++)
+		evbuffer_add_printf(b, "moatd_pool_ready{profile=\"%s\"} %u\n", p->conf.e[i].profile, p->pr[i].n_ready);
+	evbuffer_add_printf(b, "# HELP moatd_pool_size Pooled sandboxes kept ready, as configured.\n"
+			       "# TYPE moatd_pool_size gauge\n");
+	for (size_t i = 0; i < p->conf.n; i++)
+		evbuffer_add_printf(b, "moatd_pool_size{profile=\"%s\"} %u\n", p->conf.e[i].profile, p->conf.e[i].size);
+	evbuffer_add_printf(b, "# HELP moatd_pool_hits_total Runs served by a pooled sandbox.\n"
+			       "# TYPE moatd_pool_hits_total counter\n");
+	for (size_t i = 0; i < p->conf.n; i++)
+		evbuffer_add_printf(b, "moatd_pool_hits_total{profile=\"%s\"} %llu\n", p->conf.e[i].profile,
+				    (unsigned long long)p->pr[i].hits);
+	evbuffer_add_printf(b, "# HELP moatd_pool_misses_total Runs that got a cold sandbox: their pool was empty "
+			       "(reason empty), or the pool's template cannot serve them.\n"
+			       "# TYPE moatd_pool_misses_total counter\n");
+	for (size_t i = 0; i < p->conf.n; i++)
+		evbuffer_add_printf(b, "moatd_pool_misses_total{profile=\"%s\",reason=\"empty\"} %llu\n",
+				    p->conf.e[i].profile, (unsigned long long)p->pr[i].misses);
+	for (size_t i = 0; i < ELEMENTSOF(cold_reasons); i++)
+		evbuffer_add_printf(b, "moatd_pool_misses_total{profile=\"\",reason=\"%s\"} %llu\n", cold_reasons[i],
+				    (unsigned long long)p->cold[i]);
+	evbuffer_add_printf(b, "# HELP moatd_pool_refills_total Pooled sandboxes made, by result.\n"
+			       "# TYPE moatd_pool_refills_total counter\n");
+	for (size_t i = 0; i < p->conf.n; i++)
+		evbuffer_add_printf(b,
+				    "moatd_pool_refills_total{profile=\"%s\",result=\"ok\"} %llu\n"
+				    "moatd_pool_refills_total{profile=\"%s\",result=\"failed\"} %llu\n",
+				    p->conf.e[i].profile, (unsigned long long)p->pr[i].refills, p->conf.e[i].profile,
+				    (unsigned long long)p->pr[i].refill_failures);
+	evbuffer_add_printf(b, "# HELP moatd_pool_start_seconds Time to take a pooled sandbox and start a run's "
+			       "command in it.\n# TYPE moatd_pool_start_seconds histogram\n");
+	for (size_t i = 0; i < ELEMENTSOF(start_bounds); i++)
+		evbuffer_add_printf(b, "moatd_pool_start_seconds_bucket{le=\"%g\"} %llu\n", start_bounds[i],
+				    (unsigned long long)p->start_buckets[i]);
+	evbuffer_add_printf(b, "moatd_pool_start_seconds_bucket{le=\"+Inf\"} %llu\n",
+			    (unsigned long long)p->start_count);
+	evbuffer_add_printf(b, "moatd_pool_start_seconds_sum %.6f\nmoatd_pool_start_seconds_count %llu\n", p->start_sum,
+			    (unsigned long long)p->start_count);
+}
