@@ -5,15 +5,15 @@
 # lets exactly one through; deny answers EPERM with a line on the session's
 # log; an argv rewritten while held is refused at approval; a timeout too; a lease lets later pushes through; a host scope is
 # refused; a push held while its session stops is answered; moat run
-# refuses the rule. Attacks: a racing thread, a MAP_SHARED memfd and a
-# CLONE_VM sibling rewrite argv between the gate's check and the kernel's
-# read, and must never get a push run.
+# refuses the rule. Attacks: a racing thread, a MAP_SHARED memfd, a
+# CLONE_VM sibling and a peer writing /proc/PID/mem rewrite argv between
+# the gate's check and the kernel's read, and must never get a push run.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
 N="ag$$"
 ms() { "$MOAT" session "$@"; }
-cleanup() { for n in "$N-a" "$N-t" "$N-s" "$N-x"; do "$MOAT" session rm "$n" >/dev/null 2>&1; done; }
+cleanup() { for n in "$N-a" "$N-t" "$N-s" "$N-x" "$N-m"; do "$MOAT" session rm "$n" >/dev/null 2>&1; done; }
 trap cleanup EXIT
 
 mkdir -p bin
@@ -38,6 +38,7 @@ policy a.yaml 120s
 policy t.yaml 2s
 policy s.yaml 120s
 policy x.yaml 3s
+policy m.yaml 1s
 
 t_check "policy check: exec.approve is taken" "$MOAT" policy check a.yaml
 out=$("$MOAT" run --policy a.yaml -- /bin/true 2>&1)
@@ -153,3 +154,32 @@ for a in exec_gate_thread exec_gate_memfd exec_gate_clonevm; do
 	fi
 done
 t_nomatch "no push ran in the attacks' session" "push" "$(ms exec "$N-x" -- /bin/sh -c 'cat /tmp/gate.log 2>/dev/null')"
+
+# --- attack: another process writes the caller's argv through
+# /proc/PID/mem after the gate's check. Landlock already refuses writes
+# under /proc; the layer that holds without it (a read-only /proc) is
+# tried in a session made as on a kernel without Landlock
+# (tests/programs/nolandlock.c). A try the gate sees as a push is held
+# until the timeout, so this session's is short.
+procmem() { # SESSION NAME
+	local out rc
+	out=$(timeout -k 5 300 "$MOAT" session exec "$1" --env MOAT_GATE_PROGRAM=/opt/gate/git \
+		--env MOAT_GATE_LOG=/tmp/gate.log -- "$MOAT_ATTACKS/attack_exec_gate_procmem" 2>&1)
+	rc=$?
+	if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '^BLOCKED'; then
+		t_ok "attack exec_gate_procmem ($2): blocked"
+	else
+		t_fail "attack exec_gate_procmem ($2): blocked" "exit $rc" "$out"
+	fi
+	t_nomatch "no push ran in the /proc/PID/mem attack's session ($2)" "push" \
+		"$(ms exec "$1" -- /bin/sh -c 'cat /tmp/gate.log 2>/dev/null')"
+}
+procmem "$N-x" "in a session"
+"$MOAT_PROGRAMS/nolandlock" "$MOAT" run --result nl.json -- /bin/true
+t_eq "nolandlock: moat runs as on a kernel without Landlock (test set-up)" 0 \
+	"$(python3 -c 'import json; print(json.load(open("nl.json"))["isolation"]["landlock_abi"])')"
+"$MOAT_PROGRAMS/nolandlock" "$MOAT" session create --policy m.yaml --name "$N-m" >/dev/null
+t_eq "create a session without Landlock" 0 "$?"
+procmem "$N-m" "in a session without Landlock"
+out=$(ms exec "$N-m" -- /bin/sh -c 'echo x >/proc/self/comm' 2>&1)
+t_match "with exec.approve, /proc is read-only" "Read-only file system" "$out"
