@@ -22,7 +22,9 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -937,6 +939,86 @@ static int resolve_exec(pid_t pid, int dirfd, const char *path, int flags, struc
 	return fstat(fd, st) < 0 ? -errno : 0;
 }
 
+/* Links followed in one walk, as the kernel's own limit (MAXSYMLINKS). */
+#define GATE_LINKS_MAX 40
+
+/* Whether the kernel's own walk of an execve's path, after the gate's
+ * answer, cannot end at another file than the gate's walk did: the path is
+ * absolute (a working folder or a descriptor can be changed by a process
+ * sharing them, CLONE_FS or CLONE_FILES), has no "..", and every folder a
+ * name is looked up in, in the targets of the links it follows too, is on
+ * a read-only mount and not in /proc (whose links are descriptors and
+ * pids). A folder or link the sandbox can change could be swapped between
+ * the two walks. */
+static bool route_fixed(pid_t pid, const char *path, bool nofollow)
+{
+	if (path[0] != '/')
+		return false;
+	_cleanup_close_ int root = proc_open(pid, "root", O_PATH | O_DIRECTORY);
+	if (root < 0)
+		return false;
+	_cleanup_close_ int cur = fcntl(root, F_DUPFD_CLOEXEC, 0);
+	char rest[2 * TRAIL_PATH_MAX];
+	if (cur < 0 || strlen(path) >= sizeof(rest))
+		return false;
+	strcpy(rest, path);
+	unsigned links = 0;
+	for (char *at = rest;;) {
+		while (*at == '/')
+			at++;
+		if (!*at)
+			return true;
+		char *slash = strchr(at, '/');
+		size_t n = slash ? (size_t)(slash - at) : strlen(at);
+		char name[NAME_MAX + 1];
+		if (n > NAME_MAX)
+			return false;
+		memcpy(name, at, n);
+		name[n] = '\0';
+		at += n;
+		if (strcmp(name, ".") == 0)
+			continue;
+		struct statvfs vfs;
+		struct statfs fs;
+		if (strcmp(name, "..") == 0 || fstatvfs(cur, &vfs) < 0 || !(vfs.f_flag & ST_RDONLY) ||
+		    fstatfs(cur, &fs) < 0 || fs.f_type == PROC_SUPER_MAGIC)
+			return false;
+		int fd = open_in(cur, name, RESOLVE_BENEATH, true);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			if (fd >= 0)
+				close(fd);
+			return false;
+		}
+		bool last = !*at || !at[strspn(at, "/")];
+		if (!S_ISLNK(st.st_mode) || (last && nofollow)) {
+			close(cur);
+			cur = fd;
+			continue;
+		}
+		char target[TRAIL_PATH_MAX];
+		ssize_t t = readlinkat(fd, "", target, sizeof(target) - 1);
+		close(fd);
+		if (t <= 0 || ++links > GATE_LINKS_MAX)
+			return false;
+		target[t] = '\0';
+		/* The walk goes on in the link's target, then in what was
+		 * left of the path after the link. */
+		size_t left = strlen(at);
+		if ((size_t)t + left >= sizeof(rest))
+			return false;
+		memmove(rest + t, at, left + 1);
+		memcpy(rest, target, (size_t)t);
+		at = rest;
+		if (target[0] == '/') {
+			close(cur);
+			cur = fcntl(root, F_DUPFD_CLOEXEC, 0);
+			if (cur < 0)
+				return false;
+		}
+	}
+}
+
 /* Whether task q, which shares the caller's memory, is a vfork parent
  * waiting for the caller: single-threaded, asleep in vfork, or in clone
  * with CLONE_VFORK, until the caller's execve or exit. Such a sharer cannot
@@ -1126,18 +1208,31 @@ static int gate_look(moat_filetrail *t, const gate_call *c, gate_read *g, const 
 	g->dev = st.st_dev;
 	g->ino = st.st_ino;
 	_cleanup_close_ int root = proc_open(c->pid, "root", O_PATH | O_DIRECTORY);
+	bool elsewhere = false; /* its argv is one a rule holds for another program */
 	for (size_t i = 0; root >= 0 && i < t->n_rules; i++) {
+		if (!moat__exec_args_match(t->rules[i].args, g->args, g->args_len, g->n_argv))
+			continue;
 		_cleanup_close_ int fd = open_in(root, t->rules[i].path, RESOLVE_IN_ROOT, false);
 		struct stat rs;
-		if (fd < 0 || fstat(fd, &rs) < 0 || rs.st_dev != st.st_dev || rs.st_ino != st.st_ino)
+		if (fd < 0 || fstat(fd, &rs) < 0)
 			continue;
-		if (moat__exec_args_match(t->rules[i].args, g->args, g->args_len, g->n_argv)) {
+		if (rs.st_dev != st.st_dev || rs.st_ino != st.st_ino)
+			elsewhere = true;
+		else if (g->rule < 0)
 			g->rule = (int)i;
-			break;
-		}
 	}
 	if (root < 0) {
 		*why = "its root cannot be opened";
+		return -EPERM;
+	}
+	/* The kernel resolves the path again after the answer: when a rule
+	 * would hold these arguments for another program, that walk must not
+	 * be able to end there (a link swapped in between). Only such execs
+	 * pay for the walk. */
+	if (elsewhere && !route_fixed(c->pid, g->path, c->flags & AT_SYMLINK_NOFOLLOW)) {
+		*why = "its arguments are ones exec.approve holds for another program, and its path goes through a "
+		       "folder or link the sandbox can change (or starts from a working folder or descriptor), which "
+		       "could lead the kernel to that program after the check";
 		return -EPERM;
 	}
 	return 0;

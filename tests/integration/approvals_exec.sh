@@ -7,7 +7,9 @@
 # refused; a push held while its session stops is answered; moat run
 # refuses the rule. Attacks: a racing thread, a MAP_SHARED memfd, a
 # CLONE_VM sibling and a peer writing /proc/PID/mem rewrite argv between
-# the gate's check and the kernel's read, and must never get a push run.
+# the gate's check and the kernel's read, and a link in /tmp is swapped
+# between the gate's walk of the path and the kernel's; none may get a push
+# run.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
@@ -20,14 +22,14 @@ mkdir -p bin
 printf '#!/bin/sh\necho "$*" >>/tmp/gate.log\necho "ran: $*"\n' >bin/git
 chmod 755 bin bin/git
 chmod 755 "$MOAT_TDIR"
-policy() { # FILE TIMEOUT
+policy() { # FILE TIMEOUT [MORE RULES]
 	cat >"$1" <<EOF
 version: 1
 filesystem:
   read_only: ["$MOAT_TDIR/bin:/opt/gate", "$MOAT_ATTACKS"]
 exec:
   approve:
-    - {path: /opt/gate/git, args: ["push", "*"]}
+    - {path: /opt/gate/git, args: ["push", "*"]}$3
 approvals:
   timeout: $2
 audit:
@@ -38,7 +40,11 @@ policy a.yaml 120s
 policy t.yaml 2s
 policy s.yaml 120s
 policy x.yaml 3s
-policy m.yaml 1s
+policy m.yaml 1s '
+    - {path: /opt/gate/gitelf, args: ["push", "*"]}'
+# A program standing in for git (a script's interpreter would open it by
+# its path again): the link swap attack, run as it, records its arguments.
+cp "$MOAT_ATTACKS/attack_exec_gate_linkswap" bin/gitelf
 
 t_check "policy check: exec.approve is taken" "$MOAT" policy check a.yaml
 out=$("$MOAT" run --policy a.yaml -- /bin/true 2>&1)
@@ -183,3 +189,21 @@ t_eq "create a session without Landlock" 0 "$?"
 procmem "$N-m" "in a session without Landlock"
 out=$(ms exec "$N-m" -- /bin/sh -c 'echo x >/proc/self/comm' 2>&1)
 t_match "with exec.approve, /proc is read-only" "Read-only file system" "$out"
+
+# --- a path the sandbox can change: the kernel resolves it again after the
+# gate's answer, so arguments a rule holds for another program are refused
+# through it; others go on, and an absolute path on read-only mounts too.
+out=$(ms exec "$N-m" -- /bin/sh -c 'ln -sf /opt/gate/git /tmp/lnk; /tmp/lnk status; /tmp/lnk push x; echo "rc=$?"' 2>&1)
+t_match "through a link in /tmp: git status runs" "ran: status" "$out"
+t_match "through a link in /tmp: a push is refused at once" "Operation not permitted.*rc=126" "$(printf '%s' "$out" | tr '\n' ' ')"
+t_has "the log says why" '"type":"exec.denied".*"reason":"its arguments are ones exec.approve holds for another program, and its path goes through a folder or link' m.yaml.audit
+out=$(timeout -k 5 300 "$MOAT" session exec "$N-m" --env MOAT_GATE_PROGRAM=/opt/gate/gitelf \
+	--env MOAT_GATE_LOG=/tmp/gate.log -- "$MOAT_ATTACKS/attack_exec_gate_linkswap" 2>&1)
+rc=$?
+if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '^BLOCKED'; then
+	t_ok "attack exec_gate_linkswap (in a session): blocked"
+else
+	t_fail "attack exec_gate_linkswap (in a session): blocked" "exit $rc" "$out"
+fi
+t_nomatch "no push ran in the link swap attack's session" "push" \
+	"$(ms exec "$N-m" -- /bin/sh -c 'cat /tmp/gate.log 2>/dev/null')"
