@@ -889,7 +889,7 @@ static int proc_open(pid_t pid, const char *what, int flags)
 /* The file a path names as the stopped process sees it: from its root
  * (/proc/PID/root) for an absolute path, from its cwd or dirfd for a
  * relative one, never following a link out of its root. */
-static int resolve_exec(pid_t pid, int dirfd, const char *path, int flags, struct stat *st)
+static int resolve_exec_fd(pid_t pid, int dirfd, const char *path, int flags, struct stat *st, int *ret_fd)
 {
 	_cleanup_close_ int root = proc_open(pid, "root", O_PATH | O_DIRECTORY);
 	if (root < 0)
@@ -936,7 +936,16 @@ static int resolve_exec(pid_t pid, int dirfd, const char *path, int flags, struc
 	}
 	if (fd < 0)
 		return fd;
-	return fstat(fd, st) < 0 ? -errno : 0;
+	if (fstat(fd, st) < 0)
+		return -errno;
+	if (ret_fd)
+		*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+static int resolve_exec(pid_t pid, int dirfd, const char *path, int flags, struct stat *st)
+{
+	return resolve_exec_fd(pid, dirfd, path, flags, st, NULL);
 }
 
 /* Links followed in one walk, as the kernel's own limit (MAXSYMLINKS). */
@@ -1017,6 +1026,92 @@ static bool route_fixed(pid_t pid, const char *path, bool nofollow)
 				return false;
 		}
 	}
+}
+
+/* Levels of "#!" interpreters the gate follows (the kernel stops at 5). */
+#define GATE_SCRIPT_DEPTH 5
+/* What the kernel reads of a file to tell its format (BINPRM_BUF_SIZE). */
+#define GATE_BINPRM_BUF 256
+
+/* Whether the file at path (as the caller would resolve it) is a script
+ * whose "#!" line, read as the kernel's binfmt_script reads it, has the
+ * kernel run a program a rule holds with the arguments it would get:
+ * [interpreter, its one optional argument, the script's path, argv[1],
+ * ...]. "#!/usr/bin/git push" in a script would otherwise run a held
+ * `git push` that no check saw. Followed through interpreters that are
+ * scripts themselves; a file that cannot be read, or too deep a chain,
+ * counts as held (deny on doubt). */
+static bool script_runs_held(moat_filetrail *t, const gate_call *c, const char *path, const char *args,
+			     size_t args_len, size_t n_argv, int depth)
+{
+	struct stat st;
+	char fdp[64];
+	_cleanup_close_ int pfd = -1;
+	if (resolve_exec_fd(c->pid, c->dirfd, path, c->flags, &st, &pfd) < 0 || !S_ISREG(st.st_mode))
+		return false; /* the kernel refuses it: nothing runs */
+	snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d", pfd);
+	_cleanup_close_ int fd = open(fdp, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	char buf[GATE_BINPRM_BUF + 1];
+	ssize_t n = fd >= 0 ? pread(fd, buf, GATE_BINPRM_BUF, 0) : -1;
+	if (n < 0)
+		return true;
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return false;
+	if (depth >= GATE_SCRIPT_DEPTH)
+		return true;
+	buf[n] = '\0';
+	char *end = memchr(buf, '\n', (size_t)n);
+	if (end)
+		*end = '\0';
+	char *i = buf + 2 + strspn(buf + 2, " \t");
+	size_t il = strcspn(i, " \t");
+	if (!il)
+		return false; /* no interpreter: ENOEXEC */
+	char *opt = i + il + strspn(i + il, " \t");
+	i[il] = '\0';
+	size_t ol = strlen(opt);
+	while (ol && (opt[ol - 1] == ' ' || opt[ol - 1] == '\t'))
+		opt[--ol] = '\0';
+	/* The interpreter's argv: itself, its argument, the script's path,
+	 * then the script's own arguments after argv[0]. */
+	const char *rest = args;
+	size_t rest_len = args_len, rest_n = n_argv;
+	if (n_argv > 0) {
+		const char *z = memchr(args, '\0', args_len);
+		size_t skip = z ? (size_t)(z - args) + 1 : args_len;
+		rest += skip;
+		rest_len -= skip;
+		rest_n--;
+	}
+	size_t len = strlen(i) + 1 + (ol ? ol + 1 : 0) + strlen(path) + 1 + rest_len;
+	_cleanup_free_ char *nargs = malloc(len);
+	if (!nargs)
+		return true;
+	size_t off = 0;
+	memcpy(nargs + off, i, strlen(i) + 1), off += strlen(i) + 1;
+	if (ol)
+		memcpy(nargs + off, opt, ol + 1), off += ol + 1;
+	memcpy(nargs + off, path, strlen(path) + 1), off += strlen(path) + 1;
+	memcpy(nargs + off, rest, rest_len), off += rest_len;
+	size_t nn = 2 + (ol ? 1 : 0) + rest_n;
+	struct stat is;
+	gate_call ic = *c;
+	ic.dirfd = AT_FDCWD; /* the kernel opens the interpreter from the caller's cwd */
+	ic.flags = 0;
+	if (resolve_exec(c->pid, AT_FDCWD, i, 0, &is) < 0)
+		return false; /* no such interpreter: ENOENT */
+	_cleanup_close_ int root = proc_open(c->pid, "root", O_PATH | O_DIRECTORY);
+	if (root < 0)
+		return true;
+	for (size_t k = 0; k < t->n_rules; k++) {
+		if (!moat__exec_args_match(t->rules[k].args, nargs, off, nn))
+			continue;
+		_cleanup_close_ int rfd = open_in(root, t->rules[k].path, RESOLVE_IN_ROOT, false);
+		struct stat rs;
+		if (rfd >= 0 && fstat(rfd, &rs) == 0 && rs.st_dev == is.st_dev && rs.st_ino == is.st_ino)
+			return true;
+	}
+	return script_runs_held(t, &ic, i, nargs, off, nn, depth + 1);
 }
 
 /* Whether task q, which shares the caller's memory, is a vfork parent
@@ -1229,6 +1324,11 @@ static int gate_look(moat_filetrail *t, const gate_call *c, gate_read *g, const 
 	 * would hold these arguments for another program, that walk must not
 	 * be able to end there (a link swapped in between). Only such execs
 	 * pay for the walk. */
+	if (g->rule < 0 && script_runs_held(t, c, g->path, g->args, g->args_len, g->n_argv, 0)) {
+		*why = "it is a script whose \"#!\" line runs a program exec.approve holds, with arguments it holds: "
+		       "run that program itself";
+		return -EPERM;
+	}
 	if (elsewhere && !route_fixed(c->pid, g->path, c->flags & AT_SYMLINK_NOFOLLOW)) {
 		*why = "its arguments are ones exec.approve holds for another program, and its path goes through a "
 		       "folder or link the sandbox can change (or starts from a working folder or descriptor), which "

@@ -197,6 +197,13 @@ out=$(ms exec "$N-m" -- /bin/sh -c 'ln -sf /opt/gate/git /tmp/lnk; /tmp/lnk stat
 t_match "through a link in /tmp: git status runs" "ran: status" "$out"
 t_match "through a link in /tmp: a push is refused at once" "Operation not permitted.*rc=126" "$(printf '%s' "$out" | tr '\n' ' ')"
 t_has "the log says why" '"type":"exec.denied".*"reason":"its arguments are ones exec.approve holds for another program, and its path goes through a folder or link' m.yaml.audit
+# --- a script whose "#!" line runs the held program with held arguments
+out=$(ms exec "$N-m" -- /bin/sh -c 'printf "#!/opt/gate/git push\n" >/tmp/s; printf "#!/bin/sh\necho plain \$*\n" >/tmp/p; chmod 755 /tmp/s /tmp/p; /tmp/p hello; /tmp/s origin; echo "rc=$?"' 2>&1)
+t_match "a script with an ordinary interpreter runs" "plain hello" "$out"
+t_match "a script whose #! line is \"git push\" is refused" "Operation not permitted.*rc=126" "$(printf '%s' "$out" | tr '\n' ' ')"
+t_nomatch "and the push it asked for never ran" "ran: push" "$out"
+t_has "the log says why" '"type":"exec.denied".*"reason":"it is a script whose \\"#!\\" line runs a program exec.approve holds' m.yaml.audit
+
 out=$(timeout -k 5 300 "$MOAT" session exec "$N-m" --env MOAT_GATE_PROGRAM=/opt/gate/gitelf \
 	--env MOAT_GATE_LOG=/tmp/gate.log -- "$MOAT_ATTACKS/attack_exec_gate_linkswap" 2>&1)
 rc=$?
