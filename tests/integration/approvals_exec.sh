@@ -149,7 +149,7 @@ t_nomatch "the stopped session's push never ran" "ran: push" "$(cat p5)"
 
 # --- attacks: argv rewritten between the gate's check and the kernel's read
 ms create --policy x.yaml --name "$N-x" >/dev/null
-for a in exec_gate_thread exec_gate_memfd exec_gate_clonevm; do
+for a in exec_gate_thread exec_gate_memfd exec_gate_clonevm exec_gate_shebang; do
 	out=$(timeout -k 5 120 "$MOAT" session exec "$N-x" --env MOAT_GATE_PROGRAM=/opt/gate/git \
 		--env MOAT_GATE_LOG=/tmp/gate.log -- "$MOAT_ATTACKS/attack_$a" 2>&1)
 	rc=$?
