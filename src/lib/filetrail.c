@@ -1030,8 +1030,6 @@ static bool route_fixed(pid_t pid, const char *path, bool nofollow)
 
 /* Levels of "#!" interpreters the gate follows (the kernel stops at 5). */
 #define GATE_SCRIPT_DEPTH 5
-/* What the kernel reads of a file to tell its format (BINPRM_BUF_SIZE). */
-#define GATE_BINPRM_BUF 256
 
 /* Whether the file at path (as the caller would resolve it) is a script
  * whose "#!" line, read as the kernel's binfmt_script reads it, has the
@@ -1051,27 +1049,15 @@ static bool script_runs_held(moat_filetrail *t, const gate_call *c, const char *
 		return false; /* the kernel refuses it: nothing runs */
 	snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d", pfd);
 	_cleanup_close_ int fd = open(fdp, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	char buf[GATE_BINPRM_BUF + 1];
-	ssize_t n = fd >= 0 ? pread(fd, buf, GATE_BINPRM_BUF, 0) : -1;
+	char buf[MOAT_EXEC_HEAD_MAX], i[MOAT_EXEC_HEAD_MAX], opt[MOAT_EXEC_HEAD_MAX];
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf), 0) : -1;
 	if (n < 0)
 		return true;
-	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+	if (!moat__exec_script_line(buf, (size_t)n, i, sizeof(i), opt, sizeof(opt)))
 		return false;
 	if (depth >= GATE_SCRIPT_DEPTH)
 		return true;
-	buf[n] = '\0';
-	char *end = memchr(buf, '\n', (size_t)n);
-	if (end)
-		*end = '\0';
-	char *i = buf + 2 + strspn(buf + 2, " \t");
-	size_t il = strcspn(i, " \t");
-	if (!il)
-		return false; /* no interpreter: ENOEXEC */
-	char *opt = i + il + strspn(i + il, " \t");
-	i[il] = '\0';
 	size_t ol = strlen(opt);
-	while (ol && (opt[ol - 1] == ' ' || opt[ol - 1] == '\t'))
-		opt[--ol] = '\0';
 	/* The interpreter's argv: itself, its argument, the script's path,
 	 * then the script's own arguments after argv[0]. */
 	const char *rest = args;
