@@ -131,8 +131,8 @@ void moat__approval_ask_format(const moat_ask *a, char *buf, size_t len)
 	}
 	if (a->kind == MOAT_ASK_NET) {
 		if (a->method[0])
-			snprintf(buf, len, "%s http://%s:%u%s%s", a->method, a->host, (unsigned)a->port, a->path,
-				 a->path_cut ? "..." : "");
+			snprintf(buf, len, "%s %s://%s:%u%s%s", a->method, a->tls ? "https" : "http", a->host,
+				 (unsigned)a->port, a->path, a->path_cut ? "..." : "");
 		else
 			snprintf(buf, len, "CONNECT %s:%u", a->host, (unsigned)a->port);
 		return;

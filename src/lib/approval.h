@@ -59,6 +59,7 @@ typedef struct moat_ask {
 	char method[MOAT_APPROVAL_METHOD_MAX];
 	char path[MOAT_APPROVAL_PATH_MAX];
 	bool path_cut; /* longer than the cap: matches no exact or path lease */
+	bool tls;      /* inside TLS the gateway terminates: shown as https:// */
 	/* exec: the program and its arguments (n_argv of them); tool: the
 	 * server's name in exe, and the tool and its arguments (as JSON, cut
 	 * past the cap) as the two arguments */
@@ -81,8 +82,8 @@ int moat__approval_ask_exec(moat_ask *a, const char *exe, char *const *argv, moa
  * path the same tool with any. */
 int moat__approval_ask_tool(moat_ask *a, const char *server, const char *tool, const char *args_json,
 			    moat_error *err);
-/* One line for people: "POST http://mail.test:8025/v1/send" or
- * "/usr/bin/git push origin main". */
+/* One line for people: "POST http://mail.test:8025/v1/send" (https://
+ * inside terminated TLS) or "/usr/bin/git push origin main". */
 void moat__approval_ask_format(const moat_ask *a, char *buf, size_t len);
 
 typedef enum moat_lease_kind {

@@ -64,6 +64,38 @@ bool moat__exec_args_match(char *const *patterns, const char *args, size_t args_
 	return i == n_argv;
 }
 
+bool moat__exec_script_line(const char *buf, size_t n, char *ret_interp, size_t interp_cap, char *ret_arg,
+			    size_t arg_cap)
+{
+	char line[MOAT_EXEC_HEAD_MAX + 1];
+	if (n > MOAT_EXEC_HEAD_MAX)
+		n = MOAT_EXEC_HEAD_MAX;
+	if (n < 2 || buf[0] != '#' || buf[1] != '!' || !interp_cap || !arg_cap)
+		return false;
+	memcpy(line, buf, n);
+	line[n] = '\0';
+	char *end = memchr(line, '\n', n);
+	bool whole = end != NULL;
+	if (end)
+		*end = '\0';
+	char *i = line + 2 + strspn(line + 2, " \t");
+	size_t il = strcspn(i, " \t");
+	/* A name cut by the end of what is read is refused by the kernel
+	 * (ENOEXEC) rather than run as a shorter one; a shorter file ends
+	 * in the NULs of the kernel's zeroed buffer, which end the name. */
+	if (!il || (!whole && n == MOAT_EXEC_HEAD_MAX && !i[il]))
+		return false;
+	char *opt = i[il] ? i + il + 1 : i + il;
+	i[il] = '\0';
+	opt += strspn(opt, " \t");
+	size_t ol = strlen(opt);
+	while (ol && (opt[ol - 1] == ' ' || opt[ol - 1] == '\t'))
+		opt[--ol] = '\0';
+	snprintf(ret_interp, interp_cap, "%s", i);
+	snprintf(ret_arg, arg_cap, "%s", opt);
+	return true;
+}
+
 bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, moat_maps_file_ok file_ok, void *ud,
 			const char **why)
 {

@@ -34,6 +34,19 @@ int moat__exec_rules_copy(const moat_exec_rule *v, size_t n, moat_exec_rule **re
  * args[0..args_len), argv[0] first) matches the patterns (NULL: any). */
 bool moat__exec_args_match(char *const *patterns, const char *args, size_t args_len, size_t n_argv);
 
+/* What the kernel reads of a file to tell its format (BINPRM_BUF_SIZE). */
+#define MOAT_EXEC_HEAD_MAX 256
+
+/* Reads a file's first n bytes (at most MOAT_EXEC_HEAD_MAX: what the
+ * kernel reads) as binfmt_script does: a "#!" line names the interpreter
+ * (after blanks, up to a blank or the line's end) and at most one argument
+ * for it (the rest of the line, blanks trimmed at both ends; "" for none).
+ * Returns true with both filled (NUL-terminated, cut to the caps), false
+ * when the kernel would not run it as a script: no "#!", no interpreter,
+ * or an interpreter name that runs past what the kernel reads. */
+bool moat__exec_script_line(const char *buf, size_t n, char *ret_interp, size_t interp_cap, char *ret_arg,
+			    size_t arg_cap);
+
 /* Decides about a private mapping of a file (its device "MM:mm", inode and
  * name from the maps line): true when the file cannot change under the
  * check (the caller's judgement: a read-only mount). */

@@ -22,7 +22,9 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -887,7 +889,7 @@ static int proc_open(pid_t pid, const char *what, int flags)
 /* The file a path names as the stopped process sees it: from its root
  * (/proc/PID/root) for an absolute path, from its cwd or dirfd for a
  * relative one, never following a link out of its root. */
-static int resolve_exec(pid_t pid, int dirfd, const char *path, int flags, struct stat *st)
+static int resolve_exec_fd(pid_t pid, int dirfd, const char *path, int flags, struct stat *st, int *ret_fd)
 {
 	_cleanup_close_ int root = proc_open(pid, "root", O_PATH | O_DIRECTORY);
 	if (root < 0)
@@ -934,7 +936,168 @@ static int resolve_exec(pid_t pid, int dirfd, const char *path, int flags, struc
 	}
 	if (fd < 0)
 		return fd;
-	return fstat(fd, st) < 0 ? -errno : 0;
+	if (fstat(fd, st) < 0)
+		return -errno;
+	if (ret_fd)
+		*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+static int resolve_exec(pid_t pid, int dirfd, const char *path, int flags, struct stat *st)
+{
+	return resolve_exec_fd(pid, dirfd, path, flags, st, NULL);
+}
+
+/* Links followed in one walk, as the kernel's own limit (MAXSYMLINKS). */
+#define GATE_LINKS_MAX 40
+
+/* Whether the kernel's own walk of an execve's path, after the gate's
+ * answer, cannot end at another file than the gate's walk did: the path is
+ * absolute (a working folder or a descriptor can be changed by a process
+ * sharing them, CLONE_FS or CLONE_FILES), has no "..", and every folder a
+ * name is looked up in, in the targets of the links it follows too, is on
+ * a read-only mount and not in /proc (whose links are descriptors and
+ * pids). A folder or link the sandbox can change could be swapped between
+ * the two walks. */
+static bool route_fixed(pid_t pid, const char *path, bool nofollow)
+{
+	if (path[0] != '/')
+		return false;
+	_cleanup_close_ int root = proc_open(pid, "root", O_PATH | O_DIRECTORY);
+	if (root < 0)
+		return false;
+	_cleanup_close_ int cur = fcntl(root, F_DUPFD_CLOEXEC, 0);
+	char rest[2 * TRAIL_PATH_MAX];
+	if (cur < 0 || strlen(path) >= sizeof(rest))
+		return false;
+	strcpy(rest, path);
+	unsigned links = 0;
+	for (char *at = rest;;) {
+		while (*at == '/')
+			at++;
+		if (!*at)
+			return true;
+		char *slash = strchr(at, '/');
+		size_t n = slash ? (size_t)(slash - at) : strlen(at);
+		char name[NAME_MAX + 1];
+		if (n > NAME_MAX)
+			return false;
+		memcpy(name, at, n);
+		name[n] = '\0';
+		at += n;
+		if (strcmp(name, ".") == 0)
+			continue;
+		struct statvfs vfs;
+		struct statfs fs;
+		if (strcmp(name, "..") == 0 || fstatvfs(cur, &vfs) < 0 || !(vfs.f_flag & ST_RDONLY) ||
+		    fstatfs(cur, &fs) < 0 || fs.f_type == PROC_SUPER_MAGIC)
+			return false;
+		int fd = open_in(cur, name, RESOLVE_BENEATH, true);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			if (fd >= 0)
+				close(fd);
+			return false;
+		}
+		bool last = !*at || !at[strspn(at, "/")];
+		if (!S_ISLNK(st.st_mode) || (last && nofollow)) {
+			close(cur);
+			cur = fd;
+			continue;
+		}
+		char target[TRAIL_PATH_MAX];
+		ssize_t t = readlinkat(fd, "", target, sizeof(target) - 1);
+		close(fd);
+		if (t <= 0 || ++links > GATE_LINKS_MAX)
+			return false;
+		target[t] = '\0';
+		/* The walk goes on in the link's target, then in what was
+		 * left of the path after the link. */
+		size_t left = strlen(at);
+		if ((size_t)t + left >= sizeof(rest))
+			return false;
+		memmove(rest + t, at, left + 1);
+		memcpy(rest, target, (size_t)t);
+		at = rest;
+		if (target[0] == '/') {
+			close(cur);
+			cur = fcntl(root, F_DUPFD_CLOEXEC, 0);
+			if (cur < 0)
+				return false;
+		}
+	}
+}
+
+/* Levels of "#!" interpreters the gate follows (the kernel stops at 5). */
+#define GATE_SCRIPT_DEPTH 5
+
+/* Whether the file at path (as the caller would resolve it) is a script
+ * whose "#!" line, read as the kernel's binfmt_script reads it, has the
+ * kernel run a program a rule holds with the arguments it would get:
+ * [interpreter, its one optional argument, the script's path, argv[1],
+ * ...]. "#!/usr/bin/git push" in a script would otherwise run a held
+ * `git push` that no check saw. Followed through interpreters that are
+ * scripts themselves; a file that cannot be read, or too deep a chain,
+ * counts as held (deny on doubt). */
+static bool script_runs_held(moat_filetrail *t, const gate_call *c, const char *path, const char *args,
+			     size_t args_len, size_t n_argv, int depth)
+{
+	struct stat st;
+	char fdp[64];
+	_cleanup_close_ int pfd = -1;
+	if (resolve_exec_fd(c->pid, c->dirfd, path, c->flags, &st, &pfd) < 0 || !S_ISREG(st.st_mode))
+		return false; /* the kernel refuses it: nothing runs */
+	snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d", pfd);
+	_cleanup_close_ int fd = open(fdp, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	char buf[MOAT_EXEC_HEAD_MAX], i[MOAT_EXEC_HEAD_MAX], opt[MOAT_EXEC_HEAD_MAX];
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf), 0) : -1;
+	if (n < 0)
+		return true;
+	if (!moat__exec_script_line(buf, (size_t)n, i, sizeof(i), opt, sizeof(opt)))
+		return false;
+	if (depth >= GATE_SCRIPT_DEPTH)
+		return true;
+	size_t ol = strlen(opt);
+	/* The interpreter's argv: itself, its argument, the script's path,
+	 * then the script's own arguments after argv[0]. */
+	const char *rest = args;
+	size_t rest_len = args_len, rest_n = n_argv;
+	if (n_argv > 0) {
+		const char *z = memchr(args, '\0', args_len);
+		size_t skip = z ? (size_t)(z - args) + 1 : args_len;
+		rest += skip;
+		rest_len -= skip;
+		rest_n--;
+	}
+	size_t len = strlen(i) + 1 + (ol ? ol + 1 : 0) + strlen(path) + 1 + rest_len;
+	_cleanup_free_ char *nargs = malloc(len);
+	if (!nargs)
+		return true;
+	size_t off = 0;
+	memcpy(nargs + off, i, strlen(i) + 1), off += strlen(i) + 1;
+	if (ol)
+		memcpy(nargs + off, opt, ol + 1), off += ol + 1;
+	memcpy(nargs + off, path, strlen(path) + 1), off += strlen(path) + 1;
+	memcpy(nargs + off, rest, rest_len), off += rest_len;
+	size_t nn = 2 + (ol ? 1 : 0) + rest_n;
+	struct stat is;
+	gate_call ic = *c;
+	ic.dirfd = AT_FDCWD; /* the kernel opens the interpreter from the caller's cwd */
+	ic.flags = 0;
+	if (resolve_exec(c->pid, AT_FDCWD, i, 0, &is) < 0)
+		return false; /* no such interpreter: ENOENT */
+	_cleanup_close_ int root = proc_open(c->pid, "root", O_PATH | O_DIRECTORY);
+	if (root < 0)
+		return true;
+	for (size_t k = 0; k < t->n_rules; k++) {
+		if (!moat__exec_args_match(t->rules[k].args, nargs, off, nn))
+			continue;
+		_cleanup_close_ int rfd = open_in(root, t->rules[k].path, RESOLVE_IN_ROOT, false);
+		struct stat rs;
+		if (rfd >= 0 && fstat(rfd, &rs) == 0 && rs.st_dev == is.st_dev && rs.st_ino == is.st_ino)
+			return true;
+	}
+	return script_runs_held(t, &ic, i, nargs, off, nn, depth + 1);
 }
 
 /* Whether task q, which shares the caller's memory, is a vfork parent
@@ -1126,18 +1289,36 @@ static int gate_look(moat_filetrail *t, const gate_call *c, gate_read *g, const 
 	g->dev = st.st_dev;
 	g->ino = st.st_ino;
 	_cleanup_close_ int root = proc_open(c->pid, "root", O_PATH | O_DIRECTORY);
+	bool elsewhere = false; /* its argv is one a rule holds for another program */
 	for (size_t i = 0; root >= 0 && i < t->n_rules; i++) {
+		if (!moat__exec_args_match(t->rules[i].args, g->args, g->args_len, g->n_argv))
+			continue;
 		_cleanup_close_ int fd = open_in(root, t->rules[i].path, RESOLVE_IN_ROOT, false);
 		struct stat rs;
-		if (fd < 0 || fstat(fd, &rs) < 0 || rs.st_dev != st.st_dev || rs.st_ino != st.st_ino)
+		if (fd < 0 || fstat(fd, &rs) < 0)
 			continue;
-		if (moat__exec_args_match(t->rules[i].args, g->args, g->args_len, g->n_argv)) {
+		if (rs.st_dev != st.st_dev || rs.st_ino != st.st_ino)
+			elsewhere = true;
+		else if (g->rule < 0)
 			g->rule = (int)i;
-			break;
-		}
 	}
 	if (root < 0) {
 		*why = "its root cannot be opened";
+		return -EPERM;
+	}
+	/* The kernel resolves the path again after the answer: when a rule
+	 * would hold these arguments for another program, that walk must not
+	 * be able to end there (a link swapped in between). Only such execs
+	 * pay for the walk. */
+	if (g->rule < 0 && script_runs_held(t, c, g->path, g->args, g->args_len, g->n_argv, 0)) {
+		*why = "it is a script whose \"#!\" line runs a program exec.approve holds, with arguments it holds: "
+		       "run that program itself";
+		return -EPERM;
+	}
+	if (elsewhere && !route_fixed(c->pid, g->path, c->flags & AT_SYMLINK_NOFOLLOW)) {
+		*why = "its arguments are ones exec.approve holds for another program, and its path goes through a "
+		       "folder or link the sandbox can change (or starts from a working folder or descriptor), which "
+		       "could lead the kernel to that program after the check";
 		return -EPERM;
 	}
 	return 0;

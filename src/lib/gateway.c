@@ -3008,6 +3008,8 @@ static bool conn_hold(gw_conn *c, bool tls)
 		conn_refuse(c, 403, MOAT_SOCKS5_REP_NOT_ALLOWED);
 		return false;
 	}
+	/* What the person reads says whether it was asked inside TLS. */
+	ask.tls = tls;
 	c->held_tls = tls;
 	c->ticket = ++gw->next_ticket;
 	moat_approvals_outcome o;

@@ -557,11 +557,21 @@ static int setup_etc(int rootfd, const moat_init_args *a, moat_error *err)
  * change the host kernel masked (as runc and bubblewrap do): /proc/kcore,
  * kallsyms, keys, timer and scheduler debug files hidden behind /dev/null
  * or an empty read-only tmpfs; /proc/sys, sysrq-trigger, irq, bus and fs
- * read-only. */
-static int setup_proc(int rootfd, moat_isolation *iso, moat_error *err)
+ * read-only.
+ *
+ * With the exec gate on (exec.approve), all of /proc is read-only: the
+ * kernel refuses to open any regular file for writing on a read-only
+ * mount (EROFS, checked in do_dentry_open whatever the file's own
+ * permission says), and /proc/PID/mem is a regular file. So no process of
+ * the sandbox can write another's memory: not the argv of an execve the
+ * gate has looked at and let go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE makes
+ * the kernel read it again), nor the code of the program it runs. ptrace
+ * and process_vm_writev are refused by the seccomp filter, and mount
+ * calls that could make a writable /proc again too. */
+static int setup_proc(int rootfd, bool readonly, moat_isolation *iso, moat_error *err)
 {
 	const uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-	_cleanup_close_ int m = new_fs("proc", NULL, attrs, err);
+	_cleanup_close_ int m = new_fs("proc", NULL, attrs | (readonly ? MOUNT_ATTR_RDONLY : 0), err);
 	if (m < 0)
 		return moat_error_wrap(err, "/proc");
 	int r = attach_at(rootfd, m, "proc", true, err);
@@ -954,7 +964,7 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 		r = stage_base_root(a, &rootfd, err);
 	if (r < 0)
 		return r;
-	r = setup_proc(rootfd, iso, err);
+	r = setup_proc(rootfd, c->n_exec_approve > 0, iso, err);
 	if (r < 0)
 		return r;
 	r = setup_dev(rootfd, err);

@@ -31,7 +31,7 @@ static int gate_wait(pid_t pid)
 
 /* The verdict after the tries: every racing exec must have been refused
  * (EPERM, the gate's "deny on doubt"), and no push may have run. */
-__attribute__((noreturn)) static void gate_verdict(const char *log, int eperm, int ran, int other)
+__attribute__((noreturn, unused)) static void gate_verdict(const char *log, int eperm, int ran, int other)
 {
 	printf("# %d refused with EPERM, %d ran, %d other\n", eperm, ran, other);
 	if (gate_push_ran(log))

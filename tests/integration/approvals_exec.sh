@@ -5,29 +5,31 @@
 # lets exactly one through; deny answers EPERM with a line on the session's
 # log; an argv rewritten while held is refused at approval; a timeout too; a lease lets later pushes through; a host scope is
 # refused; a push held while its session stops is answered; moat run
-# refuses the rule. Attacks: a racing thread, a MAP_SHARED memfd and a
-# CLONE_VM sibling rewrite argv between the gate's check and the kernel's
-# read, and must never get a push run.
+# refuses the rule. Attacks: a racing thread, a MAP_SHARED memfd, a
+# CLONE_VM sibling and a peer writing /proc/PID/mem rewrite argv between
+# the gate's check and the kernel's read, and a link in /tmp is swapped
+# between the gate's walk of the path and the kernel's; none may get a push
+# run.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
 N="ag$$"
 ms() { "$MOAT" session "$@"; }
-cleanup() { for n in "$N-a" "$N-t" "$N-s" "$N-x"; do "$MOAT" session rm "$n" >/dev/null 2>&1; done; }
+cleanup() { for n in "$N-a" "$N-t" "$N-s" "$N-x" "$N-m"; do "$MOAT" session rm "$n" >/dev/null 2>&1; done; }
 trap cleanup EXIT
 
 mkdir -p bin
 printf '#!/bin/sh\necho "$*" >>/tmp/gate.log\necho "ran: $*"\n' >bin/git
 chmod 755 bin bin/git
 chmod 755 "$MOAT_TDIR"
-policy() { # FILE TIMEOUT
+policy() { # FILE TIMEOUT [MORE RULES]
 	cat >"$1" <<EOF
 version: 1
 filesystem:
   read_only: ["$MOAT_TDIR/bin:/opt/gate", "$MOAT_ATTACKS"]
 exec:
   approve:
-    - {path: /opt/gate/git, args: ["push", "*"]}
+    - {path: /opt/gate/git, args: ["push", "*"]}$3
 approvals:
   timeout: $2
 audit:
@@ -38,6 +40,11 @@ policy a.yaml 120s
 policy t.yaml 2s
 policy s.yaml 120s
 policy x.yaml 3s
+policy m.yaml 1s '
+    - {path: /opt/gate/gitelf, args: ["push", "*"]}'
+# A program standing in for git (a script's interpreter would open it by
+# its path again): the link swap attack, run as it, records its arguments.
+cp "$MOAT_ATTACKS/attack_exec_gate_linkswap" bin/gitelf
 
 t_check "policy check: exec.approve is taken" "$MOAT" policy check a.yaml
 out=$("$MOAT" run --policy a.yaml -- /bin/true 2>&1)
@@ -142,7 +149,7 @@ t_nomatch "the stopped session's push never ran" "ran: push" "$(cat p5)"
 
 # --- attacks: argv rewritten between the gate's check and the kernel's read
 ms create --policy x.yaml --name "$N-x" >/dev/null
-for a in exec_gate_thread exec_gate_memfd exec_gate_clonevm; do
+for a in exec_gate_thread exec_gate_memfd exec_gate_clonevm exec_gate_shebang; do
 	out=$(timeout -k 5 120 "$MOAT" session exec "$N-x" --env MOAT_GATE_PROGRAM=/opt/gate/git \
 		--env MOAT_GATE_LOG=/tmp/gate.log -- "$MOAT_ATTACKS/attack_$a" 2>&1)
 	rc=$?
@@ -153,3 +160,57 @@ for a in exec_gate_thread exec_gate_memfd exec_gate_clonevm; do
 	fi
 done
 t_nomatch "no push ran in the attacks' session" "push" "$(ms exec "$N-x" -- /bin/sh -c 'cat /tmp/gate.log 2>/dev/null')"
+
+# --- attack: another process writes the caller's argv through
+# /proc/PID/mem after the gate's check. Landlock already refuses writes
+# under /proc; the layer that holds without it (a read-only /proc) is
+# tried in a session made as on a kernel without Landlock
+# (tests/programs/nolandlock.c). A try the gate sees as a push is held
+# until the timeout, so this session's is short.
+procmem() { # SESSION NAME
+	local out rc
+	out=$(timeout -k 5 300 "$MOAT" session exec "$1" --env MOAT_GATE_PROGRAM=/opt/gate/git \
+		--env MOAT_GATE_LOG=/tmp/gate.log -- "$MOAT_ATTACKS/attack_exec_gate_procmem" 2>&1)
+	rc=$?
+	if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '^BLOCKED'; then
+		t_ok "attack exec_gate_procmem ($2): blocked"
+	else
+		t_fail "attack exec_gate_procmem ($2): blocked" "exit $rc" "$out"
+	fi
+	t_nomatch "no push ran in the /proc/PID/mem attack's session ($2)" "push" \
+		"$(ms exec "$1" -- /bin/sh -c 'cat /tmp/gate.log 2>/dev/null')"
+}
+procmem "$N-x" "in a session"
+"$MOAT_PROGRAMS/nolandlock" "$MOAT" run --result nl.json -- /bin/true
+t_eq "nolandlock: moat runs as on a kernel without Landlock (test set-up)" 0 \
+	"$(python3 -c 'import json; print(json.load(open("nl.json"))["isolation"]["landlock_abi"])')"
+"$MOAT_PROGRAMS/nolandlock" "$MOAT" session create --policy m.yaml --name "$N-m" >/dev/null
+t_eq "create a session without Landlock" 0 "$?"
+procmem "$N-m" "in a session without Landlock"
+out=$(ms exec "$N-m" -- /bin/sh -c 'echo x >/proc/self/comm' 2>&1)
+t_match "with exec.approve, /proc is read-only" "Read-only file system" "$out"
+
+# --- a path the sandbox can change: the kernel resolves it again after the
+# gate's answer, so arguments a rule holds for another program are refused
+# through it; others go on, and an absolute path on read-only mounts too.
+out=$(ms exec "$N-m" -- /bin/sh -c 'ln -sf /opt/gate/git /tmp/lnk; /tmp/lnk status; /tmp/lnk push x; echo "rc=$?"' 2>&1)
+t_match "through a link in /tmp: git status runs" "ran: status" "$out"
+t_match "through a link in /tmp: a push is refused at once" "Operation not permitted.*rc=126" "$(printf '%s' "$out" | tr '\n' ' ')"
+t_has "the log says why" '"type":"exec.denied".*"reason":"its arguments are ones exec.approve holds for another program, and its path goes through a folder or link' m.yaml.audit
+# --- a script whose "#!" line runs the held program with held arguments
+out=$(ms exec "$N-m" -- /bin/sh -c 'printf "#!/opt/gate/git push\n" >/tmp/s; printf "#!/bin/sh\necho plain \$*\n" >/tmp/p; chmod 755 /tmp/s /tmp/p; /tmp/p hello; /tmp/s origin; echo "rc=$?"' 2>&1)
+t_match "a script with an ordinary interpreter runs" "plain hello" "$out"
+t_match "a script whose #! line is \"git push\" is refused" "Operation not permitted.*rc=126" "$(printf '%s' "$out" | tr '\n' ' ')"
+t_nomatch "and the push it asked for never ran" "ran: push" "$out"
+t_has "the log says why" '"type":"exec.denied".*"reason":"it is a script whose \\"#!\\" line runs a program exec.approve holds' m.yaml.audit
+
+out=$(timeout -k 5 300 "$MOAT" session exec "$N-m" --env MOAT_GATE_PROGRAM=/opt/gate/gitelf \
+	--env MOAT_GATE_LOG=/tmp/gate.log -- "$MOAT_ATTACKS/attack_exec_gate_linkswap" 2>&1)
+rc=$?
+if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '^BLOCKED'; then
+	t_ok "attack exec_gate_linkswap (in a session): blocked"
+else
+	t_fail "attack exec_gate_linkswap (in a session): blocked" "exit $rc" "$out"
+fi
+t_nomatch "no push ran in the link swap attack's session" "push" \
+	"$(ms exec "$N-m" -- /bin/sh -c 'cat /tmp/gate.log 2>/dev/null')"

@@ -143,6 +143,9 @@ static void test_match_exec(void **state)
 	assert_string_equal(buf, "/usr/bin/git push origin main");
 	moat__approval_ask_format(&n, buf, sizeof(buf));
 	assert_string_equal(buf, "GET http://usr:80/bin/git");
+	n.tls = true; /* asked inside terminated TLS */
+	moat__approval_ask_format(&n, buf, sizeof(buf));
+	assert_string_equal(buf, "GET https://usr:80/bin/git");
 	assert_int_equal(moat__approval_ask_exec(&a, "git", push, &err), -EINVAL);
 }
 

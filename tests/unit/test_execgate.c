@@ -77,9 +77,45 @@ static void test_maps(void **state)
 	assert_false(moat__maps_private(maps, UINT64_MAX - 2, 8, NULL, NULL, &why));
 }
 
+/* The "#!" line as the kernel's binfmt_script reads it. */
+static void test_script_line(void **state)
+{
+	(void)state;
+	char i[64], a[64];
+	const char *s = "#!/usr/bin/git push\nrest";
+	assert_true(moat__exec_script_line(s, strlen(s), i, sizeof(i), a, sizeof(a)));
+	assert_string_equal(i, "/usr/bin/git");
+	assert_string_equal(a, "push");
+	s = "#! \t/bin/sh\n";
+	assert_true(moat__exec_script_line(s, strlen(s), i, sizeof(i), a, sizeof(a)));
+	assert_string_equal(i, "/bin/sh");
+	assert_string_equal(a, "");
+	/* One argument: the rest of the line, blanks inside kept. */
+	s = "#!/usr/bin/env  python3 -u  \n";
+	assert_true(moat__exec_script_line(s, strlen(s), i, sizeof(i), a, sizeof(a)));
+	assert_string_equal(i, "/usr/bin/env");
+	assert_string_equal(a, "python3 -u");
+	s = "#!/bin/sh"; /* no newline, the file's end */
+	assert_true(moat__exec_script_line(s, strlen(s), i, sizeof(i), a, sizeof(a)));
+	assert_string_equal(i, "/bin/sh");
+	assert_false(moat__exec_script_line("\x7f" "ELF", 4, i, sizeof(i), a, sizeof(a)));
+	assert_false(moat__exec_script_line("#!\n", 3, i, sizeof(i), a, sizeof(a)));
+	assert_false(moat__exec_script_line("#", 1, i, sizeof(i), a, sizeof(a)));
+	/* An interpreter name longer than what the kernel reads: not run. */
+	char big[300];
+	memset(big, 'x', sizeof(big));
+	memcpy(big, "#!/", 3);
+	assert_false(moat__exec_script_line(big, sizeof(big), i, sizeof(i), a, sizeof(a)));
+	/* A long argument is cut where the kernel stops reading. */
+	big[10] = ' ';
+	assert_true(moat__exec_script_line(big, sizeof(big), i, sizeof(i), a, sizeof(a)));
+	assert_string_equal(i, "/xxxxxxx");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_script_line),
 		cmocka_unit_test(test_args_match),
 		cmocka_unit_test(test_maps),
 	};
