@@ -54,6 +54,9 @@ static void run_usage(FILE *f)
 		"  --cwd PATH           working directory inside (default /out, else /tmp)\n"
 		"  --stdin FILE         read standard input from FILE\n"
 		"  -t, --tty            give the command a pseudo-terminal of its own\n"
+		"  --direct-stdout      the command's stdout is moat's own (a pipe or socket),\n"
+		"                       not captured: no output limit, recording or secret\n"
+		"                       redaction on it (for a reader doing those: mcp wrap)\n"
 		"environment:\n"
 		"  --env NAME[=VALUE]   pass NAME from the caller, or set it (repeatable);\n"
 		"                       otherwise only PATH, HOME, LANG and TERM are set\n"
@@ -143,6 +146,7 @@ enum {
 	OPT_RESOLVER,
 	OPT_NET_LOG,
 	OPT_SECRET,
+	OPT_DIRECT_STDOUT,
 };
 
 static const struct option run_options[] = {
@@ -179,6 +183,7 @@ static const struct option run_options[] = {
 	{"resolver", required_argument, NULL, OPT_RESOLVER},
 	{"net-log", required_argument, NULL, OPT_NET_LOG},
 	{"secret", required_argument, NULL, OPT_SECRET},
+	{"direct-stdout", no_argument, NULL, OPT_DIRECT_STDOUT},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -327,6 +332,9 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_cli_run_opts *ro, boo
 			return 0;
 		case 't':
 			o->tty = true;
+			break;
+		case OPT_DIRECT_STDOUT:
+			o->stdout_direct = true;
 			break;
 		case OPT_RO:
 			r = add_bind(o, optarg, 0, &err);
@@ -534,8 +542,12 @@ int moat_cmd_run(int argc, char **argv)
 		return moat_cli_fail("run: no command given (usage: moat run [OPTIONS] -- COMMAND [ARG...])");
 
 	const char *parent = getenv(MOAT_PARENT_POLICY_ENV);
+	if (parent && parent[0] && policy->stdout_direct)
+		return moat_cli_fail("run: --direct-stdout: not inside a sandbox (the outer one relays the output)");
 	if (parent && parent[0])
 		return run_delegated(policy, argv + first);
+	if (policy->stdout_direct && policy->record_path)
+		return moat_cli_fail("run: --direct-stdout and --record both given (a recording needs the output)");
 
 	moat_result res;
 	moat_error err = {0};
@@ -583,6 +595,8 @@ int moat_cmd_run(int argc, char **argv)
 	io.record = rec;
 	/* moat run is a filter: what is piped into it is the command's input. */
 	io.stdin_inherit = true;
+	io.stdout_direct = policy->stdout_direct;
+	io.stdout_direct_fd = STDOUT_FILENO;
 	moat_egress egress;
 	int r = moat_egress_from_policy(policy, net_log, audit, &egress, &err);
 	if (r < 0)
