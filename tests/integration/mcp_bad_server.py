@@ -5,7 +5,7 @@ UTF-8 and a line that is not JSON, then its real answer; for "garble_only"
 it answers with a malformed line carrying the request's id; "fetch" gets
 its argument url with urllib (which goes through the sandbox's proxy);
 "echo" answers with its argument text as is, \\u-escaped in the JSON and in
-base64 (a server that learned a secret's value and prints it); "flood"
+base64 word by word (a server that learned a secret's value and prints it); "flood"
 writes 64 KiB notifications until it is stopped; "big" answers with 200 KB."""
 import base64
 import json
@@ -42,7 +42,7 @@ for raw in sys.stdin.buffer:
         out.write(b'{"jsonrpc":"2.0","id":' + json.dumps(mid).encode() + b',"result":{"content":['
                   + json.dumps({"type": "text", "text": f"plain {t}"}).encode()
                   + b',{"type":"text","text":"escaped ' + escaped.encode() + b'"},'
-                  + json.dumps({"type": "text", "text": "base64 " + base64.b64encode(t.encode()).decode()}).encode()
+                  + json.dumps({"type": "text", "text": "base64 " + " ".join(base64.b64encode(w.encode()).decode() for w in t.split())}).encode()
                   + b']}}\n')
         out.flush()
         continue

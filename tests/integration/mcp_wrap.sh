@@ -62,7 +62,31 @@ limits:
   output: 64M
   wall: 10m
 YAML
-sed -e 's/^  output: 64M$/  output: 1M/' -e '/^audit:/,+1d' net.yaml >cap.yaml
+# cap.yaml: limits.output 1M, and a second secret, from a file.
+echo "file-secret-$$-$RANDOM$RANDOM" >filekey.txt
+cat >cap.yaml <<YAML
+version: 1
+filesystem:
+  read_only: ["$MOAT_SRC/integration:/srv/bad"]
+network:
+  mode: proxy
+  allow:
+    - host: example.com
+secrets:
+  - name: apikey
+    from: env:MCP_TEST_SECRET
+    env: APIKEY
+    inject:
+      host: example.com
+  - name: filekey
+    from: file:$MOAT_TDIR/filekey.txt
+    env: FILEKEY
+    inject:
+      host: example.com
+limits:
+  output: 1M
+  wall: 10m
+YAML
 MCP_TEST_SECRET="sk-mcp-$$-$RANDOM$RANDOM" timeout 300 python3 "$MOAT_SRC/integration/mcp_wrap_raw.py" "$MOAT" "$MOAT_TDIR" "[$MOAT_MODE] $T_PREFIX: raw" ||
 	t_fail "mcp_wrap_raw.py exited $?"
 

@@ -147,12 +147,18 @@ err_lines = []
 threading.Thread(target=lambda: err_lines.extend(l.decode(errors="replace") for l in p.stderr), daemon=True).start()
 r = req(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})
 ok(r and "result" in r, "relay: a server with a secret and limits.output 1M starts", r)
-send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": secret}}}).encode() + b"\n")
+filesecret = open(f"{tdir}/filekey.txt").read().strip()
+send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": f"{secret} {filesecret}"}}}).encode() + b"\n")
 line = p.stdout.readline()
 r = json.loads(line) if line else None
 texts = [c["text"] for c in r["result"]["content"]] if r and "result" in r else []
-ok(len(texts) == 3 and all("[REDACTED:apikey]" in t for t in texts) and secret.encode() not in line and secret not in json.dumps(r),
-   "relay: the secret's value printed by the server is redacted, plain, \\u-escaped and in base64", (line[:300], texts))
+ok(len(texts) == 3 and all("[REDACTED:apikey]" in t for t in texts[:2]) and secret.encode() not in line and secret not in json.dumps(r),
+   "relay: the secret's value printed by the server is redacted, plain and \\u-escaped", (line[:300], texts))
+ok(len(texts) == 3 and all("[REDACTED:filekey]" in t for t in texts[:2]) and filesecret.encode() not in line and filesecret not in json.dumps(r),
+   "relay: ... and a secret read from a file", (line[:300], texts))
+b64 = [__import__("base64").b64encode(s.encode()).decode() for s in (secret, filesecret)]
+ok(len(texts) == 3 and texts[2] == "base64 [REDACTED:apikey] [REDACTED:filekey]" and not any(b in line.decode() for b in b64),
+   "relay: ... and in base64", texts[2:])
 sizes = []
 for i in range(10):
     r = req(10 + i, "tools/call", {"name": "big", "arguments": {}})
@@ -178,7 +184,8 @@ ev = [json.loads(l) for l in open(f"{tdir}/audit-cap.log")]
 end = [e for e in ev if e["type"] == "mcp.server.end"]
 ok([e["type"] for e in ev if e["type"] == "mcp.server.output_limit"] == ["mcp.server.output_limit"] and end and end[0]["output_limit"] is True
    and end[0]["output_bytes"] > 2000000, "relay: the limit and the server's output in all are audit events", end)
-ok(secret not in open(f"{tdir}/audit-cap.log").read(), "relay: no secret value in the audit log")
+log = open(f"{tdir}/audit-cap.log").read()
+ok(secret not in log and filesecret not in log, "relay: no secret value in the audit log")
 
 # With no --policy, the agent profile: the server runs (its code passed
 # inline, since the profile binds nothing) and its network allows nothing.
