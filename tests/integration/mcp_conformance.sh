@@ -6,7 +6,11 @@
 # design (fixture tools, prompts, resources: mcp_conformance_baseline.yml)
 # are the suite's expected failures; every other scenario must pass, and a
 # listed one that passes fails the run too (the suite's stale-baseline
-# check). docs/mcp.md records the counts.
+# check). Then moat mcp wrap: the suite takes a URL and wrap speaks stdio,
+# so a front made of the SDK's own transports (mcp_stdio_bridge.mjs) serves
+# the reference server-everything over HTTP, once directly and once
+# wrapped (sandboxed, relayed): every scenario must end the same both ways.
+# docs/mcp.md records the counts.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
@@ -51,4 +55,39 @@ kill "$PPID_" "$SPID"
 wait "$SPID"
 t_eq "SIGTERM ends the server cleanly" 0 "$?"
 wait "$PPID_" 2>/dev/null
+
+# --- moat mcp wrap, against the same server unwrapped.
+NPM="$MOAT_STAGE/npm/node_modules"
+if [ ! -f "$NPM/@modelcontextprotocol/server-everything/package.json" ]; then
+	t_skip "the conformance suite through moat mcp wrap" "$(cat "$MOAT_STAGE/npm/why" 2>/dev/null || echo "no npm packages staged")"
+	exit 0
+fi
+cat >wrap.yaml <<YAML
+version: 1
+filesystem:
+  read_only: ["$NPM:/srv/node_modules"]
+network:
+  mode: none
+limits:
+  wall: 10m
+  memory: 1G
+  pids: 256
+YAML
+EVERYTHING=@modelcontextprotocol/server-everything/dist/index.js
+suite_through() { # NAME COMMAND...: the suite against COMMAND behind the bridge; the summary in NAME.sum
+	local name="$1" bpid port
+	shift
+	"$NODE" "$MOAT_SRC/integration/mcp_stdio_bridge.mjs" "$NPM/@modelcontextprotocol/sdk" -- "$@" >"$name.port" 2>"$name.err" &
+	bpid=$!
+	for _ in $(seq 300); do [ -s "$name.port" ] && break; sleep 0.1; done
+	port=$(head -1 "$name.port")
+	timeout 900 "$NODE" "$SUITE" server --url "http://127.0.0.1:$port/mcp" -o "results-$name" >"$name.out" 2>&1
+	kill "$bpid"
+	wait "$bpid" 2>/dev/null
+	sed -n '/=== SUMMARY ===/,$p' "$name.out" | grep -E '^[✓✗] |^Total:' >"$name.sum"
+}
+suite_through direct node "$NPM/$EVERYTHING" stdio
+suite_through wrapped "$MOAT" mcp wrap --policy "$MOAT_TDIR/wrap.yaml" -- node "/srv/node_modules/$EVERYTHING" stdio
+t_match "server-everything, direct: the suite ran (docs/mcp.md)" '^Total: 1[0-9] passed, [0-9]+ failed$' "$(tail -1 direct.sum)"
+t_eq "server-everything through moat mcp wrap: every scenario ends as direct" "$(cat direct.sum)" "$(cat wrapped.sum)"
 exit 0
