@@ -461,12 +461,17 @@ static int resolve_policy_env(moat_policy *p, moat_error *err)
 
 /* The base policy (--profile/--policy), then the other options as an
  * overlay on top (cli.h). */
-int moat_cli_load_run_policy(int argc, char **argv, moat_policy **ret, char **ret_net_log, bool *ret_help)
+static int load_run_policy(int argc, char **argv, moat_policy **ret, char **ret_net_log, bool *ret_help,
+			   bool is_run)
 {
 	_cleanup_(moat_cli_run_opts_done) moat_cli_run_opts o = {0};
 	int first = moat_cli_parse_run_options(argc, argv, &o, ret_help);
 	if (first < 0 || *ret_help)
 		return first;
+	/* The commands that share moat run's options (session create, judge,
+	 * eval, policy) have no stdout of the command to hand over. */
+	if (!is_run && o.overlay->stdout_direct)
+		return moat_cli_fail("--direct-stdout: only moat run takes it"), -1;
 	if (o.profile && o.policy_path)
 		return moat_cli_fail("--profile and --policy both given (expected one of them)"), -1;
 	_cleanup_policy_ moat_policy *p = NULL;
@@ -478,6 +483,11 @@ int moat_cli_load_run_policy(int argc, char **argv, moat_policy **ret, char **re
 	if (ret_net_log)
 		*ret_net_log = TAKE_PTR(o.net_log);
 	return first;
+}
+
+int moat_cli_load_run_policy(int argc, char **argv, moat_policy **ret, char **ret_net_log, bool *ret_help)
+{
+	return load_run_policy(argc, argv, ret, ret_net_log, ret_help, false);
 }
 
 /* The policy's require: list, checked against the host before anything
@@ -531,7 +541,7 @@ int moat_cmd_run(int argc, char **argv)
 	_cleanup_policy_ moat_policy *policy = NULL;
 	_cleanup_free_ char *net_log = NULL;
 	bool help;
-	int first = moat_cli_load_run_policy(argc, argv, &policy, &net_log, &help);
+	int first = load_run_policy(argc, argv, &policy, &net_log, &help, true);
 	if (help) {
 		run_usage(stdout);
 		return 0;

@@ -29,6 +29,8 @@ else
 fi
 "$MOAT" run --direct-stdout --record direct.cast -- true 2>direct.err | cat
 t_match "run --direct-stdout: with --record, refused" 'both given' "$(cat direct.err)"
+"$MOAT" session create --direct-stdout >/dev/null 2>direct.err
+t_match "session create --direct-stdout: refused, not ignored" 'only moat run takes it' "$(cat direct.err)"
 
 # Malformed messages from both sides, with a server of our own (needs no npm).
 cat >bad.yaml <<YAML
