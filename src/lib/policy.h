@@ -188,7 +188,7 @@ typedef struct moat_policy {
 	unsigned require; /* moat_layer */
 	bool tty;
 	/* moat run --direct-stdout (never from a file): the command's stdout
-	 * is moat run's own, a pipe or socket, not captured (sandbox.h,
+	 * is moat run's own, a pipe, not captured (sandbox.h,
 	 * moat_run_io.stdout_direct) */
 	bool stdout_direct;
 	char *stdin_path;

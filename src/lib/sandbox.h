@@ -18,8 +18,8 @@ typedef struct moat_run_io {
 	int forward_stdout_fd; /* -1: do not forward */
 	int forward_stderr_fd;
 	/* With stdout_direct, the command's stdout is stdout_direct_fd itself
-	 * (a pipe or a socket: moat_sandbox_run refuses anything else, a
-	 * terminal above all), neither captured, counted, capped, recorded
+	 * (a pipe: moat_sandbox_run refuses anything else, a terminal above
+	 * all), neither captured, counted, capped, recorded
 	 * nor redacted: the caller reading its other end does that (moat mcp
 	 * wrap). Not with config->tty. A flag of its own, so that a zeroed
 	 * struct never hands fd 0 in. */

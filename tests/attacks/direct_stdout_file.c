@@ -1,4 +1,4 @@
-/* ATTACK: handed the caller's stdout itself (moat run --direct-stdout, as mcp wrap asks), truncate and overwrite the host file it is redirected to | LAYER: --direct-stdout takes only a pipe or a socket (sandbox.c); a file or a terminal is refused before the run | REF: CVE-2017-5226 (a terminal handed in) */
+/* ATTACK: handed the caller's stdout itself (moat run --direct-stdout, as mcp wrap asks), truncate and overwrite the host file it is redirected to | LAYER: --direct-stdout takes only a pipe (sandbox.c); a file, a socket or a terminal is refused before the run | REF: CVE-2017-5226 (a terminal handed in) */
 /* RUN: --direct-stdout | EXPECT: setup_error */
 #include "attack.h"
 
@@ -11,5 +11,5 @@ int main(void)
 		ESCAPED("truncated the host file behind stdout (%lld bytes before)", (long long)st.st_size);
 	if (isatty(1))
 		ESCAPED("stdout is a terminal of the host");
-	BLOCKED("stdout is a %s", S_ISFIFO(st.st_mode) ? "pipe" : S_ISSOCK(st.st_mode) ? "socket" : "file it cannot write");
+	BLOCKED("stdout is a %s", S_ISFIFO(st.st_mode) ? "pipe" : "file it cannot write");
 }
