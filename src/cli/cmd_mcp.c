@@ -117,6 +117,7 @@ typedef struct mcp_server {
 	bool closing;
 	int out_fd;
 	bool elicit; /* the client declared the elicitation capability */
+	int log_level; /* logging/setLevel's, an index of moat_mcp_log_level */
 	uint64_t next_elicit;
 } mcp_server;
 
@@ -888,6 +889,11 @@ static void check_held(mcp_server *s, mcp_call *c)
 			 "host with: moat approve %s, or moat deny %s",
 			 what ? what : "?", id, id, id);
 		logline("%s", msg + 6);
+		/* A warning, unless the client set a level above it. */
+		if (s->log_level <= moat_mcp_log_level("warning"))
+			send_msg(s, moat_jsonrpc_notification("notifications/message",
+							      json_pack("{s:s,s:s,s:s}", "level", "warning", "logger",
+									"moat", "data", msg)));
 		if (c->progress_token)
 			send_msg(s, moat_jsonrpc_notification("notifications/progress",
 							      json_pack("{s:O,s:I,s:s}", "progressToken", c->progress_token,
@@ -911,8 +917,9 @@ static int on_request(mcp_server *s, moat_jsonrpc_msg *m)
 	if (strcmp(method, "initialize") == 0) {
 		s->elicit = json_object_get(json_object_get(m->params, "capabilities"), "elicitation") != NULL;
 		const char *want = json_string_value(json_object_get(m->params, "protocolVersion"));
-		json_t *r = json_pack("{s:s,s:{s:{s:b}},s:{s:s,s:s,s:s},s:s}", "protocolVersion",
+		json_t *r = json_pack("{s:s,s:{s:{s:b},s:{}},s:{s:s,s:s,s:s},s:s}", "protocolVersion",
 				      moat_mcp_negotiate_version(want), "capabilities", "tools", "listChanged", false,
+				      "logging",
 				      "serverInfo", "name", "moat", "title", "moat sandbox", "version", MOAT_VERSION,
 				      "instructions",
 				      "run_code runs a snippet in a fresh sandbox; session_* tools keep a sandbox for "
@@ -925,6 +932,18 @@ static int on_request(mcp_server *s, moat_jsonrpc_msg *m)
 		return send_msg(s, moat_jsonrpc_result(m->id, json_pack("{s:o}", "tools", moat_mcp_tools())));
 	if (strcmp(method, "tools/call") == 0)
 		return tools_call(s, m->id, m->params);
+	if (strcmp(method, "logging/setLevel") == 0) {
+		/* moat's own log lines go to stderr; what it tells the
+		 * client (a held approval, a warning) is below this level
+		 * not sent. */
+		int level = moat_mcp_log_level(json_string_value(json_object_get(m->params, "level")));
+		if (level < 0)
+			return send_error(s, m->id, MOAT_JSONRPC_INVALID_PARAMS,
+					  "params.level: must be one of debug, info, notice, warning, error, critical, "
+					  "alert, emergency");
+		s->log_level = level;
+		return send_msg(s, moat_jsonrpc_result(m->id, json_object()));
+	}
 	return send_error(s, m->id, MOAT_JSONRPC_METHOD_NOT_FOUND, "method '%.64s' not found", method);
 }
 

@@ -45,6 +45,10 @@ typedef struct http_session {
 	int to_child, from_child;
 	struct event *ev;
 	moat_jsonrpc_framer fr;
+	uint64_t last_used; /* monotonic ns of its last request */
+	/* It was asked for a sandbox session (session_create): it holds
+	 * state a client would lose, so it is never ended to make room. */
+	bool holds_state;
 } http_session;
 
 typedef struct http_pending {
@@ -256,13 +260,42 @@ static void on_child(evutil_socket_t fd, short what, void *arg)
 	moat_jsonrpc_framer_feed(&s->fr, buf, (size_t)n, on_child_line, s);
 }
 
+static bool session_busy(const http_session *s)
+{
+	for (size_t i = 0; i < HTTP_MAX_PENDING; i++)
+		if (F.pend[i].used && F.pend[i].s == s)
+			return true;
+	return false;
+}
+
+/* All slots taken: the session idle the longest that holds no sandbox
+ * session and has no request in flight is ended to make room. Clients
+ * that never DELETE their session (most do not, on exit) would otherwise
+ * lock the server out after 16; one so ended holds nothing but its
+ * negotiated version, and its client gets 404 and initializes anew, as the
+ * transport specifies. */
+static http_session *session_evict(void)
+{
+	http_session *old = NULL;
+	for (size_t i = 0; i < HTTP_MAX_SESSIONS; i++) {
+		http_session *s = &F.sessions[i];
+		if (s->used && !s->holds_state && !session_busy(s) && (!old || s->last_used < old->last_used))
+			old = s;
+	}
+	if (!old)
+		return NULL;
+	logline("ended the session idle the longest to make room", old->id);
+	session_end(old);
+	return old;
+}
+
 static http_session *session_start(void)
 {
 	http_session *s = NULL;
 	for (size_t i = 0; i < HTTP_MAX_SESSIONS && !s; i++)
 		if (!F.sessions[i].used)
 			s = &F.sessions[i];
-	if (!s)
+	if (!s && !(s = session_evict()))
 		return NULL;
 	unsigned char rnd[16];
 	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
@@ -367,7 +400,7 @@ static void on_mcp(struct evhttp_request *req, void *arg)
 		if (!s) {
 			moat_jsonrpc_msg_clear(&m);
 			return reply_error(req, 503, "Service Unavailable", MOAT_JSONRPC_INTERNAL_ERROR,
-					   "too many sessions, or one could not start");
+					   "too many sessions (each busy or holding sandboxes), or one could not start");
 		}
 	} else if (!sid) {
 		moat_jsonrpc_msg_clear(&m);
@@ -376,6 +409,10 @@ static void on_mcp(struct evhttp_request *req, void *arg)
 		moat_jsonrpc_msg_clear(&m);
 		return reply_error(req, 404, "Not Found", MOAT_JSONRPC_INVALID_REQUEST, "no such session");
 	}
+	s->last_used = moat__now_ns();
+	if (m.kind == MOAT_JSONRPC_REQUEST && strcmp(m.method, "tools/call") == 0 &&
+	    strcmp(json_string_value(json_object_get(m.params, "name")) ?: "", "session_create") == 0)
+		s->holds_state = true;
 	http_pending *p = NULL;
 	if (m.kind == MOAT_JSONRPC_REQUEST) {
 		for (size_t i = 0; i < HTTP_MAX_PENDING && !p; i++)

@@ -1,14 +1,18 @@
 /* moat mcp wrap: a third-party stdio MCP server run inside a sandbox, with
  * the JSON-RPC between it and the client relayed and checked (docs/mcp.md).
  *
- * The server is `moat run` (the agent profile unless --profile/--policy
- * says otherwise) of COMMAND, its stdin and stdout pipes of this process;
- * its stderr is ours. Every message from either side is parsed before it
- * is passed on, re-encoded from what was parsed: a message that does not
- * parse, or passes the size cap, is refused and logged, never passed
- * through. tools/call requests meet the tool policy (mcpwrap.h): denied
- * calls are answered here with a tool error and never reach the server;
- * approve-gated calls are held until a person decides (below);
+ * The server is `moat run --direct-stdout` (the agent profile unless
+ * --profile/--policy says otherwise) of COMMAND, its stdin and stdout pipes
+ * of this process: its stdout reaches the relay without passing through
+ * moat run, so the relay counts it, caps it (limits.output between two
+ * messages of the client) and redacts the policy's secrets from what it
+ * passes on itself. Its stderr is moat run's, captured there. Every
+ * message from either side is parsed before it is passed on, re-encoded
+ * from what was parsed: a message that does not parse, or passes the size
+ * cap, is refused and logged, never passed through. tools/call requests
+ * meet the tool policy (mcpwrap.h): denied calls are answered here with a
+ * tool error and never reach the server; approve-gated calls are held
+ * until a person decides (below);
  * tools/list answers lose the denied tools. Every tools/call is an event
  * in the audit log (--audit). */
 #include <errno.h>
@@ -38,6 +42,8 @@
 #include "keeper.h"
 #include "mcpwrap.h"
 #include "policy.h"
+#include "redact.h"
+#include "secrets.h"
 #include "util.h"
 
 #include <sys/eventfd.h>
@@ -106,6 +112,13 @@ typedef struct wrap {
 	/* the client declared the elicitation capability */
 	bool elicit;
 	uint64_t next_elicit;
+	/* The policy's secret values, redacted from every message of the
+	 * server before it goes on (or NULL: none). */
+	moat_redactor *red;
+	/* The server's stdout: in all, since the client's last message, and
+	 * the cap on the latter (limits.output; UINT64_MAX: none). */
+	uint64_t out_total, out_since_client, out_cap;
+	bool out_limit;
 } wrap;
 
 /* Milliseconds on the monotonic clock. */
@@ -552,6 +565,8 @@ static void ctl_stop(wrap *w)
 static int on_client(void *userdata, const char *line, size_t len)
 {
 	wrap *w = userdata;
+	/* What the server sends answers this, or follows from it. */
+	w->out_since_client = 0;
 	if (!line) {
 		refused(w, "client", "larger than the message cap", len);
 		return client_send(w, moat_jsonrpc_error(NULL, MOAT_JSONRPC_INVALID_REQUEST, "message too large", NULL));
@@ -667,6 +682,10 @@ static int on_server(void *userdata, const char *line, size_t len)
 		return r;
 	}
 	json_decref(id);
+	/* Every string, keys too, decoded: a value escaped in the JSON
+	 * (\u0041...) is found as well as a plain one. */
+	if (w->red && moat_redactor_count(w->red) && moat_redact_json(w->red, m.msg) > 0)
+		logline("redacted a secret's value from a message of the server");
 	if (m.kind == MOAT_JSONRPC_RESPONSE) {
 		pending *p = pending_find(w, m.id);
 		if (p && p->is_call) {
@@ -719,6 +738,67 @@ static int read_small_file(const char *path, size_t max, char **ret, size_t *ret
 	return 0;
 }
 
+/* Registers value (and the encoded forms it may travel in: base64,
+ * percent-encoding) under name, with the relay's redactor and the audit
+ * log's. */
+static int redact_add(wrap *w, const char *name, const char *value, moat_error *err)
+{
+	char *forms[MOAT_SECRET_FORMS];
+	int nf = moat_secret_forms(value, forms);
+	if (nf < 0)
+		return moat_error_set(err, ENOMEM, "secret forms");
+	int r = 0;
+	for (int k = -1; k < nf && r >= 0; k++) {
+		const char *v = k < 0 ? value : forms[k];
+		r = moat_redactor_add(w->red, name, v, err);
+		if (r >= 0 && w->audit)
+			r = moat_audit_add_secret(w->audit, name, v, err);
+	}
+	for (int k = 0; k < nf; k++) {
+		explicit_bzero(forms[k], strlen(forms[k]));
+		free(forms[k]);
+	}
+	return r;
+}
+
+/* The values of the policy's secrets, as moat run reads them (env:VAR;
+ * file:PATH, one trailing newline dropped), without taking them out of
+ * this process's environment, which moat run reads next. The server can
+ * learn a value (an upstream that echoes what the gateway injected) and
+ * print it: the relay, which now reads the server's stdout first, keeps
+ * it from the client and from the log. */
+static int secrets_redactor(wrap *w, const moat_policy *pol, moat_error *err)
+{
+	if (!(w->red = moat_redactor_new()))
+		return moat_error_set(err, ENOMEM, "redactor");
+	for (size_t k = 0; k < pol->n_secrets; k++) {
+		const moat_secret *s = &pol->secrets[k];
+		if (!s->from)
+			continue; /* a honeytoken: no value */
+		if (strncmp(s->from, "env:", 4) == 0) {
+			const char *v = getenv(s->from + 4);
+			if (v && v[0] && redact_add(w, s->name, v, err) < 0)
+				return -1;
+			continue;
+		}
+		if (strncmp(s->from, "file:", 5) != 0)
+			continue;
+		_cleanup_free_ char *buf = NULL;
+		size_t len = 0;
+		int r = read_small_file(s->from + 5, MOAT_REDACT_MAX_VALUE + 1, &buf, &len);
+		if (r < 0)
+			/* moat run would refuse the run just as well. */
+			return moat_error_set(err, -r, "secret %s: %s", s->name, s->from + 5);
+		if (len && buf[len - 1] == '\n')
+			buf[--len] = '\0';
+		r = len && strlen(buf) == len ? redact_add(w, s->name, buf, err) : 0;
+		explicit_bzero(buf, len);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int moat__cli_mcp_wrap(int argc, char **argv)
 {
 	const char *profile = NULL, *policy = NULL, *tools_path = NULL, *audit_path = NULL, *name = NULL;
@@ -767,16 +847,11 @@ int moat__cli_mcp_wrap(int argc, char **argv)
 	_cleanup_policy_ moat_policy *pol = NULL;
 	if (moat_policy_load_base(policy ? NULL : profile ? profile : "agent", policy, &pol, &err) < 0)
 		return moat_cli_fail("mcp wrap: %s", err.msg);
-	if (audit_path) {
-		if (moat_audit_open(audit_path, NULL, &w.audit, &err) < 0)
-			return moat_cli_fail("mcp wrap: --audit %s: %s", audit_path, err.msg);
-		for (size_t k = 0; k < pol->n_secrets; k++) {
-			const char *from = pol->secrets[k].from;
-			const char *v = from && strncmp(from, "env:", 4) == 0 ? getenv(from + 4) : NULL;
-			if (v && v[0] && moat_audit_add_secret(w.audit, pol->secrets[k].name, v, &err) < 0)
-				return moat_cli_fail("mcp wrap: %s", err.msg);
-		}
-	}
+	if (audit_path && moat_audit_open(audit_path, NULL, &w.audit, &err) < 0)
+		return moat_cli_fail("mcp wrap: --audit %s: %s", audit_path, err.msg);
+	if (secrets_redactor(&w, pol, &err) < 0)
+		return moat_cli_fail("mcp wrap: %s", err.msg);
+	w.out_cap = pol->limits.output_bytes ? pol->limits.output_bytes : UINT64_MAX;
 	w.listen_fd = w.wake_fd = -1;
 	w.dir.dir_fd = w.dir.lock_fd = -1;
 	for (size_t k = 0; k < WRAP_MAX_CONNS; k++)
@@ -795,12 +870,18 @@ int moat__cli_mcp_wrap(int argc, char **argv)
 	size_t nc = 0;
 	while (cmd[nc])
 		nc++;
-	_cleanup_free_ char **rargv = calloc(nc + 6, sizeof(char *));
+	_cleanup_free_ char **rargv = calloc(nc + 7, sizeof(char *));
 	if (!rargv)
 		return moat_cli_fail("mcp wrap: out of memory");
 	size_t n = 0;
 	rargv[n++] = "moat";
 	rargv[n++] = "run";
+	/* The server's stdout is the pipe the relay reads (sandbox.h);
+	 * inside a sandbox the outer one relays a nested run's output, and
+	 * moat run refuses the option there. */
+	const char *parent = getenv(MOAT_PARENT_POLICY_ENV);
+	if (!parent || !parent[0])
+		rargv[n++] = "--direct-stdout";
 	rargv[n++] = policy ? "--policy" : "--profile";
 	rargv[n++] = (char *)(policy ? policy : profile ? profile : "agent");
 	rargv[n++] = "--";
@@ -914,7 +995,24 @@ int moat__cli_mcp_wrap(int argc, char **argv)
 			ssize_t got = read(w.from_server, buf, 65536);
 			if (got < 0 && errno == EINTR)
 				continue;
-			if (got <= 0) {
+			if (got > 0) {
+				w.out_total += (uint64_t)got;
+				w.out_since_client += (uint64_t)got;
+			}
+			if (got > 0 && w.out_since_client > w.out_cap) {
+				/* A server that floods the client unasked: ended,
+				 * as moat run ends a run past its output limit;
+				 * nothing past the cap goes on. */
+				logline("the server wrote more than limits.output (%" PRIu64
+					" bytes) since the client's last message: ending it",
+					w.out_cap);
+				audit(&w, "mcp.server.output_limit",
+				      json_pack("{s:s,s:I}", "server", w.server, "limit", (json_int_t)w.out_cap));
+				w.out_limit = true;
+				close(w.from_server);
+				w.from_server = -1;
+				kill(pid, SIGTERM);
+			} else if (got <= 0) {
 				close(w.from_server);
 				w.from_server = -1;
 			} else if (moat_jsonrpc_framer_feed(&fs, buf, (size_t)got, on_server, &w) == -ENOMEM)
@@ -942,7 +1040,9 @@ int moat__cli_mcp_wrap(int argc, char **argv)
 		pending_drop(p);
 	}
 	int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	audit(&w, "mcp.server.end", json_pack("{s:s,s:i}", "server", w.server, "exit_status", code));
+	audit(&w, "mcp.server.end",
+	      json_pack("{s:s,s:i,s:I,s:b}", "server", w.server, "exit_status", code, "output_bytes",
+			(json_int_t)w.out_total, "output_limit", w.out_limit));
 	moat_jsonrpc_framer_free(&fc);
 	moat_jsonrpc_framer_free(&fs);
 	if (w.to_server >= 0)
@@ -952,5 +1052,6 @@ int moat__cli_mcp_wrap(int argc, char **argv)
 	moat_approvals_free(w.ap);
 	moat_audit_close(w.audit);
 	moat_tool_policy_free(w.tools);
+	moat_redactor_free(w.red);
 	return code;
 }

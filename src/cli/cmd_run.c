@@ -54,6 +54,9 @@ static void run_usage(FILE *f)
 		"  --cwd PATH           working directory inside (default /out, else /tmp)\n"
 		"  --stdin FILE         read standard input from FILE\n"
 		"  -t, --tty            give the command a pseudo-terminal of its own\n"
+		"  --direct-stdout      the command's stdout is moat's own (a pipe), not\n"
+		"                       captured: no output limit, recording or secret\n"
+		"                       redaction on it (for a reader doing those: mcp wrap)\n"
 		"environment:\n"
 		"  --env NAME[=VALUE]   pass NAME from the caller, or set it (repeatable);\n"
 		"                       otherwise only PATH, HOME, LANG and TERM are set\n"
@@ -143,6 +146,7 @@ enum {
 	OPT_RESOLVER,
 	OPT_NET_LOG,
 	OPT_SECRET,
+	OPT_DIRECT_STDOUT,
 };
 
 static const struct option run_options[] = {
@@ -179,6 +183,7 @@ static const struct option run_options[] = {
 	{"resolver", required_argument, NULL, OPT_RESOLVER},
 	{"net-log", required_argument, NULL, OPT_NET_LOG},
 	{"secret", required_argument, NULL, OPT_SECRET},
+	{"direct-stdout", no_argument, NULL, OPT_DIRECT_STDOUT},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -328,6 +333,9 @@ int moat_cli_parse_run_options(int argc, char **argv, moat_cli_run_opts *ro, boo
 		case 't':
 			o->tty = true;
 			break;
+		case OPT_DIRECT_STDOUT:
+			o->stdout_direct = true;
+			break;
 		case OPT_RO:
 			r = add_bind(o, optarg, 0, &err);
 			break;
@@ -453,12 +461,17 @@ static int resolve_policy_env(moat_policy *p, moat_error *err)
 
 /* The base policy (--profile/--policy), then the other options as an
  * overlay on top (cli.h). */
-int moat_cli_load_run_policy(int argc, char **argv, moat_policy **ret, char **ret_net_log, bool *ret_help)
+static int load_run_policy(int argc, char **argv, moat_policy **ret, char **ret_net_log, bool *ret_help,
+			   bool is_run)
 {
 	_cleanup_(moat_cli_run_opts_done) moat_cli_run_opts o = {0};
 	int first = moat_cli_parse_run_options(argc, argv, &o, ret_help);
 	if (first < 0 || *ret_help)
 		return first;
+	/* The commands that share moat run's options (session create, judge,
+	 * eval, policy) have no stdout of the command to hand over. */
+	if (!is_run && o.overlay->stdout_direct)
+		return moat_cli_fail("--direct-stdout: only moat run takes it"), -1;
 	if (o.profile && o.policy_path)
 		return moat_cli_fail("--profile and --policy both given (expected one of them)"), -1;
 	_cleanup_policy_ moat_policy *p = NULL;
@@ -470,6 +483,11 @@ int moat_cli_load_run_policy(int argc, char **argv, moat_policy **ret, char **re
 	if (ret_net_log)
 		*ret_net_log = TAKE_PTR(o.net_log);
 	return first;
+}
+
+int moat_cli_load_run_policy(int argc, char **argv, moat_policy **ret, char **ret_net_log, bool *ret_help)
+{
+	return load_run_policy(argc, argv, ret, ret_net_log, ret_help, false);
 }
 
 /* The policy's require: list, checked against the host before anything
@@ -523,7 +541,7 @@ int moat_cmd_run(int argc, char **argv)
 	_cleanup_policy_ moat_policy *policy = NULL;
 	_cleanup_free_ char *net_log = NULL;
 	bool help;
-	int first = moat_cli_load_run_policy(argc, argv, &policy, &net_log, &help);
+	int first = load_run_policy(argc, argv, &policy, &net_log, &help, true);
 	if (help) {
 		run_usage(stdout);
 		return 0;
@@ -534,8 +552,12 @@ int moat_cmd_run(int argc, char **argv)
 		return moat_cli_fail("run: no command given (usage: moat run [OPTIONS] -- COMMAND [ARG...])");
 
 	const char *parent = getenv(MOAT_PARENT_POLICY_ENV);
+	if (parent && parent[0] && policy->stdout_direct)
+		return moat_cli_fail("run: --direct-stdout: not inside a sandbox (the outer one relays the output)");
 	if (parent && parent[0])
 		return run_delegated(policy, argv + first);
+	if (policy->stdout_direct && policy->record_path)
+		return moat_cli_fail("run: --direct-stdout and --record both given (a recording needs the output)");
 
 	moat_result res;
 	moat_error err = {0};
@@ -583,6 +605,8 @@ int moat_cmd_run(int argc, char **argv)
 	io.record = rec;
 	/* moat run is a filter: what is piped into it is the command's input. */
 	io.stdin_inherit = true;
+	io.stdout_direct = policy->stdout_direct;
+	io.stdout_direct_fd = STDOUT_FILENO;
 	moat_egress egress;
 	int r = moat_egress_from_policy(policy, net_log, audit, &egress, &err);
 	if (r < 0)

@@ -22,6 +22,15 @@ const char *moat_mcp_negotiate_version(const char *requested)
 	return MOAT_MCP_LATEST_VERSION;
 }
 
+int moat_mcp_log_level(const char *level)
+{
+	static const char *const levels[] = {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
+	for (size_t i = 0; level && i < ELEMENTSOF(levels); i++)
+		if (strcmp(level, levels[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
 /* The tools, in JSON: the text is what tools/list sends and what calls are
  * checked against, so the two cannot drift apart. */
 #define LIMITS_SCHEMA                                                                                          \

@@ -16,6 +16,10 @@ extern const char *const moat_mcp_versions[];
  * it, else the latest (the client then decides whether to go on). */
 const char *moat_mcp_negotiate_version(const char *requested);
 
+/* The syslog severities of logging/setLevel, least severe first: the
+ * index of level among them, or -1 when it is not one. */
+int moat_mcp_log_level(const char *level);
+
 /* The tools of moat mcp serve, as tools/list lists them (a new reference). */
 json_t *moat_mcp_tools(void);
 /* The input schema of tool name (a borrowed reference into a table that

@@ -284,6 +284,7 @@ int moat_policy_merge_overlay(moat_policy *p, const moat_policy *o, moat_error *
 	/* The trail and the terminal are only ever added, never removed. */
 	p->audit_files |= o->audit_files;
 	p->tty |= o->tty;
+	p->stdout_direct |= o->stdout_direct;
 	if (o->audit_max_size)
 		p->audit_max_size = o->audit_max_size;
 	for (size_t i = 0; i < moat__limit_table_len; i++) {

@@ -187,6 +187,10 @@ typedef struct moat_policy {
 	char *result_path;
 	unsigned require; /* moat_layer */
 	bool tty;
+	/* moat run --direct-stdout (never from a file): the command's stdout
+	 * is moat run's own, a pipe, not captured (sandbox.h,
+	 * moat_run_io.stdout_direct) */
+	bool stdout_direct;
 	char *stdin_path;
 	char *hostname;
 } moat_policy;

@@ -651,12 +651,32 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	ret = open_stdin(c, io_in, &stdin_child, &stdin_feed, err);
 	if (ret < 0)
 		goto fail;
+	bool direct = io_in->stdout_direct;
+	if (direct) {
+		/* Only a pipe's end crosses into the sandbox: never a
+		 * terminal (TIOCSTI, as for stdin above), a host file it
+		 * could then write anywhere in, nor a socket it could pass
+		 * descriptors or credentials over. */
+		struct stat st;
+		if (c->tty) {
+			ret = moat_error_set(err, MOAT_EINPUT, "the command's stdout cannot be both a terminal and given directly");
+			goto fail;
+		}
+		if (fstat(io_in->stdout_direct_fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+			ret = moat_error_set(err, MOAT_EINPUT, "a stdout given directly must be a pipe");
+			goto fail;
+		}
+		if ((out_w = fcntl(io_in->stdout_direct_fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+			ret = moat_error_set(err, errno, "duplicate stdout");
+			goto fail;
+		}
+	}
 	/* With a terminal the command's three streams are the terminal the
 	 * sandbox makes for it: no pipes, and no stdin but what is typed. */
 	if (c->tty) {
 		close(TAKE_FD(stdin_child));
 		close(TAKE_FD(stdin_feed));
-	} else if ((ret = pipe_pair(&out_r, &out_w)) < 0 || (ret = pipe_pair(&err_r, &err_w)) < 0) {
+	} else if ((!direct && (ret = pipe_pair(&out_r, &out_w)) < 0) || (ret = pipe_pair(&err_r, &err_w)) < 0) {
 		ret = moat_error_set(err, ret, "pipes");
 		goto fail;
 	}

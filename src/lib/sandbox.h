@@ -17,6 +17,14 @@ struct moat_record; /* record.h */
 typedef struct moat_run_io {
 	int forward_stdout_fd; /* -1: do not forward */
 	int forward_stderr_fd;
+	/* With stdout_direct, the command's stdout is stdout_direct_fd itself
+	 * (a pipe: moat_sandbox_run refuses anything else, a terminal above
+	 * all), neither captured, counted, capped, recorded
+	 * nor redacted: the caller reading its other end does that (moat mcp
+	 * wrap). Not with config->tty. A flag of its own, so that a zeroed
+	 * struct never hands fd 0 in. */
+	bool stdout_direct;
+	int stdout_direct_fd;
 	/* Called with every chunk read (before forwarding), e.g. to keep the
 	 * output for comparison. stream is 1 or 2. May be NULL. */
 	void (*on_output)(void *userdata, int stream, const char *buf, size_t len);

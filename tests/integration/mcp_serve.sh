@@ -62,6 +62,23 @@ t_check "http: the server is up after the bad requests" kill -0 "$HPID"
 MCP_URL="$URL" MCP_TOKEN="$TOKEN" timeout 600 node "$MOAT_SRC/integration/mcp_client.mjs" "$SDK" "$MOAT" "$MOAT_TDIR/policy.yaml" \
 	"[$MOAT_MODE] $T_PREFIX: http sdk" 2>client-http.err ||
 	t_fail "the SDK client over HTTP exited $?" "$(tail -20 client-http.err)" "server: $(grep -A12 "ERROR: AddressSanitizer" http.err | head -14)"
+# Clients that never DELETE their session: past 16, the one idle the
+# longest is ended to make room (its client gets 404), unless it holds a
+# sandbox session.
+init_session() { # prints the new session's id
+	curl -s -D - -o /dev/null "${H[@]}" "${A[@]}" "$URL" -d "$INIT" | tr -d '\r' | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p'
+}
+post() { code "${H[@]}" "${A[@]}" -H "Mcp-Session-Id: $1" "$URL" -d "$2"; }
+KEEP=$(init_session)
+t_eq "http: a session that creates a sandbox session" 200 \
+	"$(post "$KEEP" '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"session_create","arguments":{}}}')"
+t_match "http: ... gets one" '"session":' "$(cat body)"
+IDLE=$(init_session)
+for _ in $(seq 16); do init_session >/dev/null; done
+t_eq "http: past 16 sessions, the one idle the longest is ended (404)" 404 \
+	"$(post "$IDLE" '{"jsonrpc":"2.0","id":3,"method":"ping"}')"
+t_eq "http: ... but not one holding a sandbox session" 200 "$(post "$KEEP" '{"jsonrpc":"2.0","id":3,"method":"ping"}')"
+t_match "http: ... which still answers" '"result":\{\}' "$(cat body)"
 kill "$HPID"
 wait "$HPID"
 t_eq "http: SIGTERM ends the server cleanly" 0 "$?"

@@ -11,6 +11,27 @@
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
+# moat run --direct-stdout, which wrap runs the server with: the command's
+# stdout is moat run's own pipe, not captured (so not capped by --output);
+# a terminal, a file (tests/attacks/direct_stdout_file.c) or a recording
+# is refused.
+t_eq "run --direct-stdout: a pipe is the command's stdout, past --output" 100000 \
+	"$("$MOAT" run --direct-stdout --output 1K -- sh -c 'head -c 100000 /dev/zero' | wc -c)"
+"$MOAT" run --direct-stdout -- true >direct.out 2>direct.err
+t_eq "run --direct-stdout: a file as stdout is refused (125)" 125 "$?"
+t_match "run --direct-stdout: ... saying why" 'must be a pipe' "$(cat direct.err)"
+if command -v script >/dev/null; then
+	script -qec "'$MOAT' run --direct-stdout -- sh -c 'echo reached; tty'; echo rc=\$?" /dev/null </dev/null >direct.tty 2>&1
+	t_match "run --direct-stdout: a terminal as stdout is refused" 'rc=125' "$(cat direct.tty)"
+	t_nomatch "run --direct-stdout: ... before the command runs" 'reached' "$(cat direct.tty)"
+else
+	t_skip "run --direct-stdout: a terminal as stdout is refused" "script (util-linux) is not installed"
+fi
+"$MOAT" run --direct-stdout --record direct.cast -- true 2>direct.err | cat
+t_match "run --direct-stdout: with --record, refused" 'both given' "$(cat direct.err)"
+"$MOAT" session create --direct-stdout >/dev/null 2>direct.err
+t_match "session create --direct-stdout: refused, not ignored" 'only moat run takes it' "$(cat direct.err)"
+
 # Malformed messages from both sides, with a server of our own (needs no npm).
 cat >bad.yaml <<YAML
 version: 1
@@ -41,6 +62,31 @@ audit:
   log: $MOAT_TDIR/net-run.log
 limits:
   output: 64M
+  wall: 10m
+YAML
+# cap.yaml: limits.output 1M, and a second secret, from a file.
+echo "file-secret-$$-$RANDOM$RANDOM" >filekey.txt
+cat >cap.yaml <<YAML
+version: 1
+filesystem:
+  read_only: ["$MOAT_SRC/integration:/srv/bad"]
+network:
+  mode: proxy
+  allow:
+    - host: example.com
+secrets:
+  - name: apikey
+    from: env:MCP_TEST_SECRET
+    env: APIKEY
+    inject:
+      host: example.com
+  - name: filekey
+    from: file:$MOAT_TDIR/filekey.txt
+    env: FILEKEY
+    inject:
+      host: example.com
+limits:
+  output: 1M
   wall: 10m
 YAML
 MCP_TEST_SECRET="sk-mcp-$$-$RANDOM$RANDOM" timeout 300 python3 "$MOAT_SRC/integration/mcp_wrap_raw.py" "$MOAT" "$MOAT_TDIR" "[$MOAT_MODE] $T_PREFIX: raw" ||

@@ -51,7 +51,8 @@ def req(i, method, params=None):
 r = req(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})
 ok(r and r["result"]["serverInfo"]["name"] == "bad", "initialize relayed", r)
 r = req(2, "tools/list")
-ok(r and [t["name"] for t in r["result"]["tools"]] == ["garble", "garble_only", "fetch"], "tools/list: the denied tool hidden", r)
+ok(r and [t["name"] for t in r["result"]["tools"]] == ["garble", "garble_only", "fetch", "echo", "flood", "big"],
+   "tools/list: the denied tool hidden", r)
 
 send(b'{"jsonrpc":"2.0","id":3,"method":"tools/ca\n')
 r = recv()
@@ -134,6 +135,57 @@ ok(hits == [], "net: nothing reached the host's server", hits)
 ev = [json.loads(l) for l in open(f"{tdir}/net-run.log")]
 deny = [e for e in ev if e["type"] == "net.request" and e.get("decision") == "deny" and e.get("host") == "not-allowed.example.net"]
 ok(len(deny) == 2, "net: the gateway's two refusals are in the run's audit log", [e["type"] for e in ev])
+
+# The relay reads the server's stdout itself (moat run --direct-stdout): it
+# redacts the policy's secrets from what it passes on, in every form the
+# JSON may carry them, and caps what the server writes between two
+# messages of the client at limits.output (1M here), not over its life.
+p = subprocess.Popen([moat, "mcp", "wrap", "--policy", f"{tdir}/cap.yaml", "--name", "cap", "--audit", f"{tdir}/audit-cap.log", "--",
+                      "python3", "/srv/bad/mcp_bad_server.py"],
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+err_lines = []
+threading.Thread(target=lambda: err_lines.extend(l.decode(errors="replace") for l in p.stderr), daemon=True).start()
+r = req(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})
+ok(r and "result" in r, "relay: a server with a secret and limits.output 1M starts", r)
+filesecret = open(f"{tdir}/filekey.txt").read().strip()
+send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": f"{secret} {filesecret}"}}}).encode() + b"\n")
+line = p.stdout.readline()
+r = json.loads(line) if line else None
+texts = [c["text"] for c in r["result"]["content"]] if r and "result" in r else []
+ok(len(texts) == 3 and all("[REDACTED:apikey]" in t for t in texts[:2]) and secret.encode() not in line and secret not in json.dumps(r),
+   "relay: the secret's value printed by the server is redacted, plain and \\u-escaped", (line[:300], texts))
+ok(len(texts) == 3 and all("[REDACTED:filekey]" in t for t in texts[:2]) and filesecret.encode() not in line and filesecret not in json.dumps(r),
+   "relay: ... and a secret read from a file", (line[:300], texts))
+b64 = [__import__("base64").b64encode(s.encode()).decode() for s in (secret, filesecret)]
+ok(len(texts) == 3 and texts[2] == "base64 [REDACTED:apikey] [REDACTED:filekey]" and not any(b in line.decode() for b in b64),
+   "relay: ... and in base64", texts[2:])
+sizes = []
+for i in range(10):
+    r = req(10 + i, "tools/call", {"name": "big", "arguments": {}})
+    sizes.append(len(r["result"]["content"][0]["text"]) if r and "result" in r else -1)
+ok(sizes == [200000] * 10, "relay: ten answers of 200 KB, 2 MB in all, past limits.output: the cap is between the client's messages", sizes)
+send(b'{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"flood","arguments":{}}}\n')
+got, notes = 0, 0
+while True:
+    line = p.stdout.readline()
+    if not line:
+        break
+    got += len(line)
+    m = json.loads(line)
+    if m.get("id") == 30:
+        break
+    notes += 1
+ok(m.get("id") == 30 and m["error"]["code"] == -32603 and got < (1 << 20) + (200 << 10),
+   f"relay: a server flooding notifications is ended past limits.output ({notes} notifications, {got} bytes passed on), its call answered -32603", m)
+p.stdin.close()
+p.wait(timeout=60)
+ok(any("more than limits.output" in l for l in err_lines), "relay: the output limit is a log line", err_lines[-5:])
+ev = [json.loads(l) for l in open(f"{tdir}/audit-cap.log")]
+end = [e for e in ev if e["type"] == "mcp.server.end"]
+ok([e["type"] for e in ev if e["type"] == "mcp.server.output_limit"] == ["mcp.server.output_limit"] and end and end[0]["output_limit"] is True
+   and end[0]["output_bytes"] > 2000000, "relay: the limit and the server's output in all are audit events", end)
+log = open(f"{tdir}/audit-cap.log").read()
+ok(secret not in log and filesecret not in log, "relay: no secret value in the audit log")
 
 # With no --policy, the agent profile: the server runs (its code passed
 # inline, since the profile binds nothing) and its network allows nothing.

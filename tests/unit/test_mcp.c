@@ -19,6 +19,18 @@ static void test_versions(void **state)
 	assert_string_equal(moat_mcp_negotiate_version(NULL), MOAT_MCP_LATEST_VERSION);
 }
 
+static void test_log_levels(void **state)
+{
+	(void)state;
+	assert_int_equal(moat_mcp_log_level("debug"), 0);
+	assert_int_equal(moat_mcp_log_level("warning"), 3);
+	assert_int_equal(moat_mcp_log_level("emergency"), 7);
+	assert_int_equal(moat_mcp_log_level("Warning"), -1);
+	assert_int_equal(moat_mcp_log_level("warn"), -1);
+	assert_int_equal(moat_mcp_log_level(""), -1);
+	assert_int_equal(moat_mcp_log_level(NULL), -1);
+}
+
 static void test_tools_table(void **state)
 {
 	(void)state;
@@ -102,6 +114,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_log_levels),
 		cmocka_unit_test(test_tools_table),
 		cmocka_unit_test(test_schema),
 		cmocka_unit_test(test_languages),
