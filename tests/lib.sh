@@ -113,3 +113,24 @@ in_other_mode() {
 }
 # other_mode: the mode in_other_mode leaves an attack to.
 other_mode() { if is_root; then echo rootless; else echo root; fi; }
+
+# private_sessions: this script's sessions (and sandboxes, logs and
+# workspaces) live where no other script's `moat session ls` lists them or
+# says hello to their keepers, and a count of entries there counts only
+# what this script made. Rootless: a runtime folder of its own
+# (XDG_RUNTIME_DIR). As root (one /run/moat for all): the script runs
+# again in a mount namespace of its own with a fresh tmpfs on /run/moat,
+# which the keepers it starts inherit. Call it first, before any session.
+private_sessions() {
+	if ! is_root; then
+		mkdir -m 700 -p "$MOAT_TDIR/xdg"
+		export XDG_RUNTIME_DIR="$MOAT_TDIR/xdg"
+		return 0
+	fi
+	if [ -z "${MOAT_PRIVATE_RUN:-}" ]; then
+		mkdir -p /run/moat
+		MOAT_PRIVATE_RUN=1 exec unshare -m --propagation private bash "$0"
+	fi
+	mount -t tmpfs -o mode=0711,size=256m moat-test /run/moat ||
+		{ t_fail "a private /run/moat for this script's sessions" "mount failed"; exit 0; }
+}

@@ -7,21 +7,26 @@
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
-# As root, mounts are counted in a mount namespace of our own, which the
-# keepers (started from here) inherit.
-if is_root && [ -z "${LEAK_PRIVATE_NS:-}" ] && command -v unshare >/dev/null; then
-	LEAK_PRIVATE_NS=1 exec unshare -m --propagation private bash "$0"
-fi
+# This script's sessions only (lib.sh): as root in a mount namespace of
+# our own, which the keepers (started from here) inherit, so every mount
+# in it is counted; rootless in a runtime folder of our own.
+private_sessions
 
 N="k$$"
 COUNT=20
 ms() { "$MOAT" session "$@"; }
 cleanup() { for i in $(seq "$COUNT"); do "$MOAT" session rm --purge "$N-$i" >/dev/null 2>&1; done; }
 trap cleanup EXIT
-mounts() { grep -vc ' /run/netns' /proc/self/mountinfo; }
 # Rootless, the mount namespace is the host's, where other scripts mount
-# and unmount at any time: a count back at or below the baseline within
-# 5 s is no leak, one that stays is.
+# and unmount at any time: only mounts at a path of ours (all of this
+# script's sessions' state is under its folder) are counted there; a
+# count back at or below the baseline within 5 s is no leak, one that
+# stays is.
+if is_root; then
+	mounts() { grep -vc ' /run/netns' /proc/self/mountinfo; }
+else
+	mounts() { grep -cF -- "$MOAT_TDIR" /proc/self/mountinfo; }
+fi
 settled_mounts() {
 	local n
 	for _ in $(seq 10); do

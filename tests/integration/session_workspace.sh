@@ -6,6 +6,9 @@
 # writes there is never host root's.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
+# Sessions of this script only (lib.sh): the count of workspace folders
+# below is of the ones it made.
+private_sessions
 
 N="w$$"
 ms() { "$MOAT" session "$@"; }
