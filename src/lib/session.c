@@ -241,6 +241,48 @@ static int list_in(int base_fd, const char *base, const char *key, bool probe_th
 	return 0;
 }
 
+/* create's check: how many sessions base holds (*ret_n, up to
+ * MOAT_SESSION_MAX) and, when name is not NULL, the id of the one named
+ * so (ret_taken, "" when none). What list_in counts, but each record is
+ * read into one place on the stack and no list is built: a list entry is
+ * some 17 kB, and a list of every session of the user, grown one entry at
+ * a time, cost create a page fault per 4 kB of it and a remap per entry. */
+static int count_names(int base_fd, const char *base, const char *name, size_t *ret_n,
+		       char ret_taken[MOAT_KEEPER_ID_LEN], moat_error *err)
+{
+	int dup = fcntl(base_fd, F_DUPFD_CLOEXEC, 3);
+	DIR *dir = dup >= 0 ? fdopendir(dup) : NULL;
+	if (!dir) {
+		if (dup >= 0)
+			close(dup);
+		return moat_error_errno(err, errno, "sessions %s: read it", base);
+	}
+	rewinddir(dir);
+	size_t n = 0;
+	struct dirent *de;
+	ret_taken[0] = '\0';
+	while ((de = readdir(dir)) && n < MOAT_SESSION_MAX) {
+		if (!moat__keeper_id_valid(de->d_name))
+			continue;
+		_cleanup_close_ int dfd = openat(base_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_uid != geteuid())
+			continue;
+		moat_session_info s;
+		bool stopped = false;
+		if (record_read(dfd, de->d_name, &s, &stopped) < 0)
+			continue;
+		n++;
+		if (name && s.name[0] && strcmp(s.name, name) == 0) {
+			snprintf(ret_taken, MOAT_KEEPER_ID_LEN, "%s", s.id);
+			break;
+		}
+	}
+	closedir(dir);
+	*ret_n = n;
+	return 0;
+}
+
 int moat_session_list(moat_session_info **ret, size_t *ret_n, moat_error *err)
 {
 	char base[PATH_MAX];
@@ -310,24 +352,23 @@ int moat_session_create(const moat_policy *policy, const char *name, const moat_
 	_cleanup_close_ int lock = openat(base_fd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock < 0 || flock(lock, LOCK_EX) < 0)
 		return moat_error_errno(err, errno, "sessions %s: take its lock", base);
-	_cleanup_free_ moat_session_info *v = NULL;
-	size_t n = 0;
 	/* Names and a count only: no keeper is asked (one hello per session
 	 * of the user would be on every create's path), but the one whose
 	 * name is taken, for the message. */
-	int r = list_in(base_fd, base, NULL, false, &v, &n, NULL, err);
+	size_t n = 0;
+	char taken[MOAT_KEEPER_ID_LEN] = "";
+	int r = count_names(base_fd, base, name, &n, taken, err);
 	if (r < 0)
 		return r;
+	if (taken[0]) {
+		_cleanup_free_ moat_session_info *w = NULL;
+		size_t nw = 0;
+		bool running = list_in(base_fd, base, name, true, &w, &nw, NULL, err) >= 0 && nw && w[0].running;
+		return moat_error_set(err, EEXIST, "session name '%s': in use by session %s (%s)", name, taken,
+				      running ? "running" : "dead; 'moat session rm' it to free the name");
+	}
 	if (n >= MOAT_SESSION_MAX)
 		return moat_error_set(err, EAGAIN, "sessions: %d are there already (remove some)", MOAT_SESSION_MAX);
-	for (size_t i = 0; name && i < n; i++)
-		if (strcmp(v[i].name, name) == 0) {
-			_cleanup_free_ moat_session_info *w = NULL;
-			size_t nw = 0;
-			bool running = list_in(base_fd, base, name, true, &w, &nw, NULL, err) >= 0 && nw && w[0].running;
-			return moat_error_set(err, EEXIST, "session name '%s': in use by session %s (%s)", name, v[i].id,
-					      running ? "running" : "dead; 'moat session rm' it to free the name");
-		}
 	/* The run specification's hash is the one session.start logs. */
 	_cleanup_config_ moat_config *c = NULL;
 	if ((r = moat_policy_compile(policy, NULL, &c, err)) < 0)
