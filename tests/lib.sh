@@ -128,6 +128,8 @@ private_sessions() {
 		return 0
 	fi
 	if [ -z "${MOAT_PRIVATE_RUN:-}" ]; then
+		command -v unshare >/dev/null ||
+			{ t_fail "a private /run/moat for this script's sessions" "unshare (util-linux) is missing"; exit 0; }
 		mkdir -p /run/moat
 		MOAT_PRIVATE_RUN=1 exec unshare -m --propagation private bash "$0"
 	fi
