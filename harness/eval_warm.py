@@ -7,17 +7,23 @@
 # sandbox would run it. This process never runs a sample's code.
 #
 # On stdin (from moat, a pipe):   H LEN '\n' HARNESS     once, first
-#                                 P '\n'                 once, after ready
+#                                 P K '\n'               once, after ready:
+#                                                        keep K children ahead
 #                                 R LEN '\n' REQUEST     a sample (eval.py's stdin)
 # On stdout (to moat, a pipe):    ready '\n'             once, then
-#                                 forked PID '\n'        the next child waits
+#                                 forked PID '\n'        a child waits (K, then
+#                                                        one after each exit)
 #                                 exit STATUS '\n'       a child ended
 #                                 dirty '\n'             a sample's files could not be removed
 # stderr is the samples' stdout and stderr; this process writes nothing there.
 #
-# Each child is forked ahead of its sample and waits for its request; moat
-# moves it into a cgroup of its own (its limits and accounting) before it
-# sends the request. Before any sample code runs, the child:
+# Each child is forked ahead of its sample (K of them wait at once, handed
+# their requests in the order they were forked) and waits for its request;
+# moat moves it into a cgroup of its own (its limits and accounting) before
+# it sends the request, K children at a time: on cgroup v1 each move waits
+# for an RCU grace period, which one move after another within the same
+# period shares. A waiting child keeps no descriptor of another child's and
+# runs nothing of a sample's. Before any sample code runs, the child:
 #  - leads a new session; keeps only its request (fd 0, a pipe) and the
 #    output pipe (fds 1 and 2): this process's control pipes are closed;
 #  - adds a Landlock layer of its own: writes only beneath /tmp and to the
@@ -159,7 +165,10 @@ def _moat_warm():
         pid = fork()
         if pid == 0:
             try:
-                close(go_w)
+                # The other waiting children's request pipes: a copy kept
+                # here would hold their requests open.
+                closerange(3, go_r)
+                closerange(go_r + 1, 1 << 20)
                 if os.read(go_r, 1) != b"g":
                     os._exit(125)
                 os.setsid()
@@ -195,10 +204,13 @@ def _moat_warm():
     # moat takes note of this sandbox's own processes (the init and this
     # one) before any child exists.
     say(b"ready\n")
-    if line() != b"P":
+    head = line()
+    if not head.startswith(b"P ") or not 1 <= int(head[2:]) <= 16:
         os._exit(4)
-    pid, go_w = prefork()
-    say(b"forked %d\n" % pid)
+    waiting = []
+    for _ in range(int(head[2:])):
+        waiting.append(prefork())
+        say(b"forked %d\n" % waiting[-1][0])
     while True:
         head = line()
         if not head.startswith(b"R "):
@@ -210,6 +222,7 @@ def _moat_warm():
         if not wipe("/tmp"):
             say(b"dirty\n")
             os._exit(7)
+        pid, go_w = waiting.pop(0)
         try:
             view = memoryview(b"g" + req)
             del req
@@ -228,7 +241,7 @@ def _moat_warm():
         # The status first: moat accounts the sample while the next
         # child is forked.
         say(b"exit %d\n" % status)
-        pid, go_w = prefork()
-        say(b"forked %d\n" % pid)
+        waiting.append(prefork())
+        say(b"forked %d\n" % waiting[-1][0])
 
 _moat_warm()

@@ -56,6 +56,22 @@ const char *moat__eval_warm_refusal(const moat_config *base)
 	return NULL;
 }
 
+/* Children the interpreter keeps forked ahead: on cgroup v1 moving a
+ * process into a cgroup waits for an RCU grace period (10 to 20 ms on a busy
+ * machine, more than a sample's run), and moves made one after another
+ * within one period share it; so the worker moves this many children at a
+ * time, each into its sample's cgroup, and they wait there for their
+ * requests. */
+#define WARM_AHEAD 4
+
+/* A child forked ahead: its pid in the sandbox and on the host, and, once
+ * moved, its sample's cgroup and the limits that cgroup was made with. */
+typedef struct ahead {
+	pid_t ns, host;
+	moat_cgroup *cg;
+	moat_limits lim;
+} ahead;
+
 /* A sample's limits, as a cold run's. */
 typedef struct warm {
 	moat_sandbox *sb;
@@ -67,6 +83,16 @@ typedef struct warm {
 	pid_t rest[4]; /* the sandbox's own processes (init, interpreter) */
 	size_t n_rest;
 	uint32_t cmd; /* the interpreter's command id */
+	uint64_t ncpu;     /* CPUs online */
+	/* This process's /proc/self/mountinfo and cgroup, read once for the
+	 * cgroups of all its samples: neither changes while it runs. */
+	char *mountinfo, *self_cgroup;
+	size_t k;          /* children kept ahead */
+	size_t forks_due;  /* "forked" lines the interpreter owes */
+	ahead pend[WARM_AHEAD]; /* forked, in the sandbox's cgroup */
+	size_t n_pend;
+	ahead ready[WARM_AHEAD]; /* moved into their cgroups, in fork order */
+	size_t n_ready;
 } warm;
 
 void moat__eval_warm_free(warm *w)
@@ -89,7 +115,13 @@ void moat__eval_warm_free(warm *w)
 			moat_sandbox_wait(w->sb, w->cmd, 5000, &cr, &werr);
 		}
 	}
+	/* The children waiting in them ended with the interpreter (their
+	 * request pipes closed); destroy kills any that did not. */
+	for (size_t i = 0; i < w->n_ready; i++)
+		moat__cgroup_destroy(w->ready[i].cg);
 	moat_sandbox_destroy(w->sb, NULL, NULL);
+	free(w->mountinfo);
+	free(w->self_cgroup);
 	free(w);
 }
 
@@ -155,6 +187,104 @@ static int send_block(int fd, char tag, const char *data, size_t len)
 	return 0;
 }
 
+/* A "forked PID" line: one more child waits. 1 when l was one, 0 when it
+ * is another line, or -EPROTO. */
+static int took_fork(warm *w, const char *l)
+{
+	if (strncmp(l, "forked ", 7) != 0)
+		return 0;
+	char *end;
+	long ns = strtol(l + 7, &end, 10);
+	if (*end || ns <= 1 || w->forks_due == 0 || w->n_pend == WARM_AHEAD)
+		return -EPROTO;
+	w->forks_due--;
+	w->pend[w->n_pend++] = (ahead){.ns = (pid_t)ns};
+	return 1;
+}
+
+/* The pid in the innermost PID namespace of host pid `host`, or -errno. */
+static pid_t ns_pid(pid_t host)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)host);
+	_cleanup_free_ char *text = NULL;
+	int r = moat__read_file_at(AT_FDCWD, path, 16384, &text);
+	if (r < 0)
+		return r;
+	char *l = strstr(text, "\nNSpid:");
+	if (!l)
+		return -ENOTSUP;
+	l += 8;
+	long last = -1;
+	for (char *end;; l = end) {
+		long v = strtol(l, &end, 10);
+		if (end == l)
+			break;
+		last = v;
+	}
+	return last > 0 ? (pid_t)last : -EPROTO;
+}
+
+/* A cgroup of a sample's, made with lim, holding host. */
+static int sample_cgroup(warm *w, pid_t host, const moat_limits *lim, moat_cgroup **ret, moat_error *err)
+{
+	/* The sandbox's creation swept what killed runs left. */
+	moat_cgroup_host h = {.mountinfo = w->mountinfo, .self_cgroup = w->self_cgroup, .no_sweep = true};
+	_cleanup_cgroup_ moat_cgroup *cg = NULL;
+	int e = moat__cgroup_create(&h, lim, NULL, &cg, err);
+	if (e < 0)
+		return e;
+	if ((lim->memory_bytes != MOAT_UNLIMITED && !moat__cgroup_enforces_memory(cg)) ||
+	    (lim->pids != MOAT_UNLIMITED && !moat__cgroup_enforces_pids(cg)) || !moat__cgroup_enforces_cpu(cg))
+		return moat_error_set(err, ENOTSUP, "the sample's cgroup does not enforce its limits");
+	if ((e = moat__cgroup_attach(cg, host, err)) < 0)
+		return e;
+	*ret = TAKE_PTR(cg);
+	return 0;
+}
+
+/* Moves every child forked ahead into a cgroup of its own, made with lim,
+ * one after another (on v1 they share a grace period). The children are
+ * the processes of the sandbox's cgroup that are not the sandbox's own:
+ * each must be one the interpreter said it forked. */
+static int move_ahead(warm *w, const moat_limits *lim, moat_error *err)
+{
+	pid_t now[WARM_AHEAD + 8];
+	size_t n = 0;
+	int e = read_procs(w->procs, now, WARM_AHEAD + 8, &n);
+	if (e < 0)
+		return moat_error_set(err, -e, "%s", w->procs);
+	size_t found = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool known = false;
+		for (size_t j = 0; j < w->n_rest; j++)
+			known |= now[i] == w->rest[j];
+		if (known)
+			continue;
+		pid_t ns = ns_pid(now[i]);
+		size_t j = 0;
+		while (j < w->n_pend && (w->pend[j].ns != ns || w->pend[j].host))
+			j++;
+		if (ns < 0 || j == w->n_pend)
+			return moat_error_set(err, EPROTO, "process %d in the sandbox's cgroup is no child forked ahead",
+					      (int)now[i]);
+		w->pend[j].host = now[i];
+		found++;
+	}
+	if (found != w->n_pend)
+		return moat_error_set(err, ESRCH, "a child forked ahead is not in the sandbox's cgroup");
+	for (size_t i = 0; i < w->n_pend; i++) {
+		ahead *a = &w->pend[i];
+		if ((e = sample_cgroup(w, a->host, lim, &a->cg, err)) < 0)
+			return e;
+		a->lim = *lim;
+		w->ready[w->n_ready++] = *a;
+		*a = (ahead){0};
+	}
+	w->n_pend = 0;
+	return 0;
+}
+
 int moat__eval_warm_new(const moat_config *base, warm **ret, moat_error *err)
 {
 	warm *w = calloc(1, sizeof(*w));
@@ -171,7 +301,16 @@ int moat__eval_warm_new(const moat_config *base, warm **ret, moat_error *err)
 	w->cfg.limits.cpu_ms = MOAT_UNLIMITED;
 	moat_sandbox_opts opts;
 	moat_sandbox_opts_init(&opts);
-	int r = moat_sandbox_create(&w->cfg, &opts, &w->sb, err);
+	long nc = sysconf(_SC_NPROCESSORS_ONLN);
+	w->ncpu = nc > 0 ? (uint64_t)nc : 1;
+	int r = moat__read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1u << 20, &w->mountinfo);
+	if (r >= 0)
+		r = moat__read_file_at(AT_FDCWD, "/proc/self/cgroup", 1u << 16, &w->self_cgroup);
+	if (r < 0) {
+		r = moat_error_set(err, -r, "/proc/self/mountinfo");
+		goto fail;
+	}
+	r = moat_sandbox_create(&w->cfg, &opts, &w->sb, err);
 	if (r < 0)
 		goto fail;
 	moat_cgroup_mount m[_MOAT_CG_MAX];
@@ -233,7 +372,15 @@ int moat__eval_warm_new(const moat_config *base, warm **ret, moat_error *err)
 				   w->n_rest);
 		goto fail;
 	}
-	if (moat__write_all(w->in_w, "P\n", 2) < 0) {
+	/* Every child waits in the sandbox's cgroup until it is moved: keep
+	 * within its pids limit, the sandbox's own two processes counted. */
+	w->k = WARM_AHEAD;
+	if (w->cfg.limits.pids != MOAT_UNLIMITED && w->cfg.limits.pids < w->k + 2)
+		w->k = w->cfg.limits.pids > 3 ? (size_t)w->cfg.limits.pids - 2 : 1;
+	w->forks_due = w->k;
+	char p[16];
+	int pn = snprintf(p, sizeof(p), "P %zu\n", w->k);
+	if (moat__write_all(w->in_w, p, (size_t)pn) < 0) {
 		r = moat_error_set(err, EPIPE, "the warm interpreter ended");
 		goto fail;
 	}
@@ -286,43 +433,30 @@ int moat__eval_warm_run(warm *w, const moat_limits *lim, const char *req, size_t
 			size_t tail_cap, size_t *ret_tail_len, moat_result *r, moat_error *err)
 {
 	moat_result_init(r);
-	/* The sandbox's creation swept what killed runs left. */
-	moat_cgroup_host host = {.no_sweep = true};
-	_cleanup_cgroup_ moat_cgroup *cg = NULL;
-	int e = moat__cgroup_create(&host, lim, NULL, &cg, err);
-	if (e < 0)
-		return e;
-	if ((lim->memory_bytes != MOAT_UNLIMITED && !moat__cgroup_enforces_memory(cg)) ||
-	    (lim->pids != MOAT_UNLIMITED && !moat__cgroup_enforces_pids(cg)) || !moat__cgroup_enforces_cpu(cg))
-		return moat_error_set(err, ENOTSUP, "the sample's cgroup does not enforce its limits");
-
-	/* The child forked ahead for this sample is the one process of the
-	 * sandbox's cgroup that is not the sandbox's own. */
 	char l[64];
-	if ((e = read_line(w, l, sizeof(l), 60000)) < 0 || strncmp(l, "forked ", 7) != 0)
-		return moat_error_set(err, e < 0 ? -e : EPROTO, "the warm interpreter did not fork");
-	pid_t now[8];
-	size_t n = 0;
-	pid_t child = 0;
-	e = read_procs(w->procs, now, 8, &n);
-	for (size_t i = 0; e == 0 && i < n; i++) {
-		bool known = false;
-		for (size_t j = 0; j < w->n_rest; j++)
-			known |= now[i] == w->rest[j];
-		if (!known) {
-			if (child) {
-				e = -EPROTO;
-				break;
-			}
-			child = now[i];
+	int e;
+	/* The next child, moved ahead into its cgroup: when none is, the
+	 * interpreter's children forked ahead are moved all at once. */
+	if (w->n_ready == 0) {
+		while (w->forks_due > 0) {
+			if ((e = read_line(w, l, sizeof(l), 60000)) < 0 || (e = took_fork(w, l)) <= 0)
+				return moat_error_set(err, e < 0 ? -e : EPROTO, "the warm interpreter did not fork");
 		}
+		if ((e = move_ahead(w, lim, err)) < 0)
+			return e;
 	}
-	if (e == 0 && child == 0)
-		e = -ESRCH;
-	if (e == 0)
-		e = moat__cgroup_attach(cg, child, err);
-	if (e < 0)
-		return err->code ? e : moat_error_set(err, -e, "the sample's process in the sandbox's cgroup");
+	ahead a = w->ready[0];
+	memmove(w->ready, w->ready + 1, (w->n_ready - 1) * sizeof(w->ready[0]));
+	w->n_ready--;
+	_cleanup_cgroup_ moat_cgroup *cg = a.cg;
+	if (a.lim.memory_bytes != lim->memory_bytes || a.lim.pids != lim->pids || a.lim.cpus_milli != lim->cpus_milli) {
+		/* Limits of another sample's: a cgroup made with these. */
+		moat_cgroup *own = NULL;
+		if ((e = sample_cgroup(w, a.host, lim, &own, err)) < 0)
+			return e;
+		moat__cgroup_destroy(cg);
+		cg = own;
+	}
 	/* The request is its go. */
 	uint64_t t0 = moat__now_ns();
 	if (send_block(w->in_w, 'R', req, req_len) < 0)
@@ -331,6 +465,10 @@ int moat__eval_warm_run(warm *w, const moat_limits *lim, const char *req, size_t
 	tailbuf t = {.buf = tail, .cap = tail_cap};
 	uint64_t total = 0;
 	int evfd = moat__cgroup_event_fd(cg);
+	/* When the CPU budget could run out at the earliest: until then
+	 * the cgroup's counters need no reading (it drains at most cm CPUs
+	 * at a time). */
+	uint64_t cpu_check_ns = t0;
 	moat_status killed = MOAT_STATUS_EXITED;
 	const char *limit = NULL;
 	int status = -1;
@@ -342,12 +480,21 @@ int moat__eval_warm_run(warm *w, const moat_limits *lim, const char *req, size_t
 			if (lim->wall_ms != MOAT_UNLIMITED)
 				timeout = el >= lim->wall_ms ? 0 : (int)(lim->wall_ms - el);
 			if (lim->cpu_ms != MOAT_UNLIMITED) {
-				moat_cgroup_stats st;
-				uint64_t used = moat__cgroup_stats(cg, &st) == 0 ? st.cpu_user_us + st.cpu_sys_us : 0;
-				uint64_t cm = lim->cpus_milli != MOAT_UNLIMITED && lim->cpus_milli
-							  ? lim->cpus_milli
-							  : (uint64_t)sysconf(_SC_NPROCESSORS_ONLN) * 1000;
-				uint64_t next = moat__cpu_next_check_ms(lim->cpu_ms, used, cm);
+				uint64_t now = moat__now_ns(), next;
+				if (now >= cpu_check_ns) {
+					moat_cgroup_stats st;
+					uint64_t used =
+						moat__cgroup_stats(cg, &st) == 0 ? st.cpu_user_us + st.cpu_sys_us : 0;
+					uint64_t cm = lim->cpus_milli != MOAT_UNLIMITED && lim->cpus_milli
+							      ? lim->cpus_milli
+							      : w->ncpu * 1000;
+					next = moat__cpu_next_check_ms(lim->cpu_ms, used, cm);
+					if (next > 1000)
+						next = 1000;
+					cpu_check_ns = now + next * 1000000;
+				} else {
+					next = (cpu_check_ns - now + 999999) / 1000000;
+				}
 				if (next == 0) {
 					killed = MOAT_STATUS_CPU_LIMIT;
 					limit = "cpu";
@@ -361,7 +508,7 @@ int moat__eval_warm_run(warm *w, const moat_limits *lim, const char *req, size_t
 		struct pollfd pf[3] = {{.fd = w->out_r, .events = POLLIN},
 				       {.fd = w->smp_r, .events = POLLIN},
 				       {.fd = evfd, .events = POLLIN}};
-		int pr = poll(pf, evfd >= 0 ? 3 : 2, w->llen ? 0 : timeout);
+		int pr = poll(pf, evfd >= 0 ? 3 : 2, memchr(w->line, '\n', w->llen) ? 0 : timeout);
 		if (pr < 0 && errno != EINTR)
 			return moat_error_set(err, errno, "poll");
 		if (!drain(w, &t, &total, lim->output_bytes) && killed == MOAT_STATUS_EXITED) {
@@ -378,10 +525,14 @@ int moat__eval_warm_run(warm *w, const moat_limits *lim, const char *req, size_t
 				moat__cgroup_kill(cg);
 			}
 		}
-		if (w->llen || (pf[0].revents & (POLLIN | POLLHUP))) {
-			if ((e = read_line(w, l, sizeof(l), 60000)) < 0 || strncmp(l, "exit ", 5) != 0)
+		if (memchr(w->line, '\n', w->llen) || (pf[0].revents & (POLLIN | POLLHUP))) {
+			if ((e = read_line(w, l, sizeof(l), 60000)) < 0 || (e = took_fork(w, l)) < 0 ||
+			    (e == 0 && strncmp(l, "exit ", 5) != 0))
 				return moat_error_set(err, e < 0 ? -e : EPROTO, "the warm interpreter ended");
+			if (e == 1)
+				continue;
 			status = atoi(l + 5);
+			w->forks_due++;
 			exited = true;
 			break;
 		}

@@ -72,10 +72,10 @@ import json, sys
 S = [json.loads(l) for l in open(sys.argv[1])]
 R = [json.loads(l) for l in open(sys.argv[2])]
 for s, r in zip(S, R):
-    print("%s\t%s\t%s\t%s" % (s["note"], r["verdict"], r["result"], r.get("memory_peak_bytes")))
+    print("%s\t%s\t%s\t%s\t%s" % (s["note"], r["verdict"], r["result"], r.get("memory_peak_bytes"), r.get("cpu_ms")))
 PY
 t_eq "attacks: one line per sample" "$(wc -l <attacks.jsonl)" "$(wc -l <attacks.txt)"
-while IFS=$'\t' read -r note verdict result peak; do
+while IFS=$'\t' read -r note verdict result peak cpu; do
 	case "$note" in
 	"correct after"*) t_eq "$note: passes" "pass" "$verdict" ;;
 	"fills memory")
@@ -93,5 +93,10 @@ while IFS=$'\t' read -r note verdict result peak; do
 	[ "$note" = "correct after the memory hog" ] && [ -n "$peak" ] && [ "$peak" != None ] &&
 		{ [ "$peak" -lt $((64 << 20)) ] && t_ok "$note: its own memory peak ($peak bytes)" ||
 			t_fail "$note: its own memory peak" "peak $peak bytes"; }
+	# Its CPU time is its own too: the spinner before it ran 3 s (its
+	# child was waiting in a cgroup of its own meanwhile).
+	[ "$note" = "correct after the spinner" ] && [ -n "$cpu" ] && [ "$cpu" != None ] &&
+		{ [ "$cpu" -lt 1000 ] && t_ok "$note: its own CPU time ($cpu ms)" ||
+			t_fail "$note: its own CPU time" "$cpu ms"; }
 done <attacks.txt
 [ -s err.out ] && t_fail "nothing on stderr" "$(head -5 err.out)" || t_ok "nothing on stderr"
