@@ -2,6 +2,7 @@
  * commands that drive it (oci.h). */
 #include "oci.h"
 #include "audit.h"
+#include "cgroup.h"
 #include "egress.h"
 #include "oci-seccomp.h"
 #include "oci-spec.h"
@@ -1407,6 +1408,19 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 	o.gateway = moat_egress_gateway(egress);
 	if (join.userns_fd >= 0)
 		o.join = &join;
+	/* linux.cgroupsPath: the container's cgroup there (kubelet and
+	 * podman account a pod's containers so), with the spec's cpu
+	 * settings; without it, moat's own beside the keeper's cgroup. */
+	moat_cgroup_req cgreq = {
+		.path = k->spec->cgroups_path,
+		.cpu_shares = k->spec->cpu_shares,
+		.cpu_quota = k->spec->cpu_quota,
+		.cpu_period = k->spec->cpu_period,
+		.cpuset_cpus = k->spec->cpuset_cpus,
+		.cpuset_mems = k->spec->cpuset_mems,
+	};
+	if (cgreq.path && cgreq.path[0])
+		o.cgroup = &cgreq;
 	/* The container's processes start with runc's umask (0022), not the
 	 * keeper's own 077: the init is cloned from here and passes it on. */
 	mode_t keep_umask = umask(022);
