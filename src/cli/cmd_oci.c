@@ -295,9 +295,11 @@ int moat_cmd_oci(int argc, char **argv)
 		} else if (strcmp(name, "--systemd-cgroup") == 0 ||
 			   (strcmp(name, "--cgroup-manager") == 0 && strcmp(v, "systemd") == 0)) {
 			/* moat makes and removes each container's cgroup
-			 * itself; a systemd scope would be a second owner. */
-			return oci_fail("--systemd-cgroup: not supported: moat places each container in a cgroup of its "
-					"own (use podman --cgroup-manager=cgroupfs, or containerd's SystemdCgroup = false)");
+			 * itself, at linux.cgroupsPath as the cgroupfs driver
+			 * reads it; a systemd scope would be a second owner. */
+			return oci_fail("--systemd-cgroup: not supported: moat has the cgroupfs cgroup driver only, not "
+					"systemd's (use podman --cgroup-manager=cgroupfs, or containerd's SystemdCgroup = "
+					"false)");
 		} else if (strcmp(name, "--debug") == 0 || strcmp(name, "--rootless") == 0 ||
 			   strcmp(name, "--criu") == 0 || strcmp(name, "--cgroup-manager") == 0) {
 			/* nothing to do: moat is rootless or not by itself */

@@ -64,6 +64,11 @@ struct moat_cgroup {
 	char v2_own[MOAT_MAX_PATH];
 	char v2_leaf[MOAT_MAX_PATH];
 	char v2_enabled[64]; /* the "+ctrl" words we enabled */
+	/* Folders above a named cgroup (moat_cgroup_req.path) that create()
+	 * made, in the order made: destroy() removes them deepest first,
+	 * each only if nothing else uses it by then (rmdir fails otherwise). */
+	char **made;
+	size_t n_made;
 };
 
 /* ---- small file helpers (relative to a cgroup directory fd) ---- */
@@ -503,6 +508,8 @@ int moat__cgroup_layout_parse(const char *mountinfo, const char *self_cgroup, mo
 			if (!compose_dir(mnt, mroot, own, l.v2_dir, sizeof(l.v2_dir)))
 				continue;
 			l.v2_mounted = true;
+			if (strcmp(mroot, "/") == 0)
+				snprintf(l.v2_top, sizeof(l.v2_top), "%s", mnt);
 		} else if (strcmp(fstype, "cgroup") == 0 && superopts) {
 			for (int c = 0; c < _MOAT_CG_MAX; c++) {
 				if (l.ctrl[c].version == 1 || !list_has(superopts, ctrl_names[c]))
@@ -513,6 +520,8 @@ int moat__cgroup_layout_parse(const char *mountinfo, const char *self_cgroup, mo
 					continue;
 				l.ctrl[c].version = 1;
 				l.v1_mounted = true;
+				if (strcmp(mroot, "/") == 0)
+					snprintf(l.ctrl[c].top, sizeof(l.ctrl[c].top), "%s", mnt);
 			}
 		}
 	}
@@ -522,6 +531,7 @@ int moat__cgroup_layout_parse(const char *mountinfo, const char *self_cgroup, mo
 		if (l.ctrl[c].version == 0 && l.v2_mounted) {
 			l.ctrl[c].version = 2;
 			snprintf(l.ctrl[c].dir, sizeof(l.ctrl[c].dir), "%s", l.v2_dir);
+			snprintf(l.ctrl[c].top, sizeof(l.ctrl[c].top), "%s", l.v2_top);
 		}
 	}
 	*ret = l;
@@ -747,6 +757,268 @@ static int node_for(moat_cgroup *cg, const moat_cgroup_host *host, int version, 
 
 static void drop_ctrl(moat_cgroup *cg, moat_cgroup_ctrl c) { cg->ctrl_node[c] = -1; }
 
+static int moat__cgroup_create_named(const moat_cgroup_host *host, const moat_limits *limits, const char *name,
+				     const moat_cgroup_req *req, moat_cgroup **ret, moat_error *err);
+
+#define CG_REQ_MAX_DEPTH 32
+
+int moat__cgroup_req_path(const char *given, char *ret, size_t len, moat_error *err)
+{
+	if (!given || !given[0])
+		return moat_error_set(err, MOAT_EINPUT, "cgroupsPath is empty");
+	if (len < 2)
+		return moat_error_set(err, MOAT_EINPUT, "cgroupsPath: no room");
+	bool abs = given[0] == '/';
+	size_t o = 0;
+	int comps = 0;
+	if (abs)
+		ret[o++] = '/';
+	for (const char *p = given; *p;) {
+		while (*p == '/')
+			p++;
+		const char *e = p;
+		while (*e && *e != '/')
+			e++;
+		size_t cl = (size_t)(e - p);
+		for (const char *q = p; q < e; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				return moat_error_set(err, MOAT_EINPUT, "cgroupsPath: a control character in \"%.64s\"",
+						      given);
+		/* systemd's "slice:prefix:name" form: the systemd driver,
+		 * which moat does not have. */
+		if (memchr(p, ':', cl))
+			return moat_error_set(err, MOAT_EINPUT,
+					      "cgroupsPath \"%.200s\": a ':' is systemd's slice:prefix:name form; moat has "
+					      "the cgroupfs driver only (run the caller with cgroupfs, e.g. podman "
+					      "--cgroup-manager=cgroupfs, containerd SystemdCgroup = false)",
+					      given);
+		if (cl == 2 && p[0] == '.' && p[1] == '.')
+			return moat_error_set(err, MOAT_EINPUT,
+					      "cgroupsPath \"%.200s\": \"..\" would climb out of the cgroup hierarchy",
+					      given);
+		if (cl > 0 && !(cl == 1 && p[0] == '.')) {
+			if (cl > 255)
+				return moat_error_set(err, MOAT_EINPUT, "cgroupsPath: a component longer than 255 bytes");
+			if (++comps > CG_REQ_MAX_DEPTH)
+				return moat_error_set(err, MOAT_EINPUT, "cgroupsPath: more than %d components",
+						      CG_REQ_MAX_DEPTH);
+			bool sep = o > (abs ? 1u : 0u);
+			if (o + sep + cl + 1 > len)
+				return moat_error_set(err, MOAT_EINPUT, "cgroupsPath: longer than %zu bytes", len - 1);
+			if (sep)
+				ret[o++] = '/';
+			memcpy(ret + o, p, cl);
+			o += cl;
+		}
+		p = e;
+	}
+	ret[o] = '\0';
+	if (comps == 0)
+		return moat_error_set(err, MOAT_EINPUT,
+				      "cgroupsPath \"%.200s\" names no cgroup below the hierarchy's root or our own", given);
+	return 0;
+}
+
+static int made_push(moat_cgroup *cg, const char *path)
+{
+	char **m = realloc(cg->made, (cg->n_made + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	cg->made = m;
+	if (!(m[cg->n_made] = strdup(path)))
+		return -ENOMEM;
+	cg->n_made++;
+	return 0;
+}
+
+/* Enables the v2 controllers in `want` (words) for the children of the
+ * cgroup at dfd, the ones not enabled yet. */
+static int v2_enable_at(int dfd, const char *want)
+{
+	if (!want[0])
+		return 0;
+	_cleanup_free_ char *enabled = NULL;
+	int r = read_text(dfd, "cgroup.subtree_control", &enabled);
+	if (r < 0)
+		return r;
+	char missing[64] = "";
+	_cleanup_free_ char *w = strdup(want);
+	if (!w)
+		return -ENOMEM;
+	for (char *save = NULL, *t = strtok_r(w, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		if (!words_have(enabled, t)) {
+			size_t l = strlen(missing);
+			snprintf(missing + l, sizeof(missing) - l, "%s+%s", l ? " " : "", t);
+		}
+	return missing[0] ? moat__write_string_at(dfd, "cgroup.subtree_control", missing) : 0;
+}
+
+/* A v1 cpuset folder gets its parent's CPUs and memory nodes (empty, no
+ * task may join it). */
+static int cpuset_copy(int pfd, int cfd)
+{
+	static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
+	for (size_t k = 0; k < ELEMENTSOF(files); k++) {
+		_cleanup_free_ char *v = NULL;
+		int r = read_text(pfd, files[k], &v);
+		if (r >= 0)
+			r = moat__write_string_at(cfd, files[k], v);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The run's cgroup for one controller at base/rel (rel checked by
+ * moat__cgroup_req_path), walked one component at a time from base
+ * without following a link. Missing folders above the leaf are made (and
+ * remembered); the leaf must not exist. */
+static int node_at(moat_cgroup *cg, const moat_cgroup_host *host, int version, const char *base, const char *rel,
+		   moat_cgroup_ctrl c, const char *v2_want, moat_error *err)
+{
+	char path[MOAT_MAX_PATH];
+	int n = snprintf(path, sizeof(path), "%s/%s", base, rel[0] == '/' ? rel + 1 : rel);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return moat_error_set(err, MOAT_EINPUT, "cgroupsPath %s: too long under %s", rel, base);
+	for (size_t i = 0; i < cg->n_nodes; i++)
+		if (strcmp(cg->nodes[i].path, path) == 0) {
+			cg->nodes[i].ctrls |= 1u << c;
+			cg->ctrl_node[c] = (int)i;
+			return 0;
+		}
+	_cleanup_close_ int fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return moat_error_set(err, errno, "cgroup: open %s", base);
+	char walk[MOAT_MAX_PATH];
+	snprintf(walk, sizeof(walk), "%s", base);
+	char comps[MOAT_MAX_PATH];
+	snprintf(comps, sizeof(comps), "%s", rel);
+	char *save = NULL, *comp = strtok_r(comps, "/", &save);
+	while (comp) {
+		char *next = strtok_r(NULL, "/", &save);
+		bool last = !next;
+		size_t wl = strlen(walk);
+		snprintf(walk + wl, sizeof(walk) - wl, "/%s", comp);
+		if (version == 2) {
+			int r = v2_enable_at(fd, v2_want);
+			if (r < 0)
+				return moat_error_set(err, r, "cgroupsPath %s: enable %s for the children of %.*s", rel,
+						      v2_want, (int)wl, walk);
+		}
+		bool made = false;
+		if (mkdirat(fd, comp, 0755) == 0) {
+			made = true;
+			if (host && host->fake_kernel_mkdir)
+				host->fake_kernel_mkdir(walk, version, host->userdata);
+			int r = 0;
+			if (last) {
+				cg_node *node = &cg->nodes[cg->n_nodes];
+				snprintf(node->path, sizeof(node->path), "%s", walk);
+				node->version = version;
+				node->created = true;
+				node->ctrls = 1u << c;
+				cg->ctrl_node[c] = (int)cg->n_nodes++;
+			} else {
+				r = made_push(cg, walk);
+			}
+			if (r < 0)
+				return moat_error_set(err, r, "cgroup");
+		} else if (errno != EEXIST) {
+			int e = errno;
+			if (e == EACCES || e == EPERM || e == EROFS)
+				return moat_error_set(err, MOAT_EINPUT,
+						      "cgroupsPath %s: cannot make %s (%s): it is not inside a cgroup "
+						      "delegated to uid %u",
+						      rel, walk, strerror(e), (unsigned)geteuid());
+			return moat_error_set(err, e, "cgroupsPath %s: mkdir %s", rel, walk);
+		} else if (last) {
+			return moat_error_set(err, MOAT_EINPUT,
+					      "cgroupsPath %s: %s exists and is not this container's; moat makes the "
+					      "container's cgroup and removes it on delete, and joining another would "
+					      "put the container under limits someone else sets and kill that "
+					      "cgroup's other processes on delete",
+					      rel, walk);
+		}
+		int nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			int e = errno;
+			return moat_error_set(err, e == ELOOP || e == ENOTDIR ? MOAT_EINPUT : e,
+					      "cgroupsPath %s: %s%s", rel, walk,
+					      e == ELOOP || e == ENOTDIR ? " is a link or a file, not a cgroup" : "");
+		}
+		if (made && version == 1 && c == MOAT_CG_CPUSET) {
+			int r = cpuset_copy(fd, nfd);
+			if (r < 0) {
+				close(nfd);
+				return moat_error_set(err, r, "cgroup: %s: copy the parent's cpuset", walk);
+			}
+		}
+		close(fd);
+		fd = nfd;
+		comp = next;
+	}
+	cg_node *node = &cg->nodes[cg->ctrl_node[c]];
+	node->dirfd = TAKE_FD(fd);
+	node->procs_fd = openat(node->dirfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+	if (node->procs_fd < 0)
+		return moat_error_set(err, errno, "cgroup: open %s/cgroup.procs", node->path);
+	return 0;
+}
+
+/* What a moat_cgroup_req sets beyond moat_limits. */
+static int apply_req(moat_cgroup *cg, const moat_limits *l, const moat_cgroup_req *req, moat_error *err)
+{
+	int i = cg->ctrl_node[MOAT_CG_CPU];
+	cg_node *cpu = i >= 0 ? &cg->nodes[i] : NULL;
+	if (req->cpu_shares) {
+		if (!cpu)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "linux.resources.cpu.shares: no cpu cgroup controller is usable here");
+		int r;
+		if (cpu->version == 1) {
+			r = write_u64(cpu->dirfd, "cpu.shares", req->cpu_shares < 2 ? 2 : req->cpu_shares);
+		} else {
+			/* runc's conversion of shares [2, 262144] to weight [1, 10000] */
+			uint64_t sh = req->cpu_shares < 2 ? 2 : req->cpu_shares > 262144 ? 262144 : req->cpu_shares;
+			r = write_u64(cpu->dirfd, "cpu.weight", 1 + ((sh - 2) * 9999) / 262142);
+		}
+		if (r < 0)
+			return moat_error_set(err, r, "cgroup %s: set cpu shares", cpu->path);
+	}
+	if (req->cpu_quota && req->cpu_period && cpu && cg->cpus_limited &&
+	    (req->cpu_quota * 1000 + req->cpu_period - 1) / req->cpu_period == l->cpus_milli) {
+		int r;
+		if (cpu->version == 1) {
+			r = write_u64(cpu->dirfd, "cpu.cfs_period_us", req->cpu_period);
+			if (r >= 0)
+				r = write_u64(cpu->dirfd, "cpu.cfs_quota_us", req->cpu_quota);
+		} else {
+			char v[64];
+			snprintf(v, sizeof(v), "%" PRIu64 " %" PRIu64, req->cpu_quota, req->cpu_period);
+			r = moat__write_string_at(cpu->dirfd, "cpu.max", v);
+		}
+		if (r < 0)
+			return moat_error_set(err, r, "cgroup %s: set cpu quota and period", cpu->path);
+	}
+	if ((req->cpuset_cpus && req->cpuset_cpus[0]) || (req->cpuset_mems && req->cpuset_mems[0])) {
+		i = cg->ctrl_node[MOAT_CG_CPUSET];
+		if (i < 0 || cg->nodes[i].version != 1)
+			return moat_error_set(err, MOAT_EINPUT,
+					      "linux.resources.cpu.cpus/mems: moat applies them on a cgroup v1 cpuset "
+					      "hierarchy only, and there is none here");
+		cg_node *cs = &cg->nodes[i];
+		int r = 0;
+		if (req->cpuset_cpus && req->cpuset_cpus[0])
+			r = moat__write_string_at(cs->dirfd, "cpuset.cpus", req->cpuset_cpus);
+		if (r >= 0 && req->cpuset_mems && req->cpuset_mems[0])
+			r = moat__write_string_at(cs->dirfd, "cpuset.mems", req->cpuset_mems);
+		if (r < 0)
+			return moat_error_set(err, r, "cgroup %s: set cpuset.cpus and cpuset.mems", cs->path);
+	}
+	return 0;
+}
+
+
 static void node_remove(cg_node *n);
 
 /* A new v1 cpuset cgroup has no CPUs and no memory nodes, and the kernel
@@ -824,6 +1096,18 @@ static int read_proc_text(const char *given, const char *path, char **ret, moat_
 int moat__cgroup_create(const moat_cgroup_host *host, const moat_limits *limits, const char *name,
 			moat_cgroup **ret, moat_error *err)
 {
+	return moat__cgroup_create_named(host, limits, name, NULL, ret, err);
+}
+
+int moat__cgroup_create_req(const moat_cgroup_host *host, const moat_limits *limits, const moat_cgroup_req *req,
+			    moat_cgroup **ret, moat_error *err)
+{
+	return moat__cgroup_create_named(host, limits, NULL, req && req->path ? req : NULL, ret, err);
+}
+
+static int moat__cgroup_create_named(const moat_cgroup_host *host, const moat_limits *limits, const char *name,
+				     const moat_cgroup_req *req, moat_cgroup **ret, moat_error *err)
+{
 	/* Two threads of one process (a server running sandboxes side by
 	 * side) must never be handed the same name. */
 	static atomic_uint counter;
@@ -842,6 +1126,10 @@ int moat__cgroup_create(const moat_cgroup_host *host, const moat_limits *limits,
 	if (!host || !host->no_sweep)
 		sweep_layout(&layout);
 
+	char rel[MOAT_MAX_PATH] = "";
+	if (req && (r = moat__cgroup_req_path(req->path, rel, sizeof(rel), err)) < 0)
+		return r;
+	bool from_top = rel[0] == '/';
 	char defname[64];
 	if (!name) {
 		snprintf(defname, sizeof(defname), "moat-%d-%u", (int)getpid(), atomic_fetch_add(&counter, 1));
@@ -864,7 +1152,7 @@ int moat__cgroup_create(const moat_cgroup_host *host, const moat_limits *limits,
 	 * unless it finds its own cgroup mounted in the cpu, cpuacct, cpuset
 	 * and memory hierarchies, and would size its heap from the host's
 	 * memory and be OOM-killed. Each costs a mkdir and an attach write. */
-	bool cpus = limits->cpus_milli != MOAT_UNLIMITED && limits->cpus_milli > 0;
+	bool cpus = (limits->cpus_milli != MOAT_UNLIMITED && limits->cpus_milli > 0) || (req && req->cpu_shares);
 	bool need[_MOAT_CG_MAX] = {
 		[MOAT_CG_MEMORY] = true,
 		[MOAT_CG_PIDS] = true,
@@ -897,16 +1185,33 @@ int moat__cgroup_create(const moat_cgroup_host *host, const moat_limits *limits,
 	 * whose v2 tree offers nothing, the run stays out of it. */
 	if (any_v2 && !v2_want[0])
 		need[MOAT_CG_CPUACCT] = layout.ctrl[MOAT_CG_CPUACCT].version == 1;
-	else if (any_v2 && v2_prepare_parent(cg, layout.v2_dir, v2_want) < 0)
+	/* From the hierarchy's root, node_at enables them on the way down;
+	 * below our own cgroup, ours must offer them first. */
+	else if (any_v2 && !from_top && v2_prepare_parent(cg, layout.v2_dir, v2_want) < 0) {
+		if (req)
+			return moat_error_set(err, MOAT_EINPUT, "cgroupsPath %s: %s", rel, cg->note);
 		for (int c = 0; c < _MOAT_CG_MAX; c++)
 			if (layout.ctrl[c].version == 2)
 				need[c] = false;
+	}
 
 	for (int c = 0; c < _MOAT_CG_MAX; c++) {
 		if (!need[c])
 			continue;
 		if (layout.ctrl[c].version == 0) {
 			note_set(cg, "no %s cgroup controller is mounted", ctrl_names[c]);
+			continue;
+		}
+		if (req) {
+			const char *base = from_top ? layout.ctrl[c].top : layout.ctrl[c].dir;
+			if (!base[0])
+				return moat_error_set(err, MOAT_EINPUT,
+						      "cgroupsPath %s: the %s hierarchy's root is not visible here", rel,
+						      ctrl_names[c]);
+			r = node_at(cg, host, layout.ctrl[c].version, base, rel, (moat_cgroup_ctrl)c,
+				    layout.ctrl[c].version == 2 ? v2_want : "", err);
+			if (r < 0)
+				return r;
 			continue;
 		}
 		r = node_for(cg, host, layout.ctrl[c].version, layout.ctrl[c].dir, name, (moat_cgroup_ctrl)c);
@@ -925,8 +1230,12 @@ int moat__cgroup_create(const moat_cgroup_host *host, const moat_limits *limits,
 	}
 	if (cg->n_nodes == 0 && !cg->note[0])
 		note_set(cg, "no cgroup filesystem is mounted");
+	if (req && cg->n_nodes == 0)
+		return moat_error_set(err, MOAT_EINPUT, "cgroupsPath %s: no cgroup is usable here: %s", rel, cg->note);
 
 	r = apply_limits(cg, limits, err);
+	if (r >= 0 && req)
+		r = apply_req(cg, limits, req, err);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(cg);
@@ -1169,6 +1478,11 @@ void moat__cgroup_destroy(moat_cgroup *cg)
 		(void)moat__cgroup_kill(cg);
 	for (size_t i = 0; i < cg->n_nodes; i++)
 		node_remove(&cg->nodes[i]);
+	for (size_t i = cg->n_made; i-- > 0;) {
+		(void)rmdir(cg->made[i]);
+		free(cg->made[i]);
+	}
+	free(cg->made);
 	v2_restore_parent(cg);
 	free(cg);
 }

@@ -52,12 +52,16 @@ typedef enum moat_cgroup_ctrl {
 typedef struct moat_cgroup_place {
 	int version;
 	char dir[MOAT_MAX_PATH];
+	/* The hierarchy's root as seen here (the mount point when the mount
+	 * shows the whole hierarchy), or "" when it is not visible. */
+	char top[MOAT_MAX_PATH];
 } moat_cgroup_place;
 
 typedef struct moat_cgroup_layout {
 	moat_cgroup_place ctrl[_MOAT_CG_MAX];
 	bool v2_mounted;         /* a cgroup2 filesystem is mounted */
 	char v2_dir[MOAT_MAX_PATH]; /* our own cgroup in it, when mounted */
+	char v2_top[MOAT_MAX_PATH]; /* its root, as place.top */
 	bool v1_mounted;         /* at least one v1 controller hierarchy */
 } moat_cgroup_layout;
 
@@ -89,6 +93,31 @@ typedef struct moat_cgroup_host {
 /* name: the run's cgroup directory name, or NULL for "moat-PID-N". */
 int moat__cgroup_create(const moat_cgroup_host *host, const moat_limits *limits, const char *name,
 			moat_cgroup **ret, moat_error *err);
+
+/* A cgroup the caller names (an OCI bundle's linux.cgroupsPath) and the
+ * settings that come with it, beyond moat_limits. */
+typedef struct moat_cgroup_req {
+	/* "/a/b": from each hierarchy's root; "a/b": from our own cgroup (as
+	 * runc reads them). Untrusted: checked by moat__cgroup_req_path. The
+	 * last component must not exist (it is made, and removed by
+	 * destroy(), with every folder above it that create() made); the
+	 * folders above it may. */
+	const char *path;
+	uint64_t cpu_shares;  /* 0: not set */
+	/* Written as given instead of moat's period of 100 ms when the
+	 * limits' cpus_milli is their ratio (rounded up), i.e. the spec's
+	 * quota is the one that holds. 0: not set. */
+	uint64_t cpu_period;
+	uint64_t cpu_quota;
+	const char *cpuset_cpus, *cpuset_mems; /* NULL: the parent's */
+} moat_cgroup_req;
+
+/* Pure: checks a cgroupsPath and writes it to ret without "." and empty
+ * components (a leading '/' kept). Refused: empty, "..", longer than
+ * len, more than 32 components, a control character. */
+int moat__cgroup_req_path(const char *given, char *ret, size_t len, moat_error *err);
+int moat__cgroup_create_req(const moat_cgroup_host *host, const moat_limits *limits, const moat_cgroup_req *req,
+			    moat_cgroup **ret, moat_error *err);
 int moat__cgroup_clone_fd(moat_cgroup *cg);
 /* One write of the pid per hierarchy, to files opened by create(). */
 int moat__cgroup_attach(moat_cgroup *cg, pid_t pid, moat_error *err);

@@ -71,6 +71,9 @@ void moat_config_free(moat_config *c)
 	for (size_t i = 0; i < c->n_tmpfs; i++)
 		free(c->tmpfs[i].dst);
 	free(c->tmpfs);
+	if (c->dev_shm)
+		free(c->dev_shm->dst);
+	free(c->dev_shm);
 	moat__strv_free(c->masked_paths);
 	moat__strv_free(c->readonly_paths);
 	moat__strv_free(c->sysctls);

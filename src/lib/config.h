@@ -86,6 +86,16 @@ typedef struct moat_tmpfs_mount {
 	bool readonly, noexec;
 } moat_tmpfs_mount;
 
+/* moat's own file systems, whose mountinfo source a caller may name. */
+typedef enum moat_own_fs {
+	MOAT_FS_PROC = 0,
+	MOAT_FS_DEV,
+	MOAT_FS_DEVPTS,
+	MOAT_FS_SHM,
+	MOAT_FS_MQUEUE,
+	_MOAT_FS_MAX,
+} moat_own_fs;
+
 typedef struct moat_config {
 	char **argv;          /* command and arguments, NULL-terminated */
 	moat_bind *binds;     /* filesystem.read_only/read_write, in order */
@@ -144,6 +154,14 @@ typedef struct moat_config {
 	 * sysctls ("key=value") written. NULL: none. */
 	moat_tmpfs_mount *tmpfs;
 	size_t n_tmpfs;
+	/* An OCI spec's /dev/shm: a tmpfs of its own there instead of moat's
+	 * link to /tmp (NULL: the link); its /dev/mqueue: the message queue
+	 * file system of the sandbox's ipc namespace mounted there. */
+	moat_tmpfs_mount *dev_shm;
+	bool dev_mqueue;
+	/* The source names moat's own file systems show in mountinfo (an OCI
+	 * spec's mounts[].source for them); "": none. */
+	char fs_source[_MOAT_FS_MAX][32];
 	char **masked_paths;
 	char **readonly_paths;
 	char **sysctls;

@@ -96,14 +96,15 @@ static int check_rlimits(const moat_limits *l, const moat_rlimit_plan *p, moat_e
 	return 0;
 }
 
-int moat__limits_prepare(const moat_limits *lim, moat_run_limits **ret, moat_error *err)
+int moat__limits_prepare(const moat_limits *lim, const moat_cgroup_req *req, moat_run_limits **ret, moat_error *err)
 {
 	_cleanup_limits_ moat_run_limits *rl = calloc(1, sizeof(*rl));
 	if (!rl)
 		return moat_error_set(err, ENOMEM, "limits");
 	rl->epoll_fd = rl->timer_fd = -1;
 	rl->lim = *lim;
-	int r = moat__cgroup_create(NULL, lim, NULL, &rl->cg, err);
+	int r = req ? moat__cgroup_create_req(NULL, lim, req, &rl->cg, err)
+		    : moat__cgroup_create(NULL, lim, NULL, &rl->cg, err);
 	if (r < 0)
 		return r;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

@@ -35,7 +35,8 @@ int moat__rlimit_plan_apply(const moat_rlimit_plan *p);
 
 typedef struct moat_run_limits moat_run_limits;
 
-int moat__limits_prepare(const moat_limits *lim, moat_run_limits **ret, moat_error *err);
+/* req: the cgroup a caller names (cgroup.h), or NULL for moat's own. */
+int moat__limits_prepare(const moat_limits *lim, const moat_cgroup_req *req, moat_run_limits **ret, moat_error *err);
 int moat__limits_clone_fd(moat_run_limits *rl);
 /* What the command must set itself (everything the cgroup does not do). */
 void moat__limits_rlimit_plan(moat_run_limits *rl, moat_rlimit_plan *ret);

@@ -269,11 +269,15 @@ static int bind_host_open(int rootfd, const char *what, const char *src, const c
 	return r < 0 ? moat_error_wrap(err, "bind %s to %s", src, dst) : 0;
 }
 
-static int new_fs(const char *type, const char *const *opts, uint64_t attrs, moat_error *err)
+/* source: the name mountinfo shows for it (NULL or "": none). */
+static int new_fs_src(const char *type, const char *source, const char *const *opts, uint64_t attrs,
+		      moat_error *err)
 {
 	_cleanup_close_ int fs = fsopen(type, FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return moat_error_set(err, errno, "new %s", type);
+	if (source && source[0] && fsconfig(fs, FSCONFIG_SET_STRING, "source", source, 0) < 0)
+		return moat_error_set(err, errno, "%s source %s", type, source);
 	for (; opts && *opts; opts += 2)
 		if (fsconfig(fs, FSCONFIG_SET_STRING, opts[0], opts[1], 0) < 0)
 			return moat_error_set(err, errno, "%s option %s=%s", type, opts[0], opts[1]);
@@ -283,6 +287,11 @@ static int new_fs(const char *type, const char *const *opts, uint64_t attrs, moa
 	if (m < 0)
 		return moat_error_set(err, errno, "mount %s", type);
 	return m;
+}
+
+static int new_fs(const char *type, const char *const *opts, uint64_t attrs, moat_error *err)
+{
+	return new_fs_src(type, NULL, opts, attrs, err);
 }
 
 static int mount_tmpfs(int rootfd, const char *dst, const char *size, const char *inodes, const char *mode,
@@ -568,10 +577,10 @@ static int setup_etc(int rootfd, const moat_init_args *a, moat_error *err)
  * the kernel read it again), nor the code of the program it runs. ptrace
  * and process_vm_writev are refused by the seccomp filter, and mount
  * calls that could make a writable /proc again too. */
-static int setup_proc(int rootfd, bool readonly, moat_isolation *iso, moat_error *err)
+static int setup_proc(int rootfd, const char *source, bool readonly, moat_isolation *iso, moat_error *err)
 {
 	const uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-	_cleanup_close_ int m = new_fs("proc", NULL, attrs | (readonly ? MOUNT_ATTR_RDONLY : 0), err);
+	_cleanup_close_ int m = new_fs_src("proc", source, NULL, attrs | (readonly ? MOUNT_ATTR_RDONLY : 0), err);
 	if (m < 0)
 		return moat_error_wrap(err, "/proc");
 	int r = attach_at(rootfd, m, "proc", true, err);
@@ -639,12 +648,13 @@ static int setup_proc(int rootfd, bool readonly, moat_isolation *iso, moat_error
  * script, expect, terminal emulators in test suites). A new instance holds
  * only the sandbox's own terminals, so nothing in it is the caller's or
  * another sandbox's; with -t the command's terminal comes from it too. */
-static int setup_devpts(int rootfd, int dev, moat_error *err)
+static int setup_devpts(int rootfd, int dev, const char *source, moat_error *err)
 {
 	_cleanup_close_ int fs = fsopen("devpts", FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return moat_error_set(err, errno, "new devpts");
-	if (fsconfig(fs, FSCONFIG_SET_FLAG, "newinstance", NULL, 0) < 0 ||
+	if ((source[0] && fsconfig(fs, FSCONFIG_SET_STRING, "source", source, 0) < 0) ||
+	    fsconfig(fs, FSCONFIG_SET_FLAG, "newinstance", NULL, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
@@ -660,9 +670,52 @@ static int setup_devpts(int rootfd, int dev, moat_error *err)
 	return 0;
 }
 
-static int setup_dev(int rootfd, moat_error *err)
+/* An OCI spec's /dev/shm, a tmpfs of its own (size capped by oci.c as
+ * every tmpfs of a spec), and /dev/mqueue: the message queue file system
+ * of the sandbox's own ipc namespace (mq_open reaches those queues with
+ * or without it; the mount only shows them as files). Both nosuid, nodev
+ * and noexec, made in /dev before it turns read-only. */
+static int setup_dev_ipc(int rootfd, int dev, const moat_config *c, moat_error *err)
 {
-	int r = mount_tmpfs(rootfd, "dev", "64k", "64", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
+	const uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	if (c->dev_shm) {
+		const moat_tmpfs_mount *t = c->dev_shm;
+		char size[32], mode[16];
+		snprintf(mode, sizeof(mode), "%04o", t->mode & 01777);
+		snprintf(size, sizeof(size), "%llu", (unsigned long long)t->size);
+		const char *opts[] = {"mode", mode, t->size ? "size" : NULL, size, NULL};
+		if (mkdirat(dev, "shm", 0755) < 0)
+			return moat_error_set(err, errno, "mkdir /dev/shm");
+		_cleanup_close_ int m =
+			new_fs_src("tmpfs", c->fs_source[MOAT_FS_SHM], opts, attrs | (t->readonly ? MOUNT_ATTR_RDONLY : 0), err);
+		if (m < 0)
+			return moat_error_wrap(err, "/dev/shm");
+		int r = attach_at(rootfd, m, "dev/shm", true, err);
+		if (r < 0)
+			return r;
+	} else if (symlinkat("/tmp", dev, "shm") < 0) {
+		return moat_error_set(err, errno, "symlink /dev/shm");
+	}
+	if (c->dev_mqueue) {
+		if (mkdirat(dev, "mqueue", 0755) < 0)
+			return moat_error_set(err, errno, "mkdir /dev/mqueue");
+		_cleanup_close_ int m = new_fs_src("mqueue", c->fs_source[MOAT_FS_MQUEUE], NULL, attrs, err);
+		if (m < 0)
+			return moat_error_wrap(err, "/dev/mqueue");
+		int r = attach_at(rootfd, m, "dev/mqueue", true, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int setup_dev(int rootfd, const moat_config *c, moat_error *err)
+{
+	const char *opts[] = {"mode", "0755", "size", "64k", "nr_inodes", "64", NULL};
+	_cleanup_close_ int dm = new_fs_src("tmpfs", c->fs_source[MOAT_FS_DEV], opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
+	if (dm < 0)
+		return moat_error_wrap(err, "dev");
+	int r = attach_at(rootfd, dm, "dev", true, err);
 	if (r < 0)
 		return r;
 	_cleanup_close_ int dev = openat(rootfd, "dev", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -679,12 +732,15 @@ static int setup_dev(int rootfd, moat_error *err)
 	}
 	static const char *const links[][2] = {
 		{"fd", "/proc/self/fd"},       {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
-		{"stderr", "/proc/self/fd/2"}, {"core", "/proc/kcore"},      {"shm", "/tmp"},
+		{"stderr", "/proc/self/fd/2"}, {"core", "/proc/kcore"},
 	};
 	for (size_t i = 0; i < ELEMENTSOF(links); i++)
 		if (symlinkat(links[i][1], dev, links[i][0]) < 0)
 			return moat_error_set(err, errno, "symlink /dev/%s", links[i][0]);
-	r = setup_devpts(rootfd, dev, err);
+	r = setup_devpts(rootfd, dev, c->fs_source[MOAT_FS_DEVPTS], err);
+	if (r < 0)
+		return r;
+	r = setup_dev_ipc(rootfd, dev, c, err);
 	if (r < 0)
 		return r;
 	/* Nothing may be added to /dev once it is built. */
@@ -964,10 +1020,10 @@ int moat__rootfs_setup(const moat_init_args *a, moat_isolation *iso, moat_error 
 		r = stage_base_root(a, &rootfd, err);
 	if (r < 0)
 		return r;
-	r = setup_proc(rootfd, c->n_exec_approve > 0, iso, err);
+	r = setup_proc(rootfd, c->fs_source[MOAT_FS_PROC], c->n_exec_approve > 0, iso, err);
 	if (r < 0)
 		return r;
-	r = setup_dev(rootfd, err);
+	r = setup_dev(rootfd, c, err);
 	if (r < 0)
 		return r;
 	/* A given root's /sys is the image's folder: moat shows a tmpfs of

@@ -753,7 +753,24 @@ static int parse_resources(json_t *linux_, moat_oci_spec *s, moat_error *err)
 		if (r < 0)
 			return r;
 		s->cpu_shares = (uint64_t)shares;
+		static const char *const sets[] = {"cpus", "mems"};
+		for (size_t k = 0; k < 2; k++) {
+			char **dst = k == 0 ? &s->cpuset_cpus : &s->cpuset_mems;
+			r = get_string(cpu, sets[k], "linux.resources.cpu", false, dst, err);
+			if (r < 0)
+				return r;
+			/* A list such as "0-3,5": written to cpuset.cpus as is. */
+			const char *v = *dst;
+			bool ok = !v || strlen(v) <= 256;
+			for (; ok && v && *v; v++)
+				ok = (*v >= '0' && *v <= '9') || *v == ',' || *v == '-';
+			if (!ok)
+				return moat_error_set(err, MOAT_EINPUT,
+						      "linux.resources.cpu.%s: not a list of numbers and ranges", sets[k]);
+		}
 		if (quota > 0) {
+			s->cpu_quota = (uint64_t)quota;
+			s->cpu_period = (uint64_t)period;
 			if (quota > (json_int_t)(MOAT_MAX_CPUS_MILLI * 1000000))
 				return moat_error_set(err, MOAT_EINPUT, "linux.resources.cpu.quota: %lld is too large",
 						      (long long)quota);
@@ -1230,6 +1247,8 @@ void moat_oci_spec_free(moat_oci_spec *s)
 		free(s->seccomp);
 	}
 	free(s->cgroups_path);
+	free(s->cpuset_cpus);
+	free(s->cpuset_mems);
 	free(s->policy);
 	free(s->audit_path);
 	free(s);

@@ -188,7 +188,9 @@ typedef struct moat_oci_spec {
 	/* linux.resources, as moat limits (MOAT_UNLIMITED where not set). */
 	uint64_t memory_bytes;
 	uint64_t cpus_milli; /* cpu.quota / cpu.period, in thousandths of a CPU */
-	uint64_t cpu_shares; /* recorded; 0: not set */
+	uint64_t cpu_shares; /* applied with cgroups_path; 0: not set */
+	uint64_t cpu_quota, cpu_period; /* as given, when quota > 0; else 0 */
+	char *cpuset_cpus, *cpuset_mems; /* applied with cgroups_path (v1); NULL: not set */
 	uint64_t pids;
 
 	char **masked_paths;   /* absolute, clean; NULL-terminated */

@@ -2,6 +2,7 @@
  * commands that drive it (oci.h). */
 #include "oci.h"
 #include "audit.h"
+#include "cgroup.h"
 #include "egress.h"
 #include "oci-seccomp.h"
 #include "oci-spec.h"
@@ -390,6 +391,62 @@ static bool mount_is_moats(const moat_oci_mount *m)
 			    strcmp(m->type, "mqueue") == 0 || strcmp(m->type, "devpts") == 0));
 }
 
+/* A spec's mount of what moat mounts itself: /dev/shm (a tmpfs of its
+ * own, with the spec's size capped as every tmpfs's) and /dev/mqueue
+ * (the ipc namespace's queues) are made as asked; of /proc, /dev,
+ * /dev/pts, /dev/shm and /dev/mqueue the source name the spec gives is
+ * the one mountinfo shows (a label only: none of these file systems
+ * reads it). Anything else of moat's is moat's as it is. */
+static int own_mount(const moat_oci_mount *m, const moat_policy *p, const char *field, moat_config *c,
+		     moat_error *err)
+{
+	static const struct {
+		const char *dst, *type;
+		moat_own_fs fs;
+	} own[] = {
+		{"/proc", "proc", MOAT_FS_PROC},	  {"/dev", "tmpfs", MOAT_FS_DEV},
+		{"/dev/pts", "devpts", MOAT_FS_DEVPTS},	  {"/dev/shm", "tmpfs", MOAT_FS_SHM},
+		{"/dev/mqueue", "mqueue", MOAT_FS_MQUEUE},
+	};
+	size_t k = 0;
+	while (k < ELEMENTSOF(own) && !(strcmp(m->destination, own[k].dst) == 0 && m->type &&
+					strcmp(m->type, own[k].type) == 0 && !m->bind))
+		k++;
+	if (k == ELEMENTSOF(own))
+		return 0;
+	if (own[k].fs == MOAT_FS_SHM) {
+		uint64_t cap = p->limits.tmp_bytes != MOAT_UNLIMITED && p->limits.tmp_bytes < MOAT_OCI_MAX_TMPFS
+				       ? p->limits.tmp_bytes
+				       : MOAT_OCI_MAX_TMPFS;
+		_cleanup_free_ moat_tmpfs_mount *t = calloc(1, sizeof(*t));
+		if (!t)
+			return moat_error_set(err, ENOMEM, "%s", field);
+		int r = moat_oci_tmpfs_options(m, cap, field, t, err);
+		if (r < 0)
+			return r;
+		if (c->dev_shm) {
+			free(c->dev_shm->dst);
+			free(c->dev_shm);
+		}
+		c->dev_shm = TAKE_PTR(t);
+	} else if (own[k].fs == MOAT_FS_MQUEUE) {
+		c->dev_mqueue = true;
+	}
+	const char *src = m->source ? m->source : "";
+	size_t n = strlen(src);
+	bool plain = n < sizeof(c->fs_source[0]);
+	for (size_t i = 0; plain && i < n; i++)
+		plain = (src[i] >= 'a' && src[i] <= 'z') || (src[i] >= 'A' && src[i] <= 'Z') ||
+			(src[i] >= '0' && src[i] <= '9') || src[i] == '-' || src[i] == '_' || src[i] == '.';
+	if (!plain)
+		return moat_error_set(err, MOAT_EINPUT,
+				      "%s.source: \"%.64s\" is not a plain name (letters, digits, '-', '_', '.', at most "
+				      "%zu)",
+				      field, src, sizeof(c->fs_source[0]) - 1);
+	memcpy(c->fs_source[own[k].fs], src, n + 1);
+	return 0;
+}
+
 /* Makes mount point path (absolute inside) in the bundle's root, as the
  * runtime's user, before the sandbox exists: the sandbox's init may not
  * write a root-owned image. Each component is opened beneath the root
@@ -531,10 +588,13 @@ static int build(const moat_oci_spec *s, const char *bundle, moat_policy **ret_p
 			return r;
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		const moat_oci_mount *m = &s->mounts[i];
-		if (mount_is_moats(m))
-			continue;
 		char field[64];
 		snprintf(field, sizeof(field), "mounts[%zu]", i);
+		if (mount_is_moats(m)) {
+			if ((r = own_mount(m, p, field, c, err)) < 0)
+				return r;
+			continue;
+		}
 		/* A tmpfs elsewhere (containerd's /run): mounted by the init
 		 * as asked, size capped by the policy's /tmp limit (or
 		 * MOAT_OCI_MAX_TMPFS), nosuid and nodev. */
@@ -1407,6 +1467,19 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 	o.gateway = moat_egress_gateway(egress);
 	if (join.userns_fd >= 0)
 		o.join = &join;
+	/* linux.cgroupsPath: the container's cgroup there (kubelet and
+	 * podman account a pod's containers so), with the spec's cpu
+	 * settings; without it, moat's own beside the keeper's cgroup. */
+	moat_cgroup_req cgreq = {
+		.path = k->spec->cgroups_path,
+		.cpu_shares = k->spec->cpu_shares,
+		.cpu_quota = k->spec->cpu_quota,
+		.cpu_period = k->spec->cpu_period,
+		.cpuset_cpus = k->spec->cpuset_cpus,
+		.cpuset_mems = k->spec->cpuset_mems,
+	};
+	if (cgreq.path && cgreq.path[0])
+		o.cgroup = &cgreq;
 	/* The container's processes start with runc's umask (0022), not the
 	 * keeper's own 077: the init is cloned from here and passes it on. */
 	mode_t keep_umask = umask(022);

@@ -645,7 +645,7 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 	r = moat__sandbox_prepare(&checked, sb->opts.gateway, &sb->r.isolation, err);
 	if (r < 0)
 		goto fail;
-	r = moat__limits_prepare(&config->limits, &sb->lim, err);
+	r = moat__limits_prepare(&config->limits, sb->opts.cgroup, &sb->lim, err);
 	if (r < 0)
 		goto fail;
 	if (moat__sandbox_build_env(config, &sb->envp) < 0) {

@@ -147,6 +147,10 @@ typedef struct moat_sandbox_opts {
 	 * the ones given here (-1: a new one), and makes its own mount, pid
 	 * and cgroup namespaces. */
 	const struct moat_sandbox_join *join;
+	/* The cgroup the caller names (an OCI bundle's cgroupsPath), or NULL
+	 * for moat's own beside its process's (cgroup.h). Read during
+	 * moat_sandbox_create only. */
+	const struct moat_cgroup_req *cgroup;
 } moat_sandbox_opts;
 
 typedef struct moat_sandbox_join {

@@ -190,3 +190,32 @@ if [ "$MOAT_MODE" = root ]; then
 	t_match "a read-write bind of a folder only host root may write is still refused" 'not writable by the sandbox user' "$(cat i2.err)"
 	oci delete --force "j$$" >/dev/null 2>&1
 fi
+
+# --- linux.cgroupsPath: a bundle names a cgroup that holds someone else's
+# process (joining it would put the container under limits another writer
+# sets, and delete would kill that process), or climbs out of the
+# hierarchy with "..". Root only: rootless, no path outside the delegated
+# subtree is made at all (oci_cgroup.sh).
+if [ "$MOAT_MODE" = root ] && [ -d /sys/fs/cgroup/pids ]; then
+	victim="/sys/fs/cgroup/pids/moat-oci-victim-$$"
+	mkdir "$victim"
+	sleep 600 &
+	vpid=$!
+	echo "$vpid" >"$victim/cgroup.procs"
+	bundle g1 ''
+	sed -i 's|"linux":{|"linux":{"cgroupsPath":"/moat-oci-victim-'$$'","resources":{"pids":{"limit":5}},|' g1/config.json
+	oci create --bundle g1 "g$$" </dev/null >/dev/null 2>g1.err
+	t_match "a cgroupsPath naming another's cgroup is refused" "exists and is not this container's" "$(cat g1.err)"
+	oci delete --force "g$$" >/dev/null 2>&1
+	t_eq "that cgroup's process survives, its limit untouched" "alive max" \
+		"$(kill -0 "$vpid" 2>/dev/null && echo alive) $(cat "$victim/pids.max")"
+	kill "$vpid"
+	wait "$vpid" 2>/dev/null
+	rmdir "$victim"
+	bundle g2 ''
+	sed -i 's|"linux":{|"linux":{"cgroupsPath":"/a/../../../../'"${MOAT_TDIR#/}"'/host/cg",|' g2/config.json
+	oci create --bundle g2 "h$$" </dev/null >/dev/null 2>g2.err
+	t_match "a cgroupsPath climbing out with .. is refused" 'would climb out of the cgroup hierarchy' "$(cat g2.err)"
+	oci delete --force "h$$" >/dev/null 2>&1
+	t_eq "nothing was made where it pointed" "no" "$([ -e "$HOST/cg" ] && echo yes || echo no)"
+fi

@@ -115,6 +115,7 @@ static void fake_kernel(const char *dir, int version, void *userdata)
 		mkfile(dir, "pids.events", "max 0\n");
 		mkfile(dir, "cpu.max", "");
 		mkfile(dir, "cpu.stat", "usage_usec 0\nuser_usec 0\nsystem_usec 0\n");
+		mkfile(dir, "cpu.weight", "");
 		return;
 	}
 	/* v1: one folder per hierarchy; the file set tells which it is. */
@@ -138,6 +139,7 @@ static void fake_kernel(const char *dir, int version, void *userdata)
 	if (strstr(dir, "/cpu")) {
 		mkfile(dir, "cpu.cfs_period_us", "");
 		mkfile(dir, "cpu.cfs_quota_us", "");
+		mkfile(dir, "cpu.shares", "");
 		mkfile(dir, "cpuacct.usage_user", "0\n");
 		mkfile(dir, "cpuacct.usage_sys", "0\n");
 		mkfile(dir, "cpuacct.usage", "0\n");
@@ -766,6 +768,258 @@ static void test_v1_bound(void **state)
 	expect_bound(rc);
 }
 
+
+/* fake_kernel, for folders that get children of their own (v2 reads and
+ * writes their cgroup.subtree_control). */
+static void fake_kernel_tree(const char *dir, int version, void *userdata)
+{
+	fake_kernel(dir, version, userdata);
+	if (version == 2) {
+		mkfile(dir, "cgroup.controllers", "cpu memory pids\n");
+		mkfile(dir, "cgroup.subtree_control", "");
+	}
+}
+
+static void test_req_path(void **state)
+{
+	(void)state;
+	char out[64];
+	moat_error err = {0};
+	assert_int_equal(moat__cgroup_req_path("/kubepods//pod1/./ctr/", out, sizeof(out), &err), 0);
+	assert_string_equal(out, "/kubepods/pod1/ctr");
+	assert_int_equal(moat__cgroup_req_path("testdir/cgrouptest/container", out, sizeof(out), &err), 0);
+	assert_string_equal(out, "testdir/cgrouptest/container");
+	static const char *const bad[] = {"", "/", "/./", "/a/../../etc", "..", "a/..", "/a\nb",
+					  "system.slice:cri-containerd:abc"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&err, 0, sizeof(err));
+		assert_true(moat__cgroup_req_path(bad[i], out, sizeof(out), &err) < 0);
+		assert_int_equal(err.code, MOAT_EINPUT);
+	}
+	assert_true(moat__cgroup_req_path("/a/../b", out, sizeof(out), &err) < 0);
+	assert_non_null(strstr(err.msg, "climb out"));
+	assert_true(moat__cgroup_req_path("k.slice:cri:x", out, sizeof(out), &err) < 0);
+	assert_non_null(strstr(err.msg, "cgroupfs driver only"));
+	/* longer than the buffer, too deep */
+	char longp[200];
+	memset(longp, 'x', sizeof(longp) - 1);
+	longp[0] = '/';
+	longp[sizeof(longp) - 1] = '\0';
+	assert_true(moat__cgroup_req_path(longp, out, sizeof(out), &err) < 0);
+	char deep[128] = "";
+	for (int i = 0; i < 33; i++)
+		strcat(deep, "/a");
+	assert_true(moat__cgroup_req_path(deep, longp, sizeof(longp), &err) < 0);
+	assert_non_null(strstr(err.msg, "components"));
+}
+
+static bool exists(const char *dir, const char *sub)
+{
+	char p[MOAT_MAX_PATH];
+	snprintf(p, sizeof(p), "%s/%s", dir, sub);
+	struct stat st;
+	return lstat(p, &st) == 0;
+}
+
+/* Fake cgroup folders hold files, which a real rmdir ignores: emptied so
+ * that destroy()'s rmdir shows what it removes. */
+static void drop_files(const char *dir)
+{
+	char cmd[MOAT_MAX_PATH + 64];
+	snprintf(cmd, sizeof(cmd), "find '%s' -type f -delete", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void v1_req_host(fake *f, moat_cgroup_host *host)
+{
+	fake_init(f);
+	fake_mount(f, "memory", "/", "cgroup", "rw,memory");
+	fake_mount(f, "pids", "/", "cgroup", "rw,pids");
+	fake_mount(f, "cpu,cpuacct", "/", "cgroup", "rw,cpu,cpuacct");
+	fake_mount(f, "cpuset", "/", "cgroup", "rw,cpuset");
+	char p[512];
+	snprintf(p, sizeof(p), "%s/cpuset", f->dir);
+	mkfile(p, "cpuset.cpus", "0-3\n");
+	mkfile(p, "cpuset.mems", "0\n");
+	snprintf(p, sizeof(p), "%s/memory/svc", f->dir);
+	mkdirs(p);
+	/* kubelet's pod cgroup, made before the container's */
+	snprintf(p, sizeof(p), "%s/memory/kubepods", f->dir);
+	mkdirs(p);
+	*host = (moat_cgroup_host){.mountinfo = f->mountinfo,
+				   .self_cgroup = "6:cpuset:/\n5:pids:/\n4:memory:/svc\n2:cpu,cpuacct:/\n",
+				   .fake_kernel_mkdir = fake_kernel,
+				   .no_sweep = true};
+}
+
+static void test_v1_req(void **state)
+{
+	(void)state;
+	fake f;
+	moat_cgroup_host host;
+	v1_req_host(&f, &host);
+	moat_limits lim;
+	moat_limits_unlimited(&lim);
+	lim.memory_bytes = 64 << 20;
+	lim.pids = 32;
+	lim.cpus_milli = 500;
+	moat_cgroup_req req = {.path = "/kubepods/pod1/ctr",
+			       .cpu_shares = 512,
+			       .cpu_quota = 125000,
+			       .cpu_period = 250000,
+			       .cpuset_cpus = "0,2-3",
+			       .cpuset_mems = "0"};
+	moat_cgroup *cg = NULL;
+	moat_error err = {0};
+	assert_int_equal(moat__cgroup_create_req(&host, &lim, &req, &cg, &err), 0);
+	/* An absolute path is taken from the hierarchy's root, not ours (svc). */
+	char mem[512], pids[512], cpu[512], cpuset[512];
+	snprintf(mem, sizeof(mem), "%s/memory/kubepods/pod1/ctr", f.dir);
+	snprintf(pids, sizeof(pids), "%s/pids/kubepods/pod1/ctr", f.dir);
+	snprintf(cpu, sizeof(cpu), "%s/cpu,cpuacct/kubepods/pod1/ctr", f.dir);
+	snprintf(cpuset, sizeof(cpuset), "%s/cpuset/kubepods/pod1/ctr", f.dir);
+	assert_string_equal(moat__cgroup_path(cg, MOAT_CG_MEMORY), mem);
+	assert_string_equal(moat__cgroup_path(cg, MOAT_CG_PIDS), pids);
+	assert_string_equal(moat__cgroup_path(cg, MOAT_CG_CPU), cpu);
+	assert_string_equal(moat__cgroup_path(cg, MOAT_CG_CPUSET), cpuset);
+	_cleanup_free_ char *ml = slurp(mem, "memory.limit_in_bytes");
+	_cleanup_free_ char *pm = slurp(pids, "pids.max");
+	_cleanup_free_ char *sh = slurp(cpu, "cpu.shares");
+	_cleanup_free_ char *per = slurp(cpu, "cpu.cfs_period_us");
+	_cleanup_free_ char *quo = slurp(cpu, "cpu.cfs_quota_us");
+	_cleanup_free_ char *cs = slurp(cpuset, "cpuset.cpus");
+	assert_string_equal(ml, "67108864");
+	assert_string_equal(pm, "32");
+	assert_string_equal(sh, "512");
+	/* the spec's own quota and period, which give the limits' 0.5 CPU */
+	assert_string_equal(per, "250000");
+	assert_string_equal(quo, "125000");
+	assert_string_equal(cs, "0,2-3");
+	/* a cpuset folder made above the leaf got its parent's CPUs */
+	char pod_cpuset[512];
+	snprintf(pod_cpuset, sizeof(pod_cpuset), "%s/cpuset/kubepods/pod1", f.dir);
+	_cleanup_free_ char *cs2 = slurp(pod_cpuset, "cpuset.cpus");
+	assert_string_equal(cs2, "0-3\n");
+
+	/* The same path again: the leaf exists and is not the new one's. */
+	moat_cgroup *cg2 = NULL;
+	memset(&err, 0, sizeof(err));
+	assert_true(moat__cgroup_create_req(&host, &lim, &req, &cg2, &err) < 0);
+	assert_null(cg2);
+	assert_non_null(strstr(err.msg, "exists and is not this container's"));
+	assert_true(exists(f.dir, "memory/kubepods/pod1/ctr"));
+
+	/* destroy() removes the leaf and the folders it made, not kubepods,
+	 * which was there before. */
+	drop_files(f.dir);
+	moat__cgroup_destroy(cg);
+	static const char *const gone[] = {"memory/kubepods/pod1", "pids/kubepods", "cpu,cpuacct/kubepods",
+					   "cpuset/kubepods"};
+	for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++)
+		assert_false(exists(f.dir, gone[i]));
+	assert_true(exists(f.dir, "memory/kubepods"));
+	rm_rf(f.dir);
+}
+
+static void test_v1_req_relative_and_refused(void **state)
+{
+	(void)state;
+	fake f;
+	moat_cgroup_host host;
+	v1_req_host(&f, &host);
+	moat_limits lim;
+	moat_limits_unlimited(&lim);
+	moat_cgroup *cg = NULL;
+	moat_error err = {0};
+	/* relative: below our own cgroup of each hierarchy (memory: svc) */
+	moat_cgroup_req req = {.path = "a/b"};
+	assert_int_equal(moat__cgroup_create_req(&host, &lim, &req, &cg, &err), 0);
+	char mem[512];
+	snprintf(mem, sizeof(mem), "%s/memory/svc/a/b", f.dir);
+	assert_string_equal(moat__cgroup_path(cg, MOAT_CG_MEMORY), mem);
+	drop_files(f.dir);
+	moat__cgroup_destroy(cg);
+	assert_false(exists(f.dir, "memory/svc/a"));
+	assert_true(exists(f.dir, "memory/svc"));
+
+	/* a link on the way is not followed, and what it points to is untouched */
+	char outside[512], link[512];
+	snprintf(outside, sizeof(outside), "%s/outside", f.dir);
+	mkdirs(outside);
+	snprintf(link, sizeof(link), "%s/memory/evil", f.dir);
+	assert_int_equal(symlink(outside, link), 0);
+	req.path = "/evil/ctr";
+	cg = NULL;
+	memset(&err, 0, sizeof(err));
+	assert_true(moat__cgroup_create_req(&host, &lim, &req, &cg, &err) < 0);
+	assert_null(cg);
+	assert_non_null(strstr(err.msg, "a link or a file"));
+	assert_false(exists(outside, "ctr"));
+	/* memory is walked first: no other hierarchy got a folder */
+	assert_false(exists(f.dir, "pids/evil"));
+
+	/* ".." and systemd's form never reach the file system */
+	req.path = "/../outside/x";
+	memset(&err, 0, sizeof(err));
+	assert_true(moat__cgroup_create_req(&host, &lim, &req, &cg, &err) < 0);
+	assert_false(exists(outside, "x"));
+	rm_rf(f.dir);
+}
+
+static void test_v2_req(void **state)
+{
+	(void)state;
+	fake f;
+	char own[512];
+	fake_v2(&f, "user.slice/run.scope", "cpuset cpu io memory pids\n", own, sizeof(own));
+	char top[512];
+	snprintf(top, sizeof(top), "%s/cg", f.dir);
+	mkfile(top, "cgroup.controllers", "cpuset cpu io memory pids\n");
+	mkfile(top, "cgroup.subtree_control", "");
+	moat_cgroup_host host = {.mountinfo = f.mountinfo,
+				 .self_cgroup = "0::/user.slice/run.scope\n",
+				 .fake_kernel_mkdir = fake_kernel_tree,
+				 .no_sweep = true};
+	moat_limits lim;
+	moat_limits_unlimited(&lim);
+	lim.memory_bytes = 32 << 20;
+	lim.pids = 8;
+	lim.cpus_milli = 200;
+	moat_cgroup_req req = {.path = "/pods/ctr", .cpu_shares = 2048, .cpu_quota = 20000, .cpu_period = 100000};
+	moat_cgroup *cg = NULL;
+	moat_error err = {0};
+	assert_int_equal(moat__cgroup_create_req(&host, &lim, &req, &cg, &err), 0);
+	char leaf[512], pods[512];
+	snprintf(leaf, sizeof(leaf), "%s/pods/ctr", top);
+	snprintf(pods, sizeof(pods), "%s/pods", top);
+	assert_string_equal(moat__cgroup_path(cg, MOAT_CG_MEMORY), leaf);
+	/* the controllers were enabled on the way down, from the root */
+	_cleanup_free_ char *st = slurp(top, "cgroup.subtree_control");
+	_cleanup_free_ char *sp = slurp(pods, "cgroup.subtree_control");
+	assert_string_equal(st, "+memory +pids +cpu");
+	assert_string_equal(sp, "+memory +pids +cpu");
+	/* our own cgroup was left alone */
+	_cleanup_free_ char *so = slurp(own, "cgroup.subtree_control");
+	assert_string_equal(so, "");
+	_cleanup_free_ char *mm = slurp(leaf, "memory.max");
+	_cleanup_free_ char *pm = slurp(leaf, "pids.max");
+	_cleanup_free_ char *cm = slurp(leaf, "cpu.max");
+	_cleanup_free_ char *cw = slurp(leaf, "cpu.weight");
+	assert_string_equal(mm, "33554432");
+	assert_string_equal(pm, "8");
+	assert_string_equal(cm, "20000 100000");
+	assert_string_equal(cw, "79"); /* 1 + (2048 - 2) * 9999 / 262142 */
+	/* cpus and mems: v1's cpuset only, refused here rather than dropped */
+	moat_cgroup_req req2 = {.path = "/other/ctr2", .cpuset_cpus = "0"};
+	moat_cgroup *cg2 = NULL;
+	assert_true(moat__cgroup_create_req(&host, &lim, &req2, &cg2, &err) < 0);
+	assert_non_null(strstr(err.msg, "cpuset"));
+	drop_files(top);
+	moat__cgroup_destroy(cg);
+	assert_false(exists(top, "pods"));
+	rm_rf(f.dir);
+}
+
 static void test_cpu_next_check(void **state)
 {
 	(void)state;
@@ -796,6 +1050,10 @@ int main(void)
 		cmocka_unit_test(test_v1_bound),
 		cmocka_unit_test(test_no_cgroupfs),
 		cmocka_unit_test(test_cpu_next_check),
+		cmocka_unit_test(test_req_path),
+		cmocka_unit_test(test_v1_req),
+		cmocka_unit_test(test_v1_req_relative_and_refused),
+		cmocka_unit_test(test_v2_req),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

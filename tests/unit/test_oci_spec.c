@@ -116,6 +116,8 @@ static void test_full(void **state)
 	assert_int_equal(s->memory_bytes, 64u << 20);
 	assert_int_equal(s->cpus_milli, 500);
 	assert_int_equal(s->cpu_shares, 512);
+	assert_int_equal(s->cpu_quota, 50000);
+	assert_int_equal(s->cpu_period, 100000);
 	assert_int_equal(s->pids, 32);
 
 	assert_string_equal(s->masked_paths[1], "/sys/firmware");
@@ -371,6 +373,9 @@ static void test_resources_and_mappings(void **state)
 	(void)state;
 	expect_linux_refused(",\"resources\":{\"memory\":{\"limit\":\"64m\"}}", "linux.resources.memory.limit",
 			     "integer");
+	expect_linux_refused(",\"resources\":{\"cpu\":{\"cpus\":\"0-1\\n/x\"}}", "linux.resources.cpu.cpus",
+			     "not a list");
+	expect_linux_refused(",\"resources\":{\"cpu\":{\"mems\":\"../0\"}}", "linux.resources.cpu.mems", "not a list");
 	expect_linux_refused(",\"resources\":{\"cpu\":{\"quota\":1000,\"period\":10}}", "linux.resources.cpu.period",
 			     "range");
 	expect_linux_refused(",\"resources\":{\"pids\":[]}", "linux.resources.pids", "object");
