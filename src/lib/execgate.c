@@ -96,6 +96,88 @@ bool moat__exec_script_line(const char *buf, size_t n, char *ret_interp, size_t 
 	return true;
 }
 
+/* A field of e bytes at p in the file's byte order. */
+static uint64_t elf_get(const unsigned char *p, size_t e, bool msb)
+{
+	uint64_t v = 0;
+	for (size_t k = 0; k < e; k++)
+		v |= (uint64_t)p[msb ? e - 1 - k : k] << (8 * k);
+	return v;
+}
+
+moat_elf_interp moat__exec_elf_interp(moat_exec_read_fn rd, void *ud, char *ret, size_t cap, const char **why)
+{
+	unsigned char eh[64];
+	ssize_t n = rd(ud, eh, sizeof(eh), 0);
+	*why = NULL;
+	if (n < 4 || memcmp(eh, "\x7f" "ELF", 4) != 0) {
+		if (n >= 0)
+			return MOAT_ELF_NOT;
+		*why = "its ELF header cannot be read";
+		return MOAT_ELF_BAD;
+	}
+	*why = "its ELF header is truncated";
+	if (n < 6)
+		return MOAT_ELF_BAD;
+	bool is64 = eh[4] == 2, msb = eh[5] == 2;
+	if ((eh[4] != 1 && eh[4] != 2) || (eh[5] != 1 && eh[5] != 2)) {
+		*why = "its ELF header has an unknown class or byte order";
+		return MOAT_ELF_BAD;
+	}
+	/* e_phoff, e_phentsize and e_phnum, where the class puts them. */
+	size_t ehsize = is64 ? 64 : 52, phent = is64 ? 56 : 32;
+	if ((size_t)n < ehsize)
+		return MOAT_ELF_BAD;
+	uint64_t phoff = is64 ? elf_get(eh + 32, 8, msb) : elf_get(eh + 28, 4, msb);
+	uint64_t entsize = elf_get(eh + (is64 ? 54 : 42), 2, msb), phnum = elf_get(eh + (is64 ? 56 : 44), 2, msb);
+	if (phnum == 0)
+		return MOAT_ELF_NONE;
+	if (entsize != phent) {
+		*why = "its program headers are not of its class's size";
+		return MOAT_ELF_BAD;
+	}
+	if (phnum * phent > MOAT_ELF_PHDRS_MAX || phoff > UINT64_MAX - phnum * phent) {
+		*why = "its program header table is larger than the kernel reads";
+		return MOAT_ELF_BAD;
+	}
+	size_t size = (size_t)(phnum * phent);
+	unsigned char *ph = malloc(size);
+	if (!ph) {
+		*why = "out of memory";
+		return MOAT_ELF_BAD;
+	}
+	moat_elf_interp r = MOAT_ELF_NONE;
+	if (rd(ud, ph, size, phoff) != (ssize_t)size) {
+		*why = "its program header table is truncated";
+		r = MOAT_ELF_BAD;
+	}
+	for (size_t k = 0; r != MOAT_ELF_BAD && k < phnum; k++) {
+		const unsigned char *p = ph + k * phent;
+		if (elf_get(p, 4, msb) != 3 /* PT_INTERP */)
+			continue;
+		if (r == MOAT_ELF_INTERP) {
+			*why = "it has more than one PT_INTERP";
+			r = MOAT_ELF_BAD;
+			break;
+		}
+		uint64_t off = is64 ? elf_get(p + 8, 8, msb) : elf_get(p + 4, 4, msb);
+		uint64_t len = is64 ? elf_get(p + 32, 8, msb) : elf_get(p + 16, 4, msb);
+		*why = "its PT_INTERP is not a path the kernel would open";
+		if (len < 2 || len > MOAT_ELF_INTERP_MAX || cap < MOAT_ELF_INTERP_MAX || off > UINT64_MAX - len) {
+			r = MOAT_ELF_BAD;
+			break;
+		}
+		if (rd(ud, ret, (size_t)len, off) != (ssize_t)len || ret[len - 1] != '\0' || !ret[0]) {
+			r = MOAT_ELF_BAD;
+			break;
+		}
+		r = MOAT_ELF_INTERP;
+		*why = NULL;
+	}
+	free(ph);
+	return r;
+}
+
 bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, moat_maps_file_ok file_ok, void *ud,
 			const char **why)
 {

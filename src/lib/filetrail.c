@@ -975,8 +975,13 @@ static bool route_fixed(pid_t pid, const char *path, bool nofollow)
 	for (char *at = rest;;) {
 		while (*at == '/')
 			at++;
-		if (!*at)
-			return true;
+		if (!*at) {
+			/* The file itself too: a writable file bound onto a
+			 * read-only folder could be rewritten (its "#!" line,
+			 * its PT_INTERP) before the kernel reads it again. */
+			struct statvfs fv;
+			return fstatvfs(cur, &fv) == 0 && (fv.f_flag & ST_RDONLY);
+		}
 		char *slash = strchr(at, '/');
 		size_t n = slash ? (size_t)(slash - at) : strlen(at);
 		char name[NAME_MAX + 1];
@@ -1028,35 +1033,65 @@ static bool route_fixed(pid_t pid, const char *path, bool nofollow)
 	}
 }
 
-/* Levels of "#!" interpreters the gate follows (the kernel stops at 5). */
+/* Levels of interpreters the gate follows ("#!" lines and ELF loaders;
+ * the kernel stops at 5 scripts). */
 #define GATE_SCRIPT_DEPTH 5
 
-/* Whether the file at path (as the caller would resolve it) is a script
- * whose "#!" line, read as the kernel's binfmt_script reads it, has the
- * kernel run a program a rule holds with the arguments it would get:
- * [interpreter, its one optional argument, the script's path, argv[1],
- * ...]. "#!/usr/bin/git push" in a script would otherwise run a held
- * `git push` that no check saw. Followed through interpreters that are
- * scripts themselves; a file that cannot be read, or too deep a chain,
- * counts as held (deny on doubt). */
-static bool script_runs_held(moat_filetrail *t, const gate_call *c, const char *path, const char *args,
+static ssize_t gate_pread(void *ud, void *buf, size_t n, uint64_t off)
+{
+	if (off > (uint64_t)INT64_MAX)
+		return -1;
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(*(int *)ud, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+static const char *interp_runs_held(moat_filetrail *t, const gate_call *c, const char *path, const char *args,
+				    size_t args_len, size_t n_argv, int depth, bool loader);
+
+/* What the file at path (as the caller would resolve it) has the kernel
+ * run besides itself, with argv: the interpreter a "#!" line names, read
+ * as binfmt_script reads it, with [interpreter, its one optional argument,
+ * the script's path, argv[1], ...] ("#!/usr/bin/git push" in a script
+ * would otherwise run a held `git push` that no check saw); or the loader
+ * an ELF's PT_INTERP names, which the kernel maps and starts in the
+ * program's place with the program's own argv (a static held program
+ * named there runs as itself). Each is checked as a direct exec of it
+ * would be (interp_runs_held). NULL when nothing held can run that way,
+ * else why not; a file that cannot be read, or read surely, counts as
+ * held (deny on doubt). */
+static const char *runs_held(moat_filetrail *t, const gate_call *c, const char *path, const char *args,
 			     size_t args_len, size_t n_argv, int depth)
 {
 	struct stat st;
 	char fdp[64];
 	_cleanup_close_ int pfd = -1;
 	if (resolve_exec_fd(c->pid, c->dirfd, path, c->flags, &st, &pfd) < 0 || !S_ISREG(st.st_mode))
-		return false; /* the kernel refuses it: nothing runs */
+		return NULL; /* the kernel refuses it: nothing runs */
 	snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d", pfd);
 	_cleanup_close_ int fd = open(fdp, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	char buf[MOAT_EXEC_HEAD_MAX], i[MOAT_EXEC_HEAD_MAX], opt[MOAT_EXEC_HEAD_MAX];
+	char buf[MOAT_EXEC_HEAD_MAX], i[MOAT_ELF_INTERP_MAX], opt[MOAT_EXEC_HEAD_MAX];
 	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf), 0) : -1;
 	if (n < 0)
-		return true;
-	if (!moat__exec_script_line(buf, (size_t)n, i, sizeof(i), opt, sizeof(opt)))
-		return false;
-	if (depth >= GATE_SCRIPT_DEPTH)
-		return true;
+		return "its file cannot be read to tell what it runs";
+	if (!moat__exec_script_line(buf, (size_t)n, i, sizeof(i), opt, sizeof(opt))) {
+		const char *why;
+		switch (moat__exec_elf_interp(gate_pread, &fd, i, sizeof(i), &why)) {
+		case MOAT_ELF_INTERP:
+			return interp_runs_held(t, c, i, args, args_len, n_argv, depth + 1, true);
+		case MOAT_ELF_BAD:
+			return why;
+		default:
+			return NULL;
+		}
+	}
 	size_t ol = strlen(opt);
 	/* The interpreter's argv: itself, its argument, the script's path,
 	 * then the script's own arguments after argv[0]. */
@@ -1072,7 +1107,7 @@ static bool script_runs_held(moat_filetrail *t, const gate_call *c, const char *
 	size_t len = strlen(i) + 1 + (ol ? ol + 1 : 0) + strlen(path) + 1 + rest_len;
 	_cleanup_free_ char *nargs = malloc(len);
 	if (!nargs)
-		return true;
+		return "out of memory";
 	size_t off = 0;
 	memcpy(nargs + off, i, strlen(i) + 1), off += strlen(i) + 1;
 	if (ol)
@@ -1080,24 +1115,56 @@ static bool script_runs_held(moat_filetrail *t, const gate_call *c, const char *
 	memcpy(nargs + off, path, strlen(path) + 1), off += strlen(path) + 1;
 	memcpy(nargs + off, rest, rest_len), off += rest_len;
 	size_t nn = 2 + (ol ? 1 : 0) + rest_n;
+	return interp_runs_held(t, c, i, nargs, off, nn, depth + 1, false);
+}
+
+/* An interpreter (loader: an ELF's PT_INTERP; else a script's "#!"
+ * program) that the kernel opens by path from the caller's working
+ * folder, checked as a direct exec of it with the argv it gets: a held
+ * program is refused (run it itself, and a person is asked); arguments a
+ * rule holds for another program need a path no process of the sandbox
+ * can change (route_fixed), as the kernel opens it again after the
+ * answer. A script's interpreter is followed further; a loader is not
+ * (the kernel maps it and starts it, whatever it names itself). */
+static const char *interp_runs_held(moat_filetrail *t, const gate_call *c, const char *path, const char *args,
+				    size_t args_len, size_t n_argv, int depth, bool loader)
+{
+	if (depth > GATE_SCRIPT_DEPTH)
+		return "it runs through more interpreters than the gate follows";
 	struct stat is;
 	gate_call ic = *c;
 	ic.dirfd = AT_FDCWD; /* the kernel opens the interpreter from the caller's cwd */
 	ic.flags = 0;
-	if (resolve_exec(c->pid, AT_FDCWD, i, 0, &is) < 0)
-		return false; /* no such interpreter: ENOENT */
+	if (resolve_exec(c->pid, AT_FDCWD, path, 0, &is) < 0)
+		return NULL; /* no such interpreter: ENOENT */
 	_cleanup_close_ int root = proc_open(c->pid, "root", O_PATH | O_DIRECTORY);
 	if (root < 0)
-		return true;
+		return "its root cannot be opened";
+	bool elsewhere = false;
 	for (size_t k = 0; k < t->n_rules; k++) {
-		if (!moat__exec_args_match(t->rules[k].args, nargs, off, nn))
+		if (!moat__exec_args_match(t->rules[k].args, args, args_len, n_argv))
 			continue;
 		_cleanup_close_ int rfd = open_in(root, t->rules[k].path, RESOLVE_IN_ROOT, false);
 		struct stat rs;
-		if (rfd >= 0 && fstat(rfd, &rs) == 0 && rs.st_dev == is.st_dev && rs.st_ino == is.st_ino)
-			return true;
+		if (rfd < 0 || fstat(rfd, &rs) < 0)
+			continue;
+		if (rs.st_dev != is.st_dev || rs.st_ino != is.st_ino)
+			elsewhere = true;
+		else if (loader)
+			return "its ELF loader (PT_INTERP) is a program exec.approve holds, which the kernel would start "
+			       "with arguments it holds: run that program itself";
+		else
+			return "it is a script whose \"#!\" line runs a program exec.approve holds, with arguments it "
+			       "holds: run that program itself";
 	}
-	return script_runs_held(t, &ic, i, nargs, off, nn, depth + 1);
+	if (elsewhere && !route_fixed(c->pid, path, false))
+		return loader ? "its ELF loader (PT_INTERP) would get arguments exec.approve holds for another "
+				"program, and its path goes through a folder or link the sandbox can change"
+			      : "its \"#!\" interpreter would get arguments exec.approve holds for another program, "
+				"and its path goes through a folder or link the sandbox can change";
+	if (loader)
+		return NULL;
+	return runs_held(t, &ic, path, args, args_len, n_argv, depth);
 }
 
 /* Whether task q, which shares the caller's memory, is a vfork parent
@@ -1310,9 +1377,9 @@ static int gate_look(moat_filetrail *t, const gate_call *c, gate_read *g, const 
 	 * would hold these arguments for another program, that walk must not
 	 * be able to end there (a link swapped in between). Only such execs
 	 * pay for the walk. */
-	if (g->rule < 0 && script_runs_held(t, c, g->path, g->args, g->args_len, g->n_argv, 0)) {
-		*why = "it is a script whose \"#!\" line runs a program exec.approve holds, with arguments it holds: "
-		       "run that program itself";
+	const char *held = g->rule < 0 ? runs_held(t, c, g->path, g->args, g->args_len, g->n_argv, 0) : NULL;
+	if (held) {
+		*why = held;
 		return -EPERM;
 	}
 	if (elsewhere && !route_fixed(c->pid, g->path, c->flags & AT_SYMLINK_NOFOLLOW)) {

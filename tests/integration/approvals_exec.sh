@@ -41,10 +41,14 @@ policy t.yaml 2s
 policy s.yaml 120s
 policy x.yaml 3s
 policy m.yaml 1s '
-    - {path: /opt/gate/gitelf, args: ["push", "*"]}'
+    - {path: /opt/gate/gitelf, args: ["push", "*"]}
+    - {path: /opt/gate/gitinterp, args: ["push", "*"]}'
 # A program standing in for git (a script's interpreter would open it by
 # its path again): the link swap attack, run as it, records its arguments.
 cp "$MOAT_ATTACKS/attack_exec_gate_linkswap" bin/gitelf
+# A static one: the PT_INTERP attack has the kernel load it as an ELF's
+# loader, which must need no loader itself.
+cp "$MOAT_ATTACKS/attack_exec_gate_interp" bin/gitinterp
 
 t_check "policy check: exec.approve is taken" "$MOAT" policy check a.yaml
 out=$("$MOAT" run --policy a.yaml -- /bin/true 2>&1)
@@ -214,3 +218,21 @@ else
 fi
 t_nomatch "no push ran in the link swap attack's session" "push" \
 	"$(ms exec "$N-m" -- /bin/sh -c 'cat /tmp/gate.log 2>/dev/null')"
+
+# --- an ELF whose loader (PT_INTERP) is the held program, run with held
+# arguments directly and as a script's interpreter
+out=$(timeout -k 5 300 "$MOAT" session exec "$N-m" --env MOAT_GATE_PROGRAM=/opt/gate/gitinterp \
+	--env MOAT_GATE_LOG=/tmp/gate.log -- "$MOAT_ATTACKS/attack_exec_gate_interp" 2>&1)
+rc=$?
+if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '^BLOCKED'; then
+	t_ok "attack exec_gate_interp (in a session): blocked"
+else
+	t_fail "attack exec_gate_interp (in a session): blocked" "exit $rc" "$out"
+fi
+t_nomatch "no push ran in the PT_INTERP attack's session" "push" \
+	"$(ms exec "$N-m" -- /bin/sh -c 'cat /tmp/gate.log 2>/dev/null')"
+t_has "the log says why" '"type":"exec.denied".*"reason":"its (\\"#!\\" interpreter|ELF loader \(PT_INTERP\))' m.yaml.audit
+# A dynamic program of the base system with held arguments: its loader is
+# on a read-only mount, and it runs.
+out=$(ms exec "$N-m" -- /bin/echo push through the loader 2>&1)
+t_eq "a dynamic program with held arguments, on the base system, runs" "0 push through the loader" "$? $out"
