@@ -1238,16 +1238,25 @@ static bool sole_user(moat_filetrail *t, pid_t pid, const char **why)
 		long q = strtol(e->d_name, &end, 10);
 		if (*end || q <= 0 || q == pid)
 			continue;
+		/* kcmp first: one system call, where a look at the process's
+		 * pid namespace is a walk of three /proc names; on a host of
+		 * many processes that walk was most of an exec's cost. A
+		 * process that does not share the memory is no sharer in any
+		 * namespace; only one kcmp cannot tell about (not ours to
+		 * look at) needs the namespace to say whether it counts. */
+		long r = sys_kcmp(pid, (pid_t)q, KCMP_VM);
+		if (r > 0 || (r < 0 && errno == ESRCH))
+			continue;
+		int kerr = r < 0 ? errno : 0;
 		char p[64];
 		struct stat st;
 		snprintf(p, sizeof(p), "/proc/%ld/ns/pid", q);
 		if (stat(p, &st) < 0 || st.st_ino != t->pidns)
 			continue;
-		long r = sys_kcmp(pid, (pid_t)q, KCMP_VM);
 		if (r == 0 && !vfork_waiting((pid_t)q)) {
 			*why = "another process shares its memory (CLONE_VM) and could change its argv under the check";
 			ok = false;
-		} else if (r < 0 && errno != ESRCH) {
+		} else if (r < 0 && kerr != ESRCH) {
 			*why = "whether another process shares its memory cannot be told";
 			ok = false;
 		}
