@@ -232,3 +232,96 @@ bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, moat_maps
 	}
 	return false;
 }
+
+/* One line of mountinfo, the fields the check needs. */
+typedef struct {
+	uint64_t id;
+	char dev[32];
+	char root[4096];
+	bool rw; /* the mount's own flag and its superblock's: both rw */
+} mi_line;
+
+static bool has_opt(const char *opts, const char *o)
+{
+	size_t n = strlen(o);
+	for (const char *p = opts; p && *p;) {
+		if (strncmp(p, o, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return true;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+/* Parses "ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS...] - TYPE SOURCE SUPER". */
+static bool mi_parse(const char *l, size_t n, mi_line *m)
+{
+	char line[8192], opts[1024], super[1024];
+	if (n >= sizeof(line))
+		return false;
+	memcpy(line, l, n);
+	line[n] = '\0';
+	unsigned long long id, parent;
+	char point[4096];
+	if (sscanf(line, "%llu %llu %31s %4095s %4095s %1023s", &id, &parent, m->dev, m->root, point, opts) != 6)
+		return false;
+	const char *dash = strstr(line, " - ");
+	if (!dash || sscanf(dash + 3, "%*s %*s %1023s", super) != 1)
+		return false;
+	m->id = id;
+	m->rw = has_opt(opts, "rw") && has_opt(super, "rw");
+	return true;
+}
+
+/* Whether root a (a path in a filesystem, as mountinfo escapes it) is b or
+ * a folder b lies in. */
+static bool root_holds(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+	if (strcmp(a, "/") == 0)
+		return true;
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+bool moat__mount_unwritable(const char *mountinfo, uint64_t mnt_id, const char **why)
+{
+	mi_line me, other;
+	bool found = false;
+	/* Every line must parse: one skipped could be the writable alias. */
+	for (const char *l = mountinfo; l && *l && !found;) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+		if (!mi_parse(l, n, &me)) {
+			*why = "the process's mount table cannot be read";
+			return false;
+		}
+		found = me.id == mnt_id;
+		l = nl ? nl + 1 : NULL;
+	}
+	*why = "its mount is not in the process's mount table";
+	if (!found)
+		return false;
+	if (me.rw) {
+		*why = "it is on a writable mount";
+		return false;
+	}
+	for (const char *l = mountinfo; l && *l;) {
+		const char *nl = strchr(l, '\n'), *at = l;
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+		l = nl ? nl + 1 : NULL;
+		if (!mi_parse(at, n, &other)) {
+			*why = "the process's mount table cannot be read";
+			return false;
+		}
+		if (!other.rw || strcmp(other.dev, me.dev) != 0)
+			continue;
+		if (root_holds(other.root, me.root) || root_holds(me.root, other.root)) {
+			*why = "its read-only mount shows files a writable mount of the same filesystem also shows";
+			return false;
+		}
+	}
+	*why = NULL;
+	return true;
+}
+

@@ -92,3 +92,14 @@ typedef bool (*moat_maps_file_ok)(void *ud, const char *dev, uint64_t inode, con
  * to the file shows through. false with *why naming the reason otherwise. */
 bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, moat_maps_file_ok file_ok, void *ud,
 			const char **why);
+
+/* Whether the mount mnt_id of a process's mount namespace (mountinfo: the
+ * text of /proc/PID/mountinfo) is one the process cannot write through,
+ * itself or through another mount: read-only, and no writable mount of the
+ * same filesystem shows any part of it (a writable bind whose root in the
+ * filesystem is inside this mount's root, or holds it: the workspace bound
+ * read-write and a folder of it bound read-only elsewhere, say). A read-only
+ * superblock makes every mount of it read-only. false with *why otherwise,
+ * and when the mount is not listed. */
+bool moat__mount_unwritable(const char *mountinfo, uint64_t mnt_id, const char **why);
+

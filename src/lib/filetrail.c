@@ -948,6 +948,30 @@ static int resolve_exec(pid_t pid, int dirfd, const char *path, int flags, struc
 	return resolve_exec_fd(pid, dirfd, path, flags, st, NULL);
 }
 
+/* The caller's mount table, for mount_unwritable; NULL when unreadable. */
+static char *mount_table(pid_t pid)
+{
+	char p[64];
+	char *mi = NULL;
+	snprintf(p, sizeof(p), "/proc/%d/mountinfo", (int)pid);
+	if (moat__read_file_at(AT_FDCWD, p, 4u << 20, &mi) < 0)
+		return NULL;
+	return mi;
+}
+
+/* Whether the mount fd is on cannot be written through by the sandbox:
+ * read-only, and no writable mount of its mount table shows the same
+ * files (a read-only bind of a folder inside the read-write workspace
+ * is no read-only folder). */
+static bool mount_unwritable(const char *mountinfo, int fd)
+{
+	struct statx stx;
+	const char *why;
+	if (!mountinfo || statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+		return false;
+	return moat__mount_unwritable(mountinfo, stx.stx_mnt_id, &why);
+}
+
 /* Links followed in one walk, as the kernel's own limit (MAXSYMLINKS). */
 #define GATE_LINKS_MAX 40
 
@@ -971,6 +995,7 @@ static bool route_fixed(pid_t pid, const char *path, bool nofollow)
 	if (cur < 0 || strlen(path) >= sizeof(rest))
 		return false;
 	strcpy(rest, path);
+	_cleanup_free_ char *mi = mount_table(pid);
 	unsigned links = 0;
 	for (char *at = rest;;) {
 		while (*at == '/')
@@ -980,7 +1005,7 @@ static bool route_fixed(pid_t pid, const char *path, bool nofollow)
 			 * read-only folder could be rewritten (its "#!" line,
 			 * its PT_INTERP) before the kernel reads it again. */
 			struct statvfs fv;
-			return fstatvfs(cur, &fv) == 0 && (fv.f_flag & ST_RDONLY);
+			return fstatvfs(cur, &fv) == 0 && (fv.f_flag & ST_RDONLY) && mount_unwritable(mi, cur);
 		}
 		char *slash = strchr(at, '/');
 		size_t n = slash ? (size_t)(slash - at) : strlen(at);
@@ -995,7 +1020,7 @@ static bool route_fixed(pid_t pid, const char *path, bool nofollow)
 		struct statvfs vfs;
 		struct statfs fs;
 		if (strcmp(name, "..") == 0 || fstatvfs(cur, &vfs) < 0 || !(vfs.f_flag & ST_RDONLY) ||
-		    fstatfs(cur, &fs) < 0 || fs.f_type == PROC_SUPER_MAGIC)
+		    fstatfs(cur, &fs) < 0 || fs.f_type == PROC_SUPER_MAGIC || !mount_unwritable(mi, cur))
 			return false;
 		int fd = open_in(cur, name, RESOLVE_BENEATH, true);
 		struct stat st;
@@ -1282,8 +1307,11 @@ static bool file_readonly(void *ud, const char *dev, uint64_t inode, const char 
 	_cleanup_close_ int fd = open_in(root, name, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS, true);
 	struct stat st;
 	struct statvfs vfs;
-	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == makedev(maj, min) && st.st_ino == (ino_t)inode &&
-	       fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != makedev(maj, min) || st.st_ino != (ino_t)inode ||
+	    fstatvfs(fd, &vfs) < 0 || !(vfs.f_flag & ST_RDONLY))
+		return false;
+	_cleanup_free_ char *mi = mount_table(pid);
+	return mount_unwritable(mi, fd);
 }
 
 /* Reads the path and argv of an execve (with the checks (b) on where they

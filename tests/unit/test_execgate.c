@@ -249,11 +249,54 @@ static void test_elf_interp(void **state)
 	assert_int_equal(moat__exec_elf_interp(mem_read, &m, out, 64, &why), MOAT_ELF_BAD);
 }
 
+/* A read-only mount is only as read-only as the writable mounts of the
+ * same filesystem that show its files. */
+static void test_mount_unwritable(void **state)
+{
+	(void)state;
+	const char *why;
+	const char *mi = "477 341 0:116 / / ro,nosuid - tmpfs none rw,size=4096k\n"
+			 "478 477 254:0 /usr /usr ro,nosuid,nodev,relatime - ext4 /dev/vda rw,discard\n"
+			 "479 477 254:0 /srv/ws/tools /opt/tools ro,relatime shared:5 - ext4 /dev/vda rw\n"
+			 "480 477 254:0 /srv/ws /workspace rw,nosuid master:1 - ext4 /dev/vda rw\n"
+			 "481 477 254:0 /srv/data /data ro - ext4 /dev/vda rw\n"
+			 "482 477 254:0 /srv/data/out /out rw - ext4 /dev/vda rw\n"
+			 "483 477 254:0 /srv/wsx /wsx ro - ext4 /dev/vda rw\n"
+			 "484 477 0:132 / /tmp rw,nosuid,nodev - tmpfs none rw\n"
+			 "485 477 8:1 / /media ro - ext4 /dev/sda1 ro\n"
+			 "486 477 8:1 /x /mediax rw - ext4 /dev/sda1 ro\n"
+			 "487 477 8:2 / /other ro - ext4 /dev/sdb\\040x rw\n";
+	assert_true(moat__mount_unwritable(mi, 477, &why));
+	assert_true(moat__mount_unwritable(mi, 478, &why)); /* the workspace is elsewhere on the disk */
+	/* A folder of the read-write workspace, bound read-only. */
+	assert_false(moat__mount_unwritable(mi, 479, &why));
+	assert_non_null(strstr(why, "writable mount of the same filesystem"));
+	assert_false(moat__mount_unwritable(mi, 480, &why));
+	assert_non_null(strstr(why, "writable mount"));
+	/* A read-only folder holding a read-write one. */
+	assert_false(moat__mount_unwritable(mi, 481, &why));
+	/* /srv/wsx is not inside /srv/ws: names, not prefixes. */
+	assert_true(moat__mount_unwritable(mi, 483, &why));
+	/* A read-only superblock: nothing is writable through any mount. */
+	assert_true(moat__mount_unwritable(mi, 485, &why));
+	assert_true(moat__mount_unwritable(mi, 487, &why));
+	assert_false(moat__mount_unwritable(mi, 999, &why));
+	assert_non_null(strstr(why, "not in"));
+	/* A line that cannot be read might be the alias: refused. */
+	assert_false(moat__mount_unwritable("478 477 254:0 /usr /usr ro - ext4 /dev/vda rw\ngarbage\n", 478, &why));
+	assert_false(moat__mount_unwritable("478 477 254:0 /usr /usr ro ext4 /dev/vda rw\n", 478, &why));
+	/* The whole filesystem bound writable somewhere. */
+	assert_false(moat__mount_unwritable("1 0 254:0 /usr /usr ro - ext4 /dev/vda rw\n"
+					    "2 0 254:0 / /host rw - ext4 /dev/vda rw\n",
+					    1, &why));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_script_line),
 		cmocka_unit_test(test_elf_interp),
+		cmocka_unit_test(test_mount_unwritable),
 		cmocka_unit_test(test_args_match),
 		cmocka_unit_test(test_maps),
 	};
