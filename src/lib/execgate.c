@@ -96,6 +96,88 @@ bool moat__exec_script_line(const char *buf, size_t n, char *ret_interp, size_t 
 	return true;
 }
 
+/* A field of e bytes at p in the file's byte order. */
+static uint64_t elf_get(const unsigned char *p, size_t e, bool msb)
+{
+	uint64_t v = 0;
+	for (size_t k = 0; k < e; k++)
+		v |= (uint64_t)p[msb ? e - 1 - k : k] << (8 * k);
+	return v;
+}
+
+moat_elf_interp moat__exec_elf_interp(moat_exec_read_fn rd, void *ud, char *ret, size_t cap, const char **why)
+{
+	unsigned char eh[64];
+	ssize_t n = rd(ud, eh, sizeof(eh), 0);
+	*why = NULL;
+	if (n < 4 || memcmp(eh, "\x7f" "ELF", 4) != 0) {
+		if (n >= 0)
+			return MOAT_ELF_NOT;
+		*why = "its ELF header cannot be read";
+		return MOAT_ELF_BAD;
+	}
+	*why = "its ELF header is truncated";
+	if (n < 6)
+		return MOAT_ELF_BAD;
+	bool is64 = eh[4] == 2, msb = eh[5] == 2;
+	if ((eh[4] != 1 && eh[4] != 2) || (eh[5] != 1 && eh[5] != 2)) {
+		*why = "its ELF header has an unknown class or byte order";
+		return MOAT_ELF_BAD;
+	}
+	/* e_phoff, e_phentsize and e_phnum, where the class puts them. */
+	size_t ehsize = is64 ? 64 : 52, phent = is64 ? 56 : 32;
+	if ((size_t)n < ehsize)
+		return MOAT_ELF_BAD;
+	uint64_t phoff = is64 ? elf_get(eh + 32, 8, msb) : elf_get(eh + 28, 4, msb);
+	uint64_t entsize = elf_get(eh + (is64 ? 54 : 42), 2, msb), phnum = elf_get(eh + (is64 ? 56 : 44), 2, msb);
+	if (phnum == 0)
+		return MOAT_ELF_NONE;
+	if (entsize != phent) {
+		*why = "its program headers are not of its class's size";
+		return MOAT_ELF_BAD;
+	}
+	if (phnum * phent > MOAT_ELF_PHDRS_MAX || phoff > UINT64_MAX - phnum * phent) {
+		*why = "its program header table is larger than the kernel reads";
+		return MOAT_ELF_BAD;
+	}
+	size_t size = (size_t)(phnum * phent);
+	unsigned char *ph = malloc(size);
+	if (!ph) {
+		*why = "out of memory";
+		return MOAT_ELF_BAD;
+	}
+	moat_elf_interp r = MOAT_ELF_NONE;
+	if (rd(ud, ph, size, phoff) != (ssize_t)size) {
+		*why = "its program header table is truncated";
+		r = MOAT_ELF_BAD;
+	}
+	for (size_t k = 0; r != MOAT_ELF_BAD && k < phnum; k++) {
+		const unsigned char *p = ph + k * phent;
+		if (elf_get(p, 4, msb) != 3 /* PT_INTERP */)
+			continue;
+		if (r == MOAT_ELF_INTERP) {
+			*why = "it has more than one PT_INTERP";
+			r = MOAT_ELF_BAD;
+			break;
+		}
+		uint64_t off = is64 ? elf_get(p + 8, 8, msb) : elf_get(p + 4, 4, msb);
+		uint64_t len = is64 ? elf_get(p + 32, 8, msb) : elf_get(p + 16, 4, msb);
+		*why = "its PT_INTERP is not a path the kernel would open";
+		if (len < 2 || len > MOAT_ELF_INTERP_MAX || cap < MOAT_ELF_INTERP_MAX || off > UINT64_MAX - len) {
+			r = MOAT_ELF_BAD;
+			break;
+		}
+		if (rd(ud, ret, (size_t)len, off) != (ssize_t)len || ret[len - 1] != '\0' || !ret[0]) {
+			r = MOAT_ELF_BAD;
+			break;
+		}
+		r = MOAT_ELF_INTERP;
+		*why = NULL;
+	}
+	free(ph);
+	return r;
+}
+
 bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, moat_maps_file_ok file_ok, void *ud,
 			const char **why)
 {
@@ -150,3 +232,96 @@ bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, moat_maps
 	}
 	return false;
 }
+
+/* One line of mountinfo, the fields the check needs. */
+typedef struct {
+	uint64_t id;
+	char dev[32];
+	char root[4096];
+	bool rw; /* the mount's own flag and its superblock's: both rw */
+} mi_line;
+
+static bool has_opt(const char *opts, const char *o)
+{
+	size_t n = strlen(o);
+	for (const char *p = opts; p && *p;) {
+		if (strncmp(p, o, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return true;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+/* Parses "ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS...] - TYPE SOURCE SUPER". */
+static bool mi_parse(const char *l, size_t n, mi_line *m)
+{
+	char line[8192], opts[1024], super[1024];
+	if (n >= sizeof(line))
+		return false;
+	memcpy(line, l, n);
+	line[n] = '\0';
+	unsigned long long id, parent;
+	char point[4096];
+	if (sscanf(line, "%llu %llu %31s %4095s %4095s %1023s", &id, &parent, m->dev, m->root, point, opts) != 6)
+		return false;
+	const char *dash = strstr(line, " - ");
+	if (!dash || sscanf(dash + 3, "%*s %*s %1023s", super) != 1)
+		return false;
+	m->id = id;
+	m->rw = has_opt(opts, "rw") && has_opt(super, "rw");
+	return true;
+}
+
+/* Whether root a (a path in a filesystem, as mountinfo escapes it) is b or
+ * a folder b lies in. */
+static bool root_holds(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+	if (strcmp(a, "/") == 0)
+		return true;
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+bool moat__mount_unwritable(const char *mountinfo, uint64_t mnt_id, const char **why)
+{
+	mi_line me, other;
+	bool found = false;
+	/* Every line must parse: one skipped could be the writable alias. */
+	for (const char *l = mountinfo; l && *l && !found;) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+		if (!mi_parse(l, n, &me)) {
+			*why = "the process's mount table cannot be read";
+			return false;
+		}
+		found = me.id == mnt_id;
+		l = nl ? nl + 1 : NULL;
+	}
+	*why = "its mount is not in the process's mount table";
+	if (!found)
+		return false;
+	if (me.rw) {
+		*why = "it is on a writable mount";
+		return false;
+	}
+	for (const char *l = mountinfo; l && *l;) {
+		const char *nl = strchr(l, '\n'), *at = l;
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+		l = nl ? nl + 1 : NULL;
+		if (!mi_parse(at, n, &other)) {
+			*why = "the process's mount table cannot be read";
+			return false;
+		}
+		if (!other.rw || strcmp(other.dev, me.dev) != 0)
+			continue;
+		if (root_holds(other.root, me.root) || root_holds(me.root, other.root)) {
+			*why = "its read-only mount shows files a writable mount of the same filesystem also shows";
+			return false;
+		}
+	}
+	*why = NULL;
+	return true;
+}
+

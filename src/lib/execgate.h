@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* exec.approve rules a policy may list. */
 #define MOAT_EXEC_APPROVE_MAX 64
@@ -47,6 +48,36 @@ bool moat__exec_args_match(char *const *patterns, const char *args, size_t args_
 bool moat__exec_script_line(const char *buf, size_t n, char *ret_interp, size_t interp_cap, char *ret_arg,
 			    size_t arg_cap);
 
+/* What an ELF file's program headers say of its loader. */
+typedef enum moat_elf_interp {
+	MOAT_ELF_NOT,	 /* not an ELF file (no "\x7fELF"): not the ELF loader's business */
+	MOAT_ELF_NONE,	 /* an ELF file without PT_INTERP: nothing else is mapped */
+	MOAT_ELF_INTERP, /* PT_INTERP names a loader: the kernel starts it with the same argv */
+	MOAT_ELF_BAD,	 /* headers the gate cannot read as surely as the kernel: deny */
+} moat_elf_interp;
+
+/* Reads up to n bytes at off of the file being looked at: the count read
+ * (short at its end), or -1. */
+typedef ssize_t (*moat_exec_read_fn)(void *ud, void *buf, size_t n, uint64_t off);
+
+/* The kernel's caps: an ELF's program headers take at most this many
+ * bytes (elf_read_phdrs allows one page; the gate reads up to 64 KiB and
+ * so never misses one the kernel reads), and PT_INTERP holds 2..PATH_MAX
+ * bytes, its last a NUL. */
+#define MOAT_ELF_PHDRS_MAX 65536
+#define MOAT_ELF_INTERP_MAX 4096
+
+/* Reads an ELF file's header and program headers (32 or 64 bit, either
+ * byte order, whatever the machine) through rd, as binfmt_elf does to
+ * find the loader: MOAT_ELF_INTERP with ret (cap bytes, at least
+ * MOAT_ELF_INTERP_MAX) the path PT_INTERP names, up to its first NUL, as
+ * the kernel opens it. Anything odd is MOAT_ELF_BAD with *why: a
+ * truncated header or table, an unknown class or byte order, a program
+ * header size that is not the class's, a table over the cap, a PT_INTERP
+ * out of bounds, not NUL-terminated, empty, or more than one of them (the
+ * kernel takes the first; a file with two is not one to guess about). */
+moat_elf_interp moat__exec_elf_interp(moat_exec_read_fn rd, void *ud, char *ret, size_t cap, const char **why);
+
 /* Decides about a private mapping of a file (its device "MM:mm", inode and
  * name from the maps line): true when the file cannot change under the
  * check (the caller's judgement: a read-only mount). */
@@ -61,3 +92,14 @@ typedef bool (*moat_maps_file_ok)(void *ud, const char *dev, uint64_t inode, con
  * to the file shows through. false with *why naming the reason otherwise. */
 bool moat__maps_private(const char *maps, uint64_t addr, uint64_t len, moat_maps_file_ok file_ok, void *ud,
 			const char **why);
+
+/* Whether the mount mnt_id of a process's mount namespace (mountinfo: the
+ * text of /proc/PID/mountinfo) is one the process cannot write through,
+ * itself or through another mount: read-only, and no writable mount of the
+ * same filesystem shows any part of it (a writable bind whose root in the
+ * filesystem is inside this mount's root, or holds it: the workspace bound
+ * read-write and a folder of it bound read-only elsewhere, say). A read-only
+ * superblock makes every mount of it read-only. false with *why otherwise,
+ * and when the mount is not listed. */
+bool moat__mount_unwritable(const char *mountinfo, uint64_t mnt_id, const char **why);
+

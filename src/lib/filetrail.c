@@ -948,6 +948,30 @@ static int resolve_exec(pid_t pid, int dirfd, const char *path, int flags, struc
 	return resolve_exec_fd(pid, dirfd, path, flags, st, NULL);
 }
 
+/* The caller's mount table, for mount_unwritable; NULL when unreadable. */
+static char *mount_table(pid_t pid)
+{
+	char p[64];
+	char *mi = NULL;
+	snprintf(p, sizeof(p), "/proc/%d/mountinfo", (int)pid);
+	if (moat__read_file_at(AT_FDCWD, p, 4u << 20, &mi) < 0)
+		return NULL;
+	return mi;
+}
+
+/* Whether the mount fd is on cannot be written through by the sandbox:
+ * read-only, and no writable mount of its mount table shows the same
+ * files (a read-only bind of a folder inside the read-write workspace
+ * is no read-only folder). */
+static bool mount_unwritable(const char *mountinfo, int fd)
+{
+	struct statx stx;
+	const char *why;
+	if (!mountinfo || statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+		return false;
+	return moat__mount_unwritable(mountinfo, stx.stx_mnt_id, &why);
+}
+
 /* Links followed in one walk, as the kernel's own limit (MAXSYMLINKS). */
 #define GATE_LINKS_MAX 40
 
@@ -971,12 +995,18 @@ static bool route_fixed(pid_t pid, const char *path, bool nofollow)
 	if (cur < 0 || strlen(path) >= sizeof(rest))
 		return false;
 	strcpy(rest, path);
+	_cleanup_free_ char *mi = mount_table(pid);
 	unsigned links = 0;
 	for (char *at = rest;;) {
 		while (*at == '/')
 			at++;
-		if (!*at)
-			return true;
+		if (!*at) {
+			/* The file itself too: a writable file bound onto a
+			 * read-only folder could be rewritten (its "#!" line,
+			 * its PT_INTERP) before the kernel reads it again. */
+			struct statvfs fv;
+			return fstatvfs(cur, &fv) == 0 && (fv.f_flag & ST_RDONLY) && mount_unwritable(mi, cur);
+		}
 		char *slash = strchr(at, '/');
 		size_t n = slash ? (size_t)(slash - at) : strlen(at);
 		char name[NAME_MAX + 1];
@@ -990,7 +1020,7 @@ static bool route_fixed(pid_t pid, const char *path, bool nofollow)
 		struct statvfs vfs;
 		struct statfs fs;
 		if (strcmp(name, "..") == 0 || fstatvfs(cur, &vfs) < 0 || !(vfs.f_flag & ST_RDONLY) ||
-		    fstatfs(cur, &fs) < 0 || fs.f_type == PROC_SUPER_MAGIC)
+		    fstatfs(cur, &fs) < 0 || fs.f_type == PROC_SUPER_MAGIC || !mount_unwritable(mi, cur))
 			return false;
 		int fd = open_in(cur, name, RESOLVE_BENEATH, true);
 		struct stat st;
@@ -1028,35 +1058,65 @@ static bool route_fixed(pid_t pid, const char *path, bool nofollow)
 	}
 }
 
-/* Levels of "#!" interpreters the gate follows (the kernel stops at 5). */
+/* Levels of interpreters the gate follows ("#!" lines and ELF loaders;
+ * the kernel stops at 5 scripts). */
 #define GATE_SCRIPT_DEPTH 5
 
-/* Whether the file at path (as the caller would resolve it) is a script
- * whose "#!" line, read as the kernel's binfmt_script reads it, has the
- * kernel run a program a rule holds with the arguments it would get:
- * [interpreter, its one optional argument, the script's path, argv[1],
- * ...]. "#!/usr/bin/git push" in a script would otherwise run a held
- * `git push` that no check saw. Followed through interpreters that are
- * scripts themselves; a file that cannot be read, or too deep a chain,
- * counts as held (deny on doubt). */
-static bool script_runs_held(moat_filetrail *t, const gate_call *c, const char *path, const char *args,
+static ssize_t gate_pread(void *ud, void *buf, size_t n, uint64_t off)
+{
+	if (off > (uint64_t)INT64_MAX)
+		return -1;
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(*(int *)ud, (char *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+static const char *interp_runs_held(moat_filetrail *t, const gate_call *c, const char *path, const char *args,
+				    size_t args_len, size_t n_argv, int depth, bool loader);
+
+/* What the file at path (as the caller would resolve it) has the kernel
+ * run besides itself, with argv: the interpreter a "#!" line names, read
+ * as binfmt_script reads it, with [interpreter, its one optional argument,
+ * the script's path, argv[1], ...] ("#!/usr/bin/git push" in a script
+ * would otherwise run a held `git push` that no check saw); or the loader
+ * an ELF's PT_INTERP names, which the kernel maps and starts in the
+ * program's place with the program's own argv (a static held program
+ * named there runs as itself). Each is checked as a direct exec of it
+ * would be (interp_runs_held). NULL when nothing held can run that way,
+ * else why not; a file that cannot be read, or read surely, counts as
+ * held (deny on doubt). */
+static const char *runs_held(moat_filetrail *t, const gate_call *c, const char *path, const char *args,
 			     size_t args_len, size_t n_argv, int depth)
 {
 	struct stat st;
 	char fdp[64];
 	_cleanup_close_ int pfd = -1;
 	if (resolve_exec_fd(c->pid, c->dirfd, path, c->flags, &st, &pfd) < 0 || !S_ISREG(st.st_mode))
-		return false; /* the kernel refuses it: nothing runs */
+		return NULL; /* the kernel refuses it: nothing runs */
 	snprintf(fdp, sizeof(fdp), "/proc/self/fd/%d", pfd);
 	_cleanup_close_ int fd = open(fdp, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	char buf[MOAT_EXEC_HEAD_MAX], i[MOAT_EXEC_HEAD_MAX], opt[MOAT_EXEC_HEAD_MAX];
+	char buf[MOAT_EXEC_HEAD_MAX], i[MOAT_ELF_INTERP_MAX], opt[MOAT_EXEC_HEAD_MAX];
 	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf), 0) : -1;
 	if (n < 0)
-		return true;
-	if (!moat__exec_script_line(buf, (size_t)n, i, sizeof(i), opt, sizeof(opt)))
-		return false;
-	if (depth >= GATE_SCRIPT_DEPTH)
-		return true;
+		return "its file cannot be read to tell what it runs";
+	if (!moat__exec_script_line(buf, (size_t)n, i, sizeof(i), opt, sizeof(opt))) {
+		const char *why;
+		switch (moat__exec_elf_interp(gate_pread, &fd, i, sizeof(i), &why)) {
+		case MOAT_ELF_INTERP:
+			return interp_runs_held(t, c, i, args, args_len, n_argv, depth + 1, true);
+		case MOAT_ELF_BAD:
+			return why;
+		default:
+			return NULL;
+		}
+	}
 	size_t ol = strlen(opt);
 	/* The interpreter's argv: itself, its argument, the script's path,
 	 * then the script's own arguments after argv[0]. */
@@ -1072,7 +1132,7 @@ static bool script_runs_held(moat_filetrail *t, const gate_call *c, const char *
 	size_t len = strlen(i) + 1 + (ol ? ol + 1 : 0) + strlen(path) + 1 + rest_len;
 	_cleanup_free_ char *nargs = malloc(len);
 	if (!nargs)
-		return true;
+		return "out of memory";
 	size_t off = 0;
 	memcpy(nargs + off, i, strlen(i) + 1), off += strlen(i) + 1;
 	if (ol)
@@ -1080,24 +1140,56 @@ static bool script_runs_held(moat_filetrail *t, const gate_call *c, const char *
 	memcpy(nargs + off, path, strlen(path) + 1), off += strlen(path) + 1;
 	memcpy(nargs + off, rest, rest_len), off += rest_len;
 	size_t nn = 2 + (ol ? 1 : 0) + rest_n;
+	return interp_runs_held(t, c, i, nargs, off, nn, depth + 1, false);
+}
+
+/* An interpreter (loader: an ELF's PT_INTERP; else a script's "#!"
+ * program) that the kernel opens by path from the caller's working
+ * folder, checked as a direct exec of it with the argv it gets: a held
+ * program is refused (run it itself, and a person is asked); arguments a
+ * rule holds for another program need a path no process of the sandbox
+ * can change (route_fixed), as the kernel opens it again after the
+ * answer. A script's interpreter is followed further; a loader is not
+ * (the kernel maps it and starts it, whatever it names itself). */
+static const char *interp_runs_held(moat_filetrail *t, const gate_call *c, const char *path, const char *args,
+				    size_t args_len, size_t n_argv, int depth, bool loader)
+{
+	if (depth > GATE_SCRIPT_DEPTH)
+		return "it runs through more interpreters than the gate follows";
 	struct stat is;
 	gate_call ic = *c;
 	ic.dirfd = AT_FDCWD; /* the kernel opens the interpreter from the caller's cwd */
 	ic.flags = 0;
-	if (resolve_exec(c->pid, AT_FDCWD, i, 0, &is) < 0)
-		return false; /* no such interpreter: ENOENT */
+	if (resolve_exec(c->pid, AT_FDCWD, path, 0, &is) < 0)
+		return NULL; /* no such interpreter: ENOENT */
 	_cleanup_close_ int root = proc_open(c->pid, "root", O_PATH | O_DIRECTORY);
 	if (root < 0)
-		return true;
+		return "its root cannot be opened";
+	bool elsewhere = false;
 	for (size_t k = 0; k < t->n_rules; k++) {
-		if (!moat__exec_args_match(t->rules[k].args, nargs, off, nn))
+		if (!moat__exec_args_match(t->rules[k].args, args, args_len, n_argv))
 			continue;
 		_cleanup_close_ int rfd = open_in(root, t->rules[k].path, RESOLVE_IN_ROOT, false);
 		struct stat rs;
-		if (rfd >= 0 && fstat(rfd, &rs) == 0 && rs.st_dev == is.st_dev && rs.st_ino == is.st_ino)
-			return true;
+		if (rfd < 0 || fstat(rfd, &rs) < 0)
+			continue;
+		if (rs.st_dev != is.st_dev || rs.st_ino != is.st_ino)
+			elsewhere = true;
+		else if (loader)
+			return "its ELF loader (PT_INTERP) is a program exec.approve holds, which the kernel would start "
+			       "with arguments it holds: run that program itself";
+		else
+			return "it is a script whose \"#!\" line runs a program exec.approve holds, with arguments it "
+			       "holds: run that program itself";
 	}
-	return script_runs_held(t, &ic, i, nargs, off, nn, depth + 1);
+	if (elsewhere && !route_fixed(c->pid, path, false))
+		return loader ? "its ELF loader (PT_INTERP) would get arguments exec.approve holds for another "
+				"program, and its path goes through a folder or link the sandbox can change"
+			      : "its \"#!\" interpreter would get arguments exec.approve holds for another program, "
+				"and its path goes through a folder or link the sandbox can change";
+	if (loader)
+		return NULL;
+	return runs_held(t, &ic, path, args, args_len, n_argv, depth);
 }
 
 /* Whether task q, which shares the caller's memory, is a vfork parent
@@ -1171,16 +1263,25 @@ static bool sole_user(moat_filetrail *t, pid_t pid, const char **why)
 		long q = strtol(e->d_name, &end, 10);
 		if (*end || q <= 0 || q == pid)
 			continue;
+		/* kcmp first: one system call, where a look at the process's
+		 * pid namespace is a walk of three /proc names; on a host of
+		 * many processes that walk was most of an exec's cost. A
+		 * process that does not share the memory is no sharer in any
+		 * namespace; only one kcmp cannot tell about (not ours to
+		 * look at) needs the namespace to say whether it counts. */
+		long r = sys_kcmp(pid, (pid_t)q, KCMP_VM);
+		if (r > 0 || (r < 0 && errno == ESRCH))
+			continue;
+		int kerr = r < 0 ? errno : 0;
 		char p[64];
 		struct stat st;
 		snprintf(p, sizeof(p), "/proc/%ld/ns/pid", q);
 		if (stat(p, &st) < 0 || st.st_ino != t->pidns)
 			continue;
-		long r = sys_kcmp(pid, (pid_t)q, KCMP_VM);
 		if (r == 0 && !vfork_waiting((pid_t)q)) {
 			*why = "another process shares its memory (CLONE_VM) and could change its argv under the check";
 			ok = false;
-		} else if (r < 0 && errno != ESRCH) {
+		} else if (r < 0 && kerr != ESRCH) {
 			*why = "whether another process shares its memory cannot be told";
 			ok = false;
 		}
@@ -1206,8 +1307,11 @@ static bool file_readonly(void *ud, const char *dev, uint64_t inode, const char 
 	_cleanup_close_ int fd = open_in(root, name, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS, true);
 	struct stat st;
 	struct statvfs vfs;
-	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == makedev(maj, min) && st.st_ino == (ino_t)inode &&
-	       fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != makedev(maj, min) || st.st_ino != (ino_t)inode ||
+	    fstatvfs(fd, &vfs) < 0 || !(vfs.f_flag & ST_RDONLY))
+		return false;
+	_cleanup_free_ char *mi = mount_table(pid);
+	return mount_unwritable(mi, fd);
 }
 
 /* Reads the path and argv of an execve (with the checks (b) on where they
@@ -1310,9 +1414,9 @@ static int gate_look(moat_filetrail *t, const gate_call *c, gate_read *g, const 
 	 * would hold these arguments for another program, that walk must not
 	 * be able to end there (a link swapped in between). Only such execs
 	 * pay for the walk. */
-	if (g->rule < 0 && script_runs_held(t, c, g->path, g->args, g->args_len, g->n_argv, 0)) {
-		*why = "it is a script whose \"#!\" line runs a program exec.approve holds, with arguments it holds: "
-		       "run that program itself";
+	const char *held = g->rule < 0 ? runs_held(t, c, g->path, g->args, g->args_len, g->n_argv, 0) : NULL;
+	if (held) {
+		*why = held;
 		return -EPERM;
 	}
 	if (elsewhere && !route_fixed(c->pid, g->path, c->flags & AT_SYMLINK_NOFOLLOW)) {

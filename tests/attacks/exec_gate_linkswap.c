@@ -1,4 +1,4 @@
-/* ATTACK: get a program an exec.approve rule holds run without approval: exec "push" through a link in /tmp that another process swaps between a harmless program and the held one (a program, not a script, $MOAT_GATE_PROGRAM), so that the gate resolves the harmless one and the kernel, resolving again after the answer, the held one | LAYER: exec gate: an exec whose arguments a rule holds for another program is refused (EPERM) when its path goes through a folder or link the sandbox can change (not on a read-only mount) or starts from a working folder or descriptor | REF: seccomp_unotify(2) (SECCOMP_USER_NOTIF_FLAG_CONTINUE) */
+/* ATTACK: get a program an exec.approve rule holds run without approval: exec "push" through a link in /tmp (or in a read-only bind of a folder the sandbox writes through another mount) that another process swaps between a harmless program and the held one (a program, not a script, $MOAT_GATE_PROGRAM), so that the gate resolves the harmless one and the kernel, resolving again after the answer, the held one | LAYER: exec gate: an exec whose arguments a rule holds for another program is refused (EPERM) when its path goes through a folder or link the sandbox can change (not on a read-only mount, or on one that a writable mount of the same filesystem also shows) or starts from a working folder or descriptor | REF: seccomp_unotify(2) (SECCOMP_USER_NOTIF_FLAG_CONTINUE) */
 #include "exec_gate.h"
 #include <stdio.h>
 
@@ -36,8 +36,15 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "push") == 0)
 		return as_held(argv);
 	const char *prog = need_env("MOAT_GATE_PROGRAM"), *log = need_env("MOAT_GATE_LOG");
-	char dir[64], g[128];
-	snprintf(dir, sizeof(dir), "/tmp/linkswap.%d", (int)getpid());
+	/* Where the links are made ($MOAT_GATE_SWAP_DIR, /tmp if unset),
+	 * and the path the execs take to them ($MOAT_GATE_SWAP_VIA, the
+	 * same if unset): a read-only bind of a folder the sandbox can
+	 * write through another mount reaches the same links. */
+	const char *base = getenv("MOAT_GATE_SWAP_DIR"), *via = getenv("MOAT_GATE_SWAP_VIA");
+	base = base && *base ? base : "/tmp";
+	via = via && *via ? via : base;
+	char dir[256], g[300];
+	snprintf(dir, sizeof(dir), "%s/linkswap.%d", base, (int)getpid());
 	snprintf(g, sizeof(g), "%s/g", dir);
 	if (mkdir(dir, 0700) < 0 || symlink("/bin/true", g) < 0)
 		BROKEN("set up %s: %s", dir, strerror(errno));
@@ -46,6 +53,7 @@ int main(int argc, char **argv)
 		BROKEN("fork: %s", strerror(errno));
 	if (sw == 0)
 		swapper(dir, prog);
+	snprintf(g, sizeof(g), "%s/linkswap.%d/g", via, (int)getpid());
 	int eperm = 0, ran = 0, other = 0;
 	for (int i = 0; i < GATE_TRIES; i++) {
 		pid_t pid = fork();

@@ -15,7 +15,7 @@ cd "$MOAT_TDIR"
 
 N="ag$$"
 ms() { "$MOAT" session "$@"; }
-cleanup() { for n in "$N-a" "$N-t" "$N-s" "$N-x" "$N-m"; do "$MOAT" session rm "$n" >/dev/null 2>&1; done; }
+cleanup() { for n in "$N-a" "$N-t" "$N-s" "$N-x" "$N-m" "$N-w"; do "$MOAT" session rm "$n" >/dev/null 2>&1; done; }
 trap cleanup EXIT
 
 mkdir -p bin
@@ -41,10 +41,14 @@ policy t.yaml 2s
 policy s.yaml 120s
 policy x.yaml 3s
 policy m.yaml 1s '
-    - {path: /opt/gate/gitelf, args: ["push", "*"]}'
+    - {path: /opt/gate/gitelf, args: ["push", "*"]}
+    - {path: /opt/gate/gitinterp, args: ["push", "*"]}'
 # A program standing in for git (a script's interpreter would open it by
 # its path again): the link swap attack, run as it, records its arguments.
 cp "$MOAT_ATTACKS/attack_exec_gate_linkswap" bin/gitelf
+# A static one: the PT_INTERP attack has the kernel load it as an ELF's
+# loader, which must need no loader itself.
+cp "$MOAT_ATTACKS/attack_exec_gate_interp" bin/gitinterp
 
 t_check "policy check: exec.approve is taken" "$MOAT" policy check a.yaml
 out=$("$MOAT" run --policy a.yaml -- /bin/true 2>&1)
@@ -214,3 +218,50 @@ else
 fi
 t_nomatch "no push ran in the link swap attack's session" "push" \
 	"$(ms exec "$N-m" -- /bin/sh -c 'cat /tmp/gate.log 2>/dev/null')"
+
+# --- an ELF whose loader (PT_INTERP) is the held program, run with held
+# arguments directly and as a script's interpreter
+out=$(timeout -k 5 300 "$MOAT" session exec "$N-m" --env MOAT_GATE_PROGRAM=/opt/gate/gitinterp \
+	--env MOAT_GATE_LOG=/tmp/gate.log -- "$MOAT_ATTACKS/attack_exec_gate_interp" 2>&1)
+rc=$?
+if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '^BLOCKED'; then
+	t_ok "attack exec_gate_interp (in a session): blocked"
+else
+	t_fail "attack exec_gate_interp (in a session): blocked" "exit $rc" "$out"
+fi
+t_nomatch "no push ran in the PT_INTERP attack's session" "push" \
+	"$(ms exec "$N-m" -- /bin/sh -c 'cat /tmp/gate.log 2>/dev/null')"
+t_has "the log says why" '"type":"exec.denied".*"reason":"its (\\"#!\\" interpreter|ELF loader \(PT_INTERP\))' m.yaml.audit
+# A dynamic program of the base system with held arguments: its loader is
+# on a read-only mount, and it runs.
+out=$(ms exec "$N-m" -- /bin/echo push through the loader 2>&1)
+t_eq "a dynamic program with held arguments, on the base system, runs" "0 push through the loader" "$? $out"
+
+# --- a read-only bind of a folder the sandbox can also write, through the
+# read-write workspace: not a path the sandbox cannot change
+mkdir -p ws/tools
+chmod 755 ws ws/tools
+! is_root || chown -R 65534:65534 ws
+policy w.yaml 1s '
+    - {path: /opt/gate/gitelf, args: ["push", "*"]}'
+sed -i "s|  read_only: \[|  read_only: [\"$MOAT_TDIR/ws/tools:/opt/tools\", |" w.yaml
+ms create --policy w.yaml --workspace "$MOAT_TDIR/ws" --name "$N-w" >/dev/null
+t_eq "create a session whose read-only /opt/tools is a folder of its workspace" 0 "$?"
+out=$(ms exec "$N-w" -- /bin/sh -c 'cp /bin/true /workspace/tools/t; /opt/tools/t status; echo "status rc=$?"; /opt/tools/t push x; echo "push rc=$?"' 2>&1)
+t_match "a program there with other arguments runs" "status rc=0" "$out"
+t_match "held arguments through the aliased read-only folder are refused" "Operation not permitted.*push rc=126" "$(printf '%s' "$out" | tr '\n' ' ')"
+t_has "the log says why" '"type":"exec.denied".*"reason":"its arguments are ones exec.approve holds for another program, and its path goes through a folder or link' w.yaml.audit
+# the link swap attack, its links made in the workspace and run through the
+# read-only /opt/tools
+out=$(timeout -k 5 300 "$MOAT" session exec "$N-w" --env MOAT_GATE_PROGRAM=/opt/gate/gitelf \
+	--env MOAT_GATE_LOG=/tmp/gate.log --env MOAT_GATE_SWAP_DIR=/workspace/tools \
+	--env MOAT_GATE_SWAP_VIA=/opt/tools -- "$MOAT_ATTACKS/attack_exec_gate_linkswap" 2>&1)
+rc=$?
+if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '^BLOCKED'; then
+	t_ok "attack exec_gate_linkswap (through a read-only bind of a workspace folder): blocked"
+else
+	t_fail "attack exec_gate_linkswap (through a read-only bind of a workspace folder): blocked" "exit $rc" "$out"
+fi
+t_nomatch "no push ran in the aliased folder's session" "push" \
+	"$(ms exec "$N-w" -- /bin/sh -c 'cat /tmp/gate.log 2>/dev/null')"
+
