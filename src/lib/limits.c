@@ -347,9 +347,9 @@ static void fill_enforced(moat_run_limits *rl, const moat_limits *l, moat_result
 
 /* The cgroup's CPU time and memory peak into r, as a run's result says
  * them; st is what was read. */
-static void take_stats(moat_run_limits *rl, moat_result *r, moat_cgroup_stats *st)
+static void take_stats(moat_run_limits *rl, moat_result *r, bool peek, moat_cgroup_stats *st)
 {
-	(void)moat__cgroup_stats(rl->cg, st);
+	(void)(peek ? moat__cgroup_stats_peek(rl->cg, st) : moat__cgroup_stats(rl->cg, st));
 	if (st->cpu_known) {
 		/* The cgroup counts every process and thread of the run,
 		 * including any the init never reaped; rusage cannot. */
@@ -373,7 +373,7 @@ bool moat__limits_report(moat_run_limits *rl, const moat_limits *lim, moat_resul
 	moat__cgroup_describe(rl->cg, &r->isolation);
 	fill_enforced(rl, lim, r);
 	moat_cgroup_stats st;
-	take_stats(rl, r, &st);
+	take_stats(rl, r, true, &st);
 	return st.cpu_known;
 }
 
@@ -383,7 +383,9 @@ const char *moat__limits_command_limit(moat_run_limits *rl, const moat_limits *l
 	if (!rl)
 		return NULL;
 	moat_cgroup_stats st;
-	(void)moat__cgroup_stats(rl->cg, &st);
+	/* A look, not the poll's read: an event seen here is still the
+	 * poll's to act on (it ends the sandbox for the limit). */
+	(void)moat__cgroup_stats_peek(rl->cg, &st);
 	uint64_t cpu_ms = st.cpu_known ? (st.cpu_user_us + st.cpu_sys_us) / 1000 : rusage_cpu_ms;
 	const char *limit = NULL;
 	(void)moat__limits_verdict(status, st.oom_killed, st.pids_hit, st.cpu_known && cpu_budget_watched(rl), cpu_ms,
@@ -400,7 +402,7 @@ void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_resu
 	if (r->status == MOAT_STATUS_SETUP_ERROR)
 		return;
 	moat_cgroup_stats st;
-	take_stats(rl, r, &st);
+	take_stats(rl, r, false, &st);
 	if (killed_for_limit)
 		return;
 	const char *limit = NULL;
