@@ -1321,7 +1321,19 @@ int moat__cgroup_event_fd(moat_cgroup *cg)
 	return cg->epoll_fd;
 }
 
+static int stats(moat_cgroup *cg, bool drain, moat_cgroup_stats *ret);
+
 int moat__cgroup_stats(moat_cgroup *cg, moat_cgroup_stats *ret)
+{
+	return stats(cg, true, ret);
+}
+
+int moat__cgroup_stats_peek(moat_cgroup *cg, moat_cgroup_stats *ret)
+{
+	return stats(cg, false, ret);
+}
+
+static int stats(moat_cgroup *cg, bool drain, moat_cgroup_stats *ret)
 {
 	moat_cgroup_stats s;
 	memset(&s, 0, sizeof(s));
@@ -1329,7 +1341,8 @@ int moat__cgroup_stats(moat_cgroup *cg, moat_cgroup_stats *ret)
 		*ret = s;
 		return 0;
 	}
-	drain_events(cg);
+	if (drain)
+		drain_events(cg);
 	int i;
 	if ((i = cg->ctrl_node[MOAT_CG_CPUACCT]) >= 0) {
 		cg_node *n = &cg->nodes[i];

@@ -125,6 +125,9 @@ int moat__cgroup_attach(moat_cgroup *cg, pid_t pid, moat_error *err);
  * call moat__cgroup_stats), or -1 when the backend has no notification. */
 int moat__cgroup_event_fd(moat_cgroup *cg);
 int moat__cgroup_stats(moat_cgroup *cg, moat_cgroup_stats *ret);
+/* The same figures, the events' notifications left for the limits' poll to
+ * take (a look from outside the poll must not hide an event from it). */
+int moat__cgroup_stats_peek(moat_cgroup *cg, moat_cgroup_stats *ret);
 /* SIGKILL to every task in the run's cgroup. */
 int moat__cgroup_kill(moat_cgroup *cg);
 /* How many processes the run's cgroup holds now, or -errno. */

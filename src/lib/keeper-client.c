@@ -413,6 +413,11 @@ int moat_keeper_wait_send(moat_keeper *k, uint32_t id, moat_error *err)
 
 int moat_keeper_wait_recv(moat_keeper *k, moat_keeper_exit *ret, moat_error *err)
 {
+	return moat_keeper_wait_recv_report(k, ret, NULL, err);
+}
+
+int moat_keeper_wait_recv_report(moat_keeper *k, moat_keeper_exit *ret, json_t **ret_sandbox, moat_error *err)
+{
 	for (;;) {
 		moat_keeper_msg a;
 		int got[3];
@@ -432,8 +437,11 @@ int moat_keeper_wait_recv(moat_keeper *k, moat_keeper_exit *ret, moat_error *err
 			return r;
 		}
 		bool mine = a.type == MOAT_KEEPER_EXIT && a.tag == k->tag;
-		if (mine)
+		if (mine) {
 			*ret = a.exit;
+			if (ret_sandbox)
+				*ret_sandbox = TAKE_PTR(a.sandbox_report);
+		}
 		moat_keeper_msg_done(&a);
 		if (mine)
 			return 0;

@@ -43,6 +43,7 @@ void moat_keeper_msg_done(moat_keeper_msg *m)
 	free(m->cwd);
 	free(m->message);
 	json_decref(m->body);
+	json_decref(m->sandbox_report);
 
 	free(m->host);
 	free(m->path);
@@ -79,7 +80,7 @@ static const char *const fields[_MOAT_KEEPER_MSG_MAX][12] = {
 	[MOAT_KEEPER_STATUS] = {"sandbox", "pid", "state", "commands", "net", "approvals"},
 	[MOAT_KEEPER_SPAWNED] = {"id", "pid"},
 	[MOAT_KEEPER_EXIT] = {"id", "status", "exit_code", "signal", "exit_status", "wall_ms", "cpu_user_ms",
-			      "cpu_sys_ms", "max_rss_bytes", "error"},
+			      "cpu_sys_ms", "max_rss_bytes", "error", "limit", "sandbox"},
 	[MOAT_KEEPER_OK] = {NULL},
 	[MOAT_KEEPER_ERROR] = {"errno", "message"},
 	[MOAT_KEEPER_APPROVALS] = {"body"},
@@ -98,6 +99,17 @@ static bool field_known(moat_keeper_msg_type t, const char *key)
 }
 
 static const char *const exit_statuses[] = {"exited", "signaled", "setup_error"};
+
+/* A limit's name as a run's result gives it: lower-case letters and '_'. */
+static bool limit_name_valid(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || *s == '_'))
+			return false;
+	return true;
+}
 
 static bool exit_status_known(const char *s)
 {
@@ -257,6 +269,18 @@ int moat__keeper_encode(const moat_keeper_msg *m, char **ret, moat_error *err)
 		oom |= json_object_set_new(o, "cpu_sys_ms", json_integer((json_int_t)m->exit.cpu_sys_ms)) < 0;
 		oom |= json_object_set_new(o, "max_rss_bytes", json_integer((json_int_t)m->exit.max_rss_bytes)) < 0;
 		oom |= json_object_set_new(o, "error", json_string(m->exit.error)) < 0;
+		if (m->exit.limit[0] && !limit_name_valid(m->exit.limit)) {
+			r = moat_error_set(err, EINVAL, "exit.limit: not a limit's name");
+			break;
+		}
+		if (m->exit.limit[0])
+			oom |= json_object_set_new(o, "limit", json_string(m->exit.limit)) < 0;
+		if (m->sandbox_report && !json_is_object(m->sandbox_report)) {
+			r = moat_error_set(err, EINVAL, "exit.sandbox: not an object");
+			break;
+		}
+		if (m->sandbox_report)
+			oom |= json_object_set(o, "sandbox", m->sandbox_report) < 0;
 		break;
 	case MOAT_KEEPER_APPROVALS:
 		if (!json_is_object(m->body)) {
@@ -606,8 +630,15 @@ static int decode_object(json_t *o, moat_keeper_msg *m, moat_error *err)
 		    (r = get_uint(o, tn, "cpu_user_ms", INT64_MAX, true, &e->cpu_user_ms, err)) < 0 ||
 		    (r = get_uint(o, tn, "cpu_sys_ms", INT64_MAX, true, &e->cpu_sys_ms, err)) < 0 ||
 		    (r = get_uint(o, tn, "max_rss_bytes", INT64_MAX, true, &e->max_rss_bytes, err)) < 0 ||
-		    (r = get_str(o, tn, "error", false, e->error, sizeof(e->error), NULL, err)) < 0)
+		    (r = get_str(o, tn, "error", false, e->error, sizeof(e->error), NULL, err)) < 0 ||
+		    (r = get_str(o, tn, "limit", false, e->limit, sizeof(e->limit), NULL, err)) < 0)
 			return r;
+		if (e->limit[0] && !limit_name_valid(e->limit))
+			return moat_error_set(err, EINVAL, "exit.limit: not a limit's name");
+		json_t *sb = json_object_get(o, "sandbox");
+		if (sb && !json_is_object(sb))
+			return moat_error_set(err, EINVAL, "exit.sandbox: not an object");
+		m->sandbox_report = json_incref(sb);
 		return 0;
 	}
 	case MOAT_KEEPER_LIFETIME:

@@ -19,7 +19,12 @@
  *   wait   {tag, id}                exit   {tag, id, status, exit_code,
  *                                           signal, exit_status, wall_ms,
  *                                           cpu_user_ms, cpu_sys_ms,
- *                                           max_rss_bytes, error}
+ *                                           max_rss_bytes, error,
+ *                                           limit?, sandbox?}
+ *     (limit: the sandbox's limit the command met, as a run's result
+ *      names it; sandbox: what a run's result says of the sandbox,
+ *      moat__result_sandbox_json. Both optional: a front that knows
+ *      neither reads the rest as before.)
  *   signal {tag, id, signal}        ok     {tag}
  *   stop   {tag}                    ok     {tag}
  *   status {tag}                    status {tag, sandbox, pid, state,
@@ -93,6 +98,7 @@ typedef struct moat_keeper_exit {
 	int exit_status; /* as `moat run` would exit: code, 128+signal or 125 */
 	uint64_t wall_ms, cpu_user_ms, cpu_sys_ms, max_rss_bytes;
 	char error[MOAT_KEEPER_MAX_ERROR]; /* why it did not run, when it did not */
+	char limit[24]; /* the limit it met ("memory", "pids", "cpu"...), or "" */
 } moat_keeper_exit;
 
 /* One message, decoded. Which fields mean something depends on type (see
@@ -143,6 +149,8 @@ typedef struct moat_keeper_msg {
 	int signal; /* signal */
 
 	moat_keeper_exit exit; /* exit */
+	/* exit: the sandbox's report (owned: a reference), or NULL */
+	struct json_t *sandbox_report;
 
 	/* lifetime: the sandbox is stopped ttl_ms from now, and after
 	 * idle_ms with no command running (0: never) */

@@ -10,6 +10,7 @@
 #include "keeper-lifetime.h"
 #include "nested.h"
 #include "policy.h"
+#include "sandbox-internal.h"
 #include "secretstore.h"
 
 #include <event2/event.h>
@@ -90,6 +91,7 @@ struct keeper {
 	moat_keeper_lifetime_state lt; /* ttl, idle, end.json (keeper-lifetime.h) */
 	const char *default_cwd; /* the policy's working directory, or NULL */
 	bool lifetime_set;
+	mode_t start_umask; /* what the keeper was started with: the sandbox's */
 };
 
 /* ---- answers ---- */
@@ -135,7 +137,16 @@ static void answer_exit(conn *c, uint64_t tag, const moat_keeper_exit *e)
 	moat_keeper_msg_init(&m, MOAT_KEEPER_EXIT);
 	m.tag = tag;
 	m.exit = *e;
+	/* What a run's result says of the sandbox, read now: a front that
+	 * reports its one command as a run (moatd's pool) gives the same
+	 * isolation, enforced and cgroup figures as `moat run`. */
+	if (c->k->sb) {
+		moat_result r;
+		bool cpu_known = moat__sandbox_report(c->k->sb, &r);
+		m.sandbox_report = moat__result_sandbox_json(&r, cpu_known);
+	}
 	answer(c, &m, -1);
+	json_decref(m.sandbox_report);
 }
 
 /* ---- commands ---- */
@@ -174,6 +185,7 @@ static void exit_from_result(const moat_command_result *r, moat_keeper_exit *e)
 	e->cpu_sys_ms = r->cpu_sys_ms;
 	e->max_rss_bytes = r->max_rss_bytes;
 	snprintf(e->error, sizeof(e->error), "%s", r->error);
+	snprintf(e->limit, sizeof(e->limit), "%s", r->limit);
 }
 
 /* A command ended: keep its report and answer everyone waiting for it. */
@@ -826,7 +838,14 @@ static int keeper_setup(keeper *k, const char *yaml, size_t len, moat_config **r
 	o.secrets = k->secrets;
 	o.after_clone = keeper_after_clone;
 	o.after_clone_arg = egress;
-	if ((r = moat_sandbox_create(c, &o, &k->sb, err)) < 0)
+	/* The sandbox is made, and its init cloned, with the umask the
+	 * keeper was started with, not the keeper's own 077: its commands
+	 * get their caller's umask and see their cgroup as `moat run`'s do
+	 * (docs/sessions.md). */
+	mode_t own = umask(k->start_umask);
+	r = moat_sandbox_create(c, &o, &k->sb, err);
+	umask(own);
+	if (r < 0)
 		return r;
 	if (k->nest && (r = moat_nest_server_attach(k->nest, k->audit, err)) < 0)
 		return r;
@@ -953,7 +972,7 @@ int moat__keeper_main(int setup_fd)
 	/* Everything the keeper makes (the socket above all) is its user's
 	 * alone. A client gone mid-answer is an error to handle, not a
 	 * signal that ends the keeper. */
-	umask(077);
+	k->start_umask = umask(077);
 	signal(SIGPIPE, SIG_IGN);
 	(void)prctl(PR_SET_NAME, "moat-keeper");
 

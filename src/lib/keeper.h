@@ -137,6 +137,11 @@ int moat_keeper_wait(moat_keeper *k, uint32_t id, moat_keeper_exit *ret, moat_er
 int moat_keeper_fd(const moat_keeper *k);
 int moat_keeper_wait_send(moat_keeper *k, uint32_t id, moat_error *err);
 int moat_keeper_wait_recv(moat_keeper *k, moat_keeper_exit *ret, moat_error *err);
+/* As moat_keeper_wait_recv, and *ret_sandbox takes the exit's report of
+ * the sandbox (keeper-proto.h: isolation, enforced, cgroup figures), a
+ * JSON object to json_decref, or NULL when the keeper sent none. */
+int moat_keeper_wait_recv_report(moat_keeper *k, moat_keeper_exit *ret, struct json_t **ret_sandbox,
+				 moat_error *err);
 int moat_keeper_signal(moat_keeper *k, uint32_t id, int sig, moat_error *err);
 /* Ends every process of the sandbox; the keeper then removes what it made
  * and exits. */

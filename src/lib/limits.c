@@ -346,6 +346,54 @@ static void fill_enforced(moat_run_limits *rl, const moat_limits *l, moat_result
 	 * outdir.c (moat__out_enforced) says. */
 }
 
+/* The cgroup's CPU time and memory peak into r, as a run's result says
+ * them; st is what was read. */
+static void take_stats(moat_run_limits *rl, moat_result *r, bool peek, moat_cgroup_stats *st)
+{
+	(void)(peek ? moat__cgroup_stats_peek(rl->cg, st) : moat__cgroup_stats(rl->cg, st));
+	if (st->cpu_known) {
+		/* The cgroup counts every process and thread of the run,
+		 * including any the init never reaped; rusage cannot. */
+		r->cpu_user_ms = st->cpu_user_us / 1000;
+		r->cpu_sys_ms = st->cpu_sys_us / 1000;
+		r->cpu_ms = r->cpu_user_ms + r->cpu_sys_ms; /* the parts add up in the JSON */
+	}
+	else
+		note_add(r, "cpu_ms: approximate, from rusage, which misses processes still running when the run ended "
+			    "and children reaped without a wait (a parent ignoring SIGCHLD)");
+	if (st->memory_peak_known) {
+		r->memory_peak_bytes = st->memory_peak_bytes;
+		r->memory_peak_known = true;
+	}
+}
+
+bool moat__limits_report(moat_run_limits *rl, const moat_limits *lim, moat_result *r)
+{
+	if (!rl)
+		return false;
+	moat__cgroup_describe(rl->cg, &r->isolation);
+	fill_enforced(rl, lim, r);
+	moat_cgroup_stats st;
+	take_stats(rl, r, true, &st);
+	return st.cpu_known;
+}
+
+const char *moat__limits_command_limit(moat_run_limits *rl, const moat_limits *lim, moat_status status, int signal,
+				       uint64_t rusage_cpu_ms)
+{
+	if (!rl)
+		return NULL;
+	moat_cgroup_stats st;
+	/* A look, not the poll's read: an event seen here is still the
+	 * poll's to act on (it ends the sandbox for the limit). */
+	(void)moat__cgroup_stats_peek(rl->cg, &st);
+	uint64_t cpu_ms = st.cpu_known ? (st.cpu_user_us + st.cpu_sys_us) / 1000 : rusage_cpu_ms;
+	const char *limit = NULL;
+	(void)moat__limits_verdict(status, st.oom_killed, st.pids_hit, st.cpu_known && cpu_budget_watched(rl), cpu_ms,
+				   lim->cpu_ms, signal, !moat__cgroup_enforces_cpu(rl->cg), &limit);
+	return limit;
+}
+
 void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_result *r, bool killed_for_limit)
 {
 	if (!rl)
@@ -355,21 +403,7 @@ void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_resu
 	if (r->status == MOAT_STATUS_SETUP_ERROR)
 		return;
 	moat_cgroup_stats st;
-	(void)moat__cgroup_stats(rl->cg, &st);
-	if (st.cpu_known) {
-		/* The cgroup counts every process and thread of the run,
-		 * including any the init never reaped; rusage cannot. */
-		r->cpu_user_ms = st.cpu_user_us / 1000;
-		r->cpu_sys_ms = st.cpu_sys_us / 1000;
-		r->cpu_ms = r->cpu_user_ms + r->cpu_sys_ms; /* the parts add up in the JSON */
-	}
-	else
-		note_add(r, "cpu_ms: approximate, from rusage, which misses processes still running when the run ended "
-			    "and children reaped without a wait (a parent ignoring SIGCHLD)");
-	if (st.memory_peak_known) {
-		r->memory_peak_bytes = st.memory_peak_bytes;
-		r->memory_peak_known = true;
-	}
+	take_stats(rl, r, false, &st);
 	if (killed_for_limit)
 		return;
 	const char *limit = NULL;

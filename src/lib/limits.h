@@ -62,6 +62,17 @@ void moat__limits_set_busy(moat_run_limits *rl, bool busy);
 /* killed_for_limit: the supervisor already ended the run for a reason of
  * its own (wall, output, or a check above); that reason stands. */
 void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_result *r, bool killed_for_limit);
+/* What a sandbox that lives on (a keeper's) reports at one command's end:
+ * r's isolation (cgroup), enforced, limits_note, cpu and memory peak, the
+ * cgroup's figures so far. No verdict. True when the CPU time is the
+ * cgroup's (else r's is left alone). */
+bool moat__limits_report(moat_run_limits *rl, const moat_limits *lim, moat_result *r);
+/* The limit a command that ended with status (EXITED or SIGNALED) and
+ * signal met, by moat__limits_verdict's rules over the cgroup's counters
+ * so far ("memory", "pids", "cpu"), or NULL. rusage_cpu_ms stands in for
+ * the cgroup's CPU time where it is unknown. */
+const char *moat__limits_command_limit(moat_run_limits *rl, const moat_limits *lim, moat_status status, int signal,
+				       uint64_t rusage_cpu_ms);
 void moat__limits_free(moat_run_limits *rl);
 static inline void moat__limits_freep(moat_run_limits **rl) { moat__limits_free(*rl); }
 #define _cleanup_limits_ _cleanup_(moat__limits_freep)

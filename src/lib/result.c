@@ -164,6 +164,23 @@ char *moat_result_to_json(const moat_result *r)
 	return s;
 }
 
+json_t *moat__result_sandbox_json(const moat_result *r, bool cpu_known)
+{
+	json_t *o = json_object();
+	if (!o)
+		return NULL;
+	if (cpu_known) {
+		json_object_set_new(o, "cpu_user_ms", json_u64(r->cpu_user_ms));
+		json_object_set_new(o, "cpu_sys_ms", json_u64(r->cpu_sys_ms));
+	}
+	json_object_set_new(o, "memory_peak_bytes", r->memory_peak_known ? json_u64(r->memory_peak_bytes) : json_null());
+	json_object_set_new(o, "isolation", isolation_json(&r->isolation));
+	json_object_set_new(o, "enforced", enforced_json(r));
+	if (r->limits_note[0])
+		json_object_set_new(o, "limits_note", json_string(r->limits_note));
+	return o;
+}
+
 int moat_result_write(const moat_result *r, const char *path, moat_error *err)
 {
 	_cleanup_free_ char *s = moat_result_to_json(r);

@@ -116,3 +116,11 @@ void moat_result_enforce(moat_result *r, moat_limit_kind k, uint64_t v, moat_mec
 char *moat_result_to_json(const moat_result *r);
 /* Writes the JSON plus a newline to path ("-" for stdout). */
 int moat_result_write(const moat_result *r, const char *path, moat_error *err);
+
+struct json_t;
+/* What a run's result says of its sandbox, from r, as one JSON object:
+ * "isolation", "enforced", "limits_note" when r has one,
+ * "memory_peak_bytes" (null when unknown), and "cpu_user_ms" and
+ * "cpu_sys_ms" when cpu_known. A keeper's exit carries it (keeper-proto.h)
+ * for a front that reports its one command as a run (moatd's pool). */
+struct json_t *moat__result_sandbox_json(const moat_result *r, bool cpu_known);

@@ -278,3 +278,8 @@ int moat__out_copy_out(const moat_config *c, int out_fs, unsigned *ret_removed, 
 struct moat_sandbox;
 size_t moat__sandbox_cgroup_mounts(struct moat_sandbox *sb, moat_cgroup_mount ret[_MOAT_CG_MAX]);
 const moat_isolation *moat__sandbox_isolation(const struct moat_sandbox *sb);
+/* What a run's result would say of the sandbox now, for a keeper whose
+ * sandbox serves one command (moatd's pool): isolation, enforced,
+ * limits_note, and the cgroup's CPU time (true: known) and memory peak
+ * so far. */
+bool moat__sandbox_report(struct moat_sandbox *sb, moat_result *ret);

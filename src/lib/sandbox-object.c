@@ -227,6 +227,17 @@ static void command_ended(moat_sandbox *sb, sb_command *cmd, int status, const m
 		res->exit_status = 128 + res->signal;
 	}
 	snprintf(res->error, sizeof(res->error), "%s", cmd->error);
+	/* The limit it met, as a run's result names it: the one its sandbox
+	 * was killed for, else the cgroup's counters read now (an OOM kill,
+	 * a fork refused), before the limits' poll may have seen them. */
+	if (sb->killed && sb->r.limit_hit[0])
+		snprintf(res->limit, sizeof(res->limit), "%s", sb->r.limit_hit);
+	else if (res->status != MOAT_STATUS_SETUP_ERROR) {
+		const char *l = moat__limits_command_limit(sb->lim, &sb->c->limits, res->status, res->signal,
+							   res->cpu_user_ms + res->cpu_sys_ms);
+		if (l)
+			snprintf(res->limit, sizeof(res->limit), "%s", l);
+	}
 	if (cmd->id == sb->first_id && !sb->first_ended) {
 		sb->first = *res;
 		sb->first_ended = true;
@@ -1126,6 +1137,15 @@ int moat_sandbox_destroy(moat_sandbox *sb, moat_result *ret, moat_error *err)
 		*ret = *r;
 	sandbox_free(sb);
 	return rc;
+}
+
+bool moat__sandbox_report(moat_sandbox *sb, moat_result *ret)
+{
+	moat_result_init(ret);
+	ret->isolation = sb->r.isolation;
+	bool cpu_known = moat__limits_report(sb->lim, &sb->c->limits, ret);
+	moat__out_enforced(sb->c, ret);
+	return cpu_known;
 }
 
 size_t moat__sandbox_cgroup_mounts(moat_sandbox *sb, moat_cgroup_mount ret[_MOAT_CG_MAX])

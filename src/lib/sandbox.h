@@ -227,6 +227,10 @@ typedef struct moat_command_result {
 	uint64_t cpu_user_ms, cpu_sys_ms; /* wait4's, children it reaped included */
 	uint64_t max_rss_bytes;
 	char error[512];    /* why it did not run, when it did not */
+	/* The sandbox's limit it met ("memory", "pids", "cpu", "wall"...:
+	 * the result's "limit"), or "": the one that ended the sandbox with
+	 * it, or the cgroup's verdict at its end (moat__limits_verdict). */
+	char limit[24];
 } moat_command_result;
 
 typedef enum moat_sandbox_event_type {

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <limits.h>
 #include <signal.h>
 #include <string.h>
@@ -484,13 +485,14 @@ static void on_wait(evutil_socket_t fd, short what, void *arg)
 	moatd_pool_end end;
 	memset(&end, 0, sizeof(end));
 	moat_error err = {0};
-	if (moat_keeper_wait_recv(r->k, &end.x, &err) == 0)
+	if (moat_keeper_wait_recv_report(r->k, &end.x, &end.sandbox, &err) == 0)
 		end.ok = true;
 	else {
 		snprintf(end.error, sizeof(end.error), "%s", err.msg);
 	}
 	end.limit = r->limit;
 	r->cb(r->arg, &end);
+	json_decref(end.sandbox);
 	run_free(r);
 }
 

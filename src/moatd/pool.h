@@ -39,6 +39,10 @@ typedef struct moatd_pool_end {
 	bool ok;             /* the keeper said how the command ended */
 	const char *limit;   /* "wall", "output": moatd ended it for that; else NULL */
 	char error[256];     /* when !ok: why */
+	/* What the keeper said of its sandbox (isolation, enforced, the
+	 * cgroup's figures; moat__result_sandbox_json), or NULL: the pool's,
+	 * freed after the callback. */
+	struct json_t *sandbox;
 } moatd_pool_end;
 
 typedef void (*moatd_pool_run_cb)(void *arg, const moatd_pool_end *end);

@@ -101,6 +101,7 @@ struct job {
 	json_t *result;
 	char pool_error[256];
 	uint64_t out_cap, out_bytes[2];
+	uint64_t time_ms; /* the wall limit moatd holds for it */
 };
 
 static const double lat_bounds[] = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
@@ -795,6 +796,40 @@ static void job_finish(job *j)
 	job_free(j);
 }
 
+/* moatd's orderly stop: every job's process (a moat run, judge, session
+ * exec...) is asked to end (SIGTERM: a moat run stops its sandbox), given
+ * JOBS_END_MS to do so, then killed; each is reaped and every job freed,
+ * its client left without an answer (the connections close next). */
+#define JOBS_END_MS 5000
+static void jobs_end(srv *s)
+{
+	for (job *j = s->jobs; j; j = j->next)
+		if (j->pid > 0 && !j->exited)
+			kill(j->pid, SIGTERM);
+	uint64_t until = moat__now_ns() + JOBS_END_MS * 1000000ull;
+	for (bool left = true; left;) {
+		left = false;
+		for (job *j = s->jobs; j; j = j->next) {
+			if (j->pid <= 0 || j->exited)
+				continue;
+			int st;
+			pid_t r = waitpid(j->pid, &st, moat__now_ns() < until ? WNOHANG : 0);
+			if (r == j->pid || (r < 0 && errno != EINTR))
+				j->exited = true;
+			else
+				left = true;
+		}
+		if (left && moat__now_ns() >= until)
+			for (job *j = s->jobs; j; j = j->next)
+				if (j->pid > 0 && !j->exited)
+					kill(j->pid, SIGKILL);
+		if (left)
+			usleep(10000);
+	}
+	while (s->jobs)
+		job_free(s->jobs);
+}
+
 static void job_maybe_done(job *j)
 {
 	if (j->exited && j->fd[0] < 0 && j->fd[1] < 0)
@@ -1137,8 +1172,22 @@ static void start_job_or_fail(srv *s, job *j, char **argv, const moatd_request *
 	}
 }
 
-/* How a pooled run ended, as `moat run`'s result says it (the fields the
- * keeper can tell; docs/api.md, "Warm pool"). */
+/* The status a result gives a run that met limit (its "limit" field). */
+static const char *limit_status(const char *limit)
+{
+	static const char *const map[][2] = {{"wall", "timeout"},   {"output", "output_limit"}, {"memory", "oom"},
+					     {"pids", "pids_limit"}, {"cpu", "cpu_limit"}};
+	for (size_t i = 0; i < ELEMENTSOF(map); i++)
+		if (strcmp(limit, map[i][0]) == 0)
+			return map[i][1];
+	return NULL;
+}
+
+/* How a pooled run ended, as `moat run`'s result says it: the command's
+ * end and the limit it met from the keeper's exit, what the sandbox
+ * enforced and measured from the keeper's report of it (the same figures
+ * moat run reads of its own sandbox), the wall and output limits moatd
+ * held itself. */
 static void pooled_done(void *arg, const moatd_pool_end *e)
 {
 	job *j = arg;
@@ -1151,21 +1200,59 @@ static void pooled_done(void *arg, const moatd_pool_end *e)
 		return;
 	}
 	const moat_keeper_exit *x = &e->x;
-	const char *status = e->limit ? (strcmp(e->limit, "wall") == 0 ? "timeout" : "output_limit") : x->status;
+	/* moatd's own stop (wall, output) first, as moat run's kill is:
+	 * then the limit the keeper saw the command meet. */
+	const char *limit = e->limit ? e->limit : e->ok && x->limit[0] ? x->limit : NULL;
+	const char *status = limit && limit_status(limit) ? limit_status(limit) : x->status;
 	bool exited = e->ok && strcmp(x->status, "exited") == 0;
-	int sig = e->ok && strcmp(x->status, "signaled") == 0 ? x->signal : e->limit ? SIGKILL : 0;
+	int sig = e->ok && strcmp(x->status, "signaled") == 0 ? x->signal : 0;
 	int code = exited ? x->exit_code : sig ? 128 + sig : 125;
-	json_t *r = json_pack("{s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:i}", "status", status,
+	if (e->limit) {
+		/* Killed by moatd, as `moat run` kills for its wall and output
+		 * limits: no exit code, SIGKILL (none for a command that ended
+		 * by itself right at the output cap). */
+		exited = false;
+		sig = strcmp(e->limit, "output") == 0 && e->ok && strcmp(x->status, "exited") == 0 && !x->error[0]
+			      ? 0
+			      : SIGKILL;
+		code = 128 + SIGKILL;
+	}
+	json_t *sb = e->sandbox;
+	json_t *cu = json_object_get(sb, "cpu_user_ms"), *cs = json_object_get(sb, "cpu_sys_ms");
+	json_int_t cpu_user = json_is_integer(cu) ? json_integer_value(cu) : (json_int_t)x->cpu_user_ms;
+	json_int_t cpu_sys = json_is_integer(cs) ? json_integer_value(cs) : (json_int_t)x->cpu_sys_ms;
+	json_t *peak = json_object_get(sb, "memory_peak_bytes");
+	json_t *r = json_pack("{s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:O, s:I, s:I, s:b, s:i, s:o}", "status", status,
 			      "exit_code", exited ? json_integer(x->exit_code) : json_null(), "signal",
 			      sig ? json_integer(sig) : json_null(), "wall_ms", (json_int_t)x->wall_ms, "cpu_ms",
-			      (json_int_t)(x->cpu_user_ms + x->cpu_sys_ms), "cpu_user_ms", (json_int_t)x->cpu_user_ms,
-			      "cpu_sys_ms", (json_int_t)x->cpu_sys_ms, "memory_peak_bytes", (json_int_t)x->max_rss_bytes,
-			      "stdout_bytes", (json_int_t)j->out_bytes[0], "stderr_bytes", (json_int_t)j->out_bytes[1],
-			      "output_truncated", j->trunc[0] || j->trunc[1], "exit_status", code);
-	if (r && e->limit)
-		json_object_set_new(r, "limit", json_string(e->limit));
-	if (r && e->ok && x->error[0])
+			      cpu_user + cpu_sys, "cpu_user_ms", cpu_user, "cpu_sys_ms", cpu_sys, "memory_peak_bytes",
+			      json_is_integer(peak) ? peak : json_null(), "stdout_bytes", (json_int_t)j->out_bytes[0],
+			      "stderr_bytes", (json_int_t)j->out_bytes[1], "output_truncated", j->trunc[0] || j->trunc[1],
+			      "output_dropped_bytes", 0, "limit", limit ? json_string(limit) : json_null());
+	/* A command its sandbox ended for a limit has no error of its own
+	 * ("ended with its sandbox"), as moat run says it. */
+	if (r && e->ok && x->error[0] && !e->limit && !(limit && sig == SIGKILL))
 		json_object_set_new(r, "error", json_string(x->error));
+	if (r)
+		json_object_set_new(r, "exit_status", json_integer(code));
+	if (r && sb) {
+		json_object_set(r, "isolation", json_object_get(sb, "isolation"));
+		/* The template leaves the wall clock to moatd: it is moatd's
+		 * timer that holds it, listed first as moat run lists it. */
+		json_t *enf = json_object(), *theirs = json_object_get(sb, "enforced");
+		if (enf && j->time_ms && j->time_ms != MOAT_UNLIMITED)
+			json_object_set_new(enf, "wall",
+					    json_pack("{s:I, s:s}", "limit", (json_int_t)j->time_ms, "by", "timer"));
+		const char *key;
+		json_t *v;
+		json_object_foreach(theirs, key, v)
+			if (enf && strcmp(key, "wall") != 0)
+				json_object_set(enf, key, v);
+		json_object_set_new(r, "enforced", enf);
+		json_t *note = json_object_get(sb, "limits_note");
+		if (json_is_string(note))
+			json_object_set(r, "limits_note", note);
+	}
 	if (!r)
 		snprintf(j->pool_error, sizeof(j->pool_error), "out of memory");
 	j->result = r;
@@ -1211,6 +1298,7 @@ static bool run_pooled(srv *s, struct evhttp_request *req, conn *cn, const calle
 	}
 	j->pooled = true;
 	j->out_cap = plan.output_bytes;
+	j->time_ms = plan.time_ms;
 	j->who = c->who;
 	if (j->who)
 		j->who->inflight++;
@@ -2317,9 +2405,7 @@ int moatd_serve(moatd_config *cfg, const char *moat, const char *openapi, moat_e
 out:
 	/* Commands under way are ended with moatd's orderly stop; sessions
 	 * are their keepers' and stay. */
-	for (job *j = s->jobs; j; j = j->next)
-		if (j->pid > 0 && !j->exited)
-			kill(j->pid, SIGTERM);
+	jobs_end(s);
 	if (s->sigchld)
 		event_free(s->sigchld);
 	if (s->sigterm)

@@ -252,6 +252,28 @@ t_eq "moatd ends on SIGTERM" 0 $?
 DPID=""
 t_check "and removes its socket" test ! -e "$SOCK"
 
+# --- moatd's own audit log across restarts (docs/audit.md): one file, one
+# chain; each moatd is a session of its own in it, its seq continuing the
+# file's, after a SIGKILL as after an orderly stop.
+start_moatd
+code POST /v1/runs '{"argv":["true"]}' >/dev/null
+kill "$DPID"
+wait "$DPID"
+DPID=""
+t_check "moatd's audit log verifies after restarts (SIGKILL, SIGTERM)" "$MOAT" audit verify "$STATE/moatd-audit.jsonl"
+t_eq "...one log.start, seq continuing across its moatd sessions, each chained to the one before" "1 True True 3" \
+	"$(python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+seq_ok = [e["seq"] for e in ev] == list(range(len(ev)))
+linked = all("prev" in e for e in ev[1:])
+sessions = []
+for e in ev:
+    if not sessions or sessions[-1] != e["session"]:
+        sessions.append(e["session"])
+print(sum(e["type"] == "log.start" for e in ev), seq_ok, linked, len(set(sessions)))
+' "$STATE/moatd-audit.jsonl")"
+
 # --- socket activation (contrib/moatd.socket)
 if command -v systemd-socket-activate >/dev/null; then
 	systemd-socket-activate -l "$MOAT_TDIR/act.sock" "$MOATD" --state-dir "$STATE" 2>act.err &

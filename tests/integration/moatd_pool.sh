@@ -16,7 +16,9 @@ cd "$MOAT_TDIR"
 MOATD="$(dirname "$MOAT")/moatd"
 SOCK="$MOAT_TDIR/moatd.sock"
 STATE="$MOAT_TDIR/state"
-c() { curl -sS --max-time 60 --unix-socket "$SOCK" "$@"; }
+# CURL_MAX: a run that is to use its whole CPU budget may take long on a
+# loaded host (and under a sanitizer).
+c() { curl -sS --max-time "${CURL_MAX:-60}" --unix-socket "$SOCK" "$@"; }
 code() {
 	c -o body -w '%{http_code}' -X "$1" "http://moatd$2" ${3+--data-binary "$3"}
 }
@@ -109,6 +111,8 @@ touch /usr/x 2>&1; touch /etc/x 2>&1; touch /tmp/y && echo tmp-writable
 env | sort; pwd
 ls /proc/1/root 2>&1 | head -1; ps 2>&1 | head -1
 cat /proc/self/attr/current 2>/dev/null; echo
+umask
+for f in memory.max pids.max memory/memory.limit_in_bytes pids/pids.max; do cat /sys/fs/cgroup/$f 2>&1; done
 SH
 probe=$(python3 -c 'import json; print(json.dumps(open("probe.sh").read()))')
 code POST /v1/runs "$(body "[\"sh\",\"-c\",$probe]")" >/dev/null
@@ -120,17 +124,58 @@ t_eq "probe ran pooled and cold" "True False" \
 jq_ 'j["stdout"] + j["stderr"]' <pooled.json >pooled.txt
 jq_ 'j["stdout"] + j["stderr"]' <cold.json >cold.txt
 out=$(diff cold.txt pooled.txt)
-t_eq "a pooled sandbox is the cold one's equal: ids, capabilities, seccomp, mounts, rlimits, cgroup limits, /tmp, env" "" "$out"
-# The cgroup's limits are not compared by reading them: a keeper's
-# sandbox (pooled, or a session's) has its cgroup folder private to the
-# keeper, so its command cannot read them there (docs/api.md). They hold.
-hog='["python3","-c","x = bytearray(400 << 20); print(len(x))"]'
-code POST /v1/runs "$(body "$hog")" >/dev/null
-mv body hog-pooled.json
-code POST /v1/runs "$(body "$hog" '{"limits":{"memory":"256M"}}')" >/dev/null
-t_eq "pooled: the profile's memory limit holds as in a cold run" "True:$(jq_ 'j["exit_status"], j["stdout"]' <body)" \
-	"$(jq_ 'j["pooled"]' <hog-pooled.json):$(jq_ 'j["exit_status"], j["stdout"]' <hog-pooled.json)"
-t_nomatch "...and the allocation failed" "^0|419430400" "$(jq_ 'j["exit_status"], j["stdout"]' <hog-pooled.json)"
+t_eq "a pooled sandbox is the cold one's equal: ids, capabilities, seccomp, mounts, rlimits, cgroup limits, /tmp, env, umask" "" "$out"
+# A limit the cgroup holds, met pooled and cold (the cold run names the
+# profile's own value, which only makes it cold): the same verdict, the
+# same fields, the same isolation and enforced blocks.
+verdict() { # FILE: what a result says of how the run ended
+	jq_ '" ".join(str(x) for x in [j["pooled"], j["status"], j["limit"], j["exit_code"], j["signal"], j["exit_status"], "error" in j, sorted(k for k in j if k != "pooled")])' <"$1"
+}
+same_blocks() { # FILE FILE: isolation, enforced and limits_note equal
+	python3 -c 'import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); print(all(a.get(k)==b.get(k) for k in ("isolation","enforced","limits_note")) and "isolation" in a and "enforced" in a)' "$1" "$2"
+}
+limit_pair() { # NAME ARGV POOLED-EXTRA COLD-EXTRA STATUS LIMIT
+	code POST /v1/runs "$(body "$2" "$3")" >/dev/null
+	mv body "$1-pooled.json"
+	code POST /v1/runs "$(body "$2" "$4")" >/dev/null
+	mv body "$1-cold.json"
+	# Without a cgroup (rootless on a host that delegates none) an rlimit
+	# stands in and the command meets it its own way, pooled as cold (the
+	# CPU one still gives cpu_limit: SIGXCPU).
+	if [ "$(jq_ 'j["enforced"]["'"$6"'"]["by"]' <"$1-cold.json")" = cgroup ] ||
+		[ "$(jq_ 'j["status"]' <"$1-cold.json")" = "$5" ]; then
+		t_match "$1 limit met pooled: status $5, limit $6" "^True $5 $6 " "$(verdict "$1-pooled.json")"
+	else
+		t_na "$1 limit met pooled: status $5, limit $6" "no cgroup here: $(jq_ 'j["isolation"].get("cgroup_note","")' <"$1-cold.json")"
+	fi
+	t_eq "$1 limit pooled reports what cold reports (status, limit, exit code, signal, fields)" \
+		"$(verdict "$1-cold.json" | sed 's/^False/True/')" "$(verdict "$1-pooled.json")"
+	t_eq "$1 limit pooled: the same isolation and enforced blocks as cold" True "$(same_blocks "$1-pooled.json" "$1-cold.json")"
+}
+pool_ready 2
+limit_pair memory '["python3","-c","x = bytearray(400 << 20); print(len(x))"]' '{}' '{"limits":{"memory":"256M"}}' oom memory
+peaks="$(jq_ 'j["memory_peak_bytes"]' <memory-pooled.json) $(jq_ 'j["memory_peak_bytes"]' <memory-cold.json)"
+if [ "$(jq_ 'j["enforced"]["memory"]["by"]' <memory-cold.json)" = cgroup ]; then
+	t_match "...memory_peak_bytes is the cgroup's peak pooled as cold (at the limit)" "^268[0-9]{6} 268[0-9]{6}$" "$peaks"
+else
+	t_eq "...memory_peak_bytes: unknown without a cgroup, pooled as cold" "None None" "$peaks"
+fi
+pool_ready 2
+# Forks until refused, then waits: the sandbox is ended for the limit
+# (a shell that gave up at once would race the limits' poll).
+forker=$(python3 -c 'import json; print(json.dumps(["python3", "-c", "import os, time\ntry:\n    while True:\n        if os.fork() == 0: os.execv(\"/bin/sleep\", [\"sleep\", \"60\"])\nexcept OSError: pass\ntime.sleep(60)"]))')
+limit_pair pids "$forker" '{}' '{"limits":{"pids":64}}' pids_limit pids
+pool_ready 2
+# 10 s of CPU, the profile's budget; the wall limit is raised for both so
+# that a loaded host cannot make it a timeout.
+CURL_MAX=600 limit_pair cpu '["python3","-c","while True: pass"]' '{"limits":{"time":"300s"}}' \
+	'{"limits":{"time":"300s","cpu":"10s"}}' cpu_limit cpu
+pool_ready 2
+code POST /v1/runs "$(body '["sh","-c","exit 4"]')" >/dev/null
+mv body plain-pooled.json
+code POST /v1/runs "$(body '["sh","-c","exit 4"]' '{"limits":{"memory":"256M"}}')" >/dev/null
+t_eq "no limit met: pooled reports what cold reports" "$(verdict body | sed 's/^False/True/')" "$(verdict plain-pooled.json)"
+t_eq "...with the same isolation and enforced blocks" True "$(same_blocks plain-pooled.json body)"
 t_match "the probe saw the sandbox (seccomp filter, read-only /usr, fresh /tmp)" \
 	"Seccomp:.2.*Read-only file system.*tmp-writable" "$(tr '\n' ' ' <pooled.txt)"
 
@@ -226,8 +271,32 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 t_eq "the next start stops what the killed moatd left, and refills" "0 1" "$left $(recorded | wc -l)"
+# SIGTERM with a cold and a pooled run under way: moatd ends both (the
+# cold run's moat process reaped, the pooled sandbox stopped), frees
+# what it held for them (a sanitizer build says so below), and exits 0.
+c --data-binary "$(body '["sleep","30"]')" http://moatd/v1/runs >/dev/null 2>&1 &
+cpid=$!
+c --data-binary "$(body '["sleep","30"]' '{"limits":{"memory":"256M"}}')" http://moatd/v1/runs >/dev/null 2>&1 &
+cpid2=$!
+for _ in $(seq 300); do
+	[ "$(metric 'moatd_pool_hits_total{profile=code}')" = 1 ] && pgrep -P "$DPID" -x moat >/dev/null && break
+	sleep 0.1
+done
+kids=$(pgrep -P "$DPID" -x moat | tr '\n' ' ')
+recorded >before.txt
 kill "$DPID"; wait "$DPID"
-t_eq "moatd with a pool ends cleanly on SIGTERM" 0 "$?"
+t_eq "moatd with a pool ends cleanly on SIGTERM, a cold and a pooled run under way" "0 1" "$? $(wc -w <<<"$kids")"
+DPID=""
+wait "$cpid" "$cpid2"
+gone=0
+for p in $kids; do kill -0 "$p" 2>/dev/null || gone=$((gone + 1)); done
+for _ in $(seq 100); do
+	left=0
+	while read -r pid sock; do alive "$pid" "$sock" && left=$((left + 1)); done <before.txt
+	[ "$left" = 0 ] && break
+	sleep 0.1
+done
+t_eq "...the cold run's moat ended and reaped, the pooled sandbox's keeper gone" "1 0" "$gone $left"
 DPID=""
 # moatd under a sanitizer build reports to its stderr: nothing there.
 t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat moatd.err 2>/dev/null)"

@@ -8,7 +8,7 @@ cd "$MOAT_TDIR"
 
 N="x$$"
 ms() { "$MOAT" session "$@"; }
-cleanup() { for n in "$N" "$N-r" "$N-x"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done; }
+cleanup() { for n in "$N" "$N-r" "$N-x" "$N-u"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done; }
 trap cleanup EXIT
 
 mkdir -p rw canary
@@ -17,6 +17,13 @@ mkdir -p rw canary
 chmod 777 rw
 ms create --name "$N" --rw "$MOAT_TDIR/rw:/rw" --ro "$MOAT_ATTACKS:/attacks" >/dev/null 2>err
 t_eq "create: exit 0" "0 " "$? $(cat err)"
+
+# A session's commands get the umask its creator had, as `moat run`'s get
+# their caller's (the keeper's own 077 stays the keeper's).
+(umask 027 && ms create --name "$N-u" >/dev/null 2>err)
+t_eq "umask: a session made under umask 027 gives its commands 0027, as moat run does" "0027 0027" \
+	"$(ms exec "$N-u" -- sh -c umask 2>&1) $(umask 027 && "$MOAT" run -- sh -c umask 2>&1)"
+ms rm --purge "$N-u" >/dev/null 2>&1
 
 # --- -t and -i on a terminal
 while IFS= read -r line; do

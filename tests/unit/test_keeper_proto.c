@@ -146,6 +146,26 @@ static void test_exit_and_others(void **state)
 	assert_int_equal(b.exit.signal, 9);
 	assert_int_equal(b.exit.exit_status, 137);
 	assert_true(b.exit.max_rss_bytes == 1 << 20);
+	/* Without limit and sandbox (a keeper of before): none. */
+	assert_string_equal(b.exit.limit, "");
+	assert_null(b.sandbox_report);
+	moat_keeper_msg_done(&b);
+
+	/* The limit met, and the sandbox's report, ride along. */
+	strcpy(a.exit.limit, "memory");
+	a.sandbox_report = json_pack("{s:{s:b}, s:I}", "isolation", "userns", 1, "memory_peak_bytes", (json_int_t)4096);
+	roundtrip(&a, &b);
+	assert_string_equal(b.exit.limit, "memory");
+	assert_true(json_equal(b.sandbox_report, a.sandbox_report));
+	moat_keeper_msg_done(&b);
+	moat_error err = {0};
+	char *s = NULL;
+	strcpy(a.exit.limit, "Mem\n");
+	assert_int_equal(moat__keeper_encode(&a, &s, &err), -EINVAL);
+	assert_string_equal(err.msg, "exit.limit: not a limit's name");
+	assert_null(s);
+	json_decref(a.sandbox_report);
+	a.sandbox_report = NULL;
 
 	moat_keeper_msg_init(&a, MOAT_KEEPER_SIGNAL);
 	a.id = 2;
@@ -240,6 +260,15 @@ static void test_bad_input_names_the_field(void **state)
 		"hello.sandbox: not a sandbox id");
 	refused("{\"type\":\"exit\",\"tag\":1,\"id\":1,\"status\":\"oom\"}", EINVAL,
 		"exit.status: not exited, signaled or setup_error");
+	refused("{\"type\":\"exit\",\"tag\":1,\"id\":1,\"status\":\"signaled\",\"exit_code\":-1,\"signal\":9,\"exit_status\":137,\"wall_ms\":1,\"cpu_user_ms\":0,\"cpu_sys_ms\":0,\"max_rss_bytes\":0,"
+		"\"limit\":\"../x\"}", EINVAL,
+		"exit.limit: not a limit's name");
+	refused("{\"type\":\"exit\",\"tag\":1,\"id\":1,\"status\":\"signaled\",\"exit_code\":-1,\"signal\":9,\"exit_status\":137,\"wall_ms\":1,\"cpu_user_ms\":0,\"cpu_sys_ms\":0,\"max_rss_bytes\":0,"
+		"\"limit\":\"abcdefghijklmnopqrstuvwxyz\"}",
+		E2BIG, "exit.limit: longer than 23 bytes");
+	refused("{\"type\":\"exit\",\"tag\":1,\"id\":1,\"status\":\"signaled\",\"exit_code\":-1,\"signal\":9,\"exit_status\":137,\"wall_ms\":1,\"cpu_user_ms\":0,\"cpu_sys_ms\":0,\"max_rss_bytes\":0,"
+		"\"sandbox\":[]}", EINVAL,
+		"exit.sandbox: not an object");
 
 	/* Caps: a packet over the size, a vector over its count. */
 	size_t big = MOAT_KEEPER_MAX_MSG + 1;
