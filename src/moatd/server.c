@@ -1155,11 +1155,12 @@ static void pooled_done(void *arg, const moatd_pool_end *e)
 	bool exited = e->ok && strcmp(x->status, "exited") == 0;
 	int sig = e->ok && strcmp(x->status, "signaled") == 0 ? x->signal : e->limit ? SIGKILL : 0;
 	int code = exited ? x->exit_code : sig ? 128 + sig : 125;
-	json_t *r = json_pack("{s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:i}", "status", status,
+	json_t *r = json_pack("{s:s, s:o, s:o, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:b, s:i}", "status", status,
 			      "exit_code", exited ? json_integer(x->exit_code) : json_null(), "signal",
 			      sig ? json_integer(sig) : json_null(), "wall_ms", (json_int_t)x->wall_ms, "cpu_ms",
 			      (json_int_t)(x->cpu_user_ms + x->cpu_sys_ms), "cpu_user_ms", (json_int_t)x->cpu_user_ms,
-			      "cpu_sys_ms", (json_int_t)x->cpu_sys_ms, "memory_peak_bytes", (json_int_t)x->max_rss_bytes,
+			      "cpu_sys_ms", (json_int_t)x->cpu_sys_ms, "memory_peak_bytes",
+			      x->max_rss_bytes ? json_integer((json_int_t)x->max_rss_bytes) : json_null(),
 			      "stdout_bytes", (json_int_t)j->out_bytes[0], "stderr_bytes", (json_int_t)j->out_bytes[1],
 			      "output_truncated", j->trunc[0] || j->trunc[1], "exit_status", code);
 	if (r && e->limit)
