@@ -92,6 +92,13 @@ typedef struct moat_result {
 	uint64_t memory_peak_bytes; /* 0 when unknown */
 	bool memory_peak_known;
 	uint64_t stdout_bytes, stderr_bytes;
+	/* stdout went straight to the caller (moat run --direct-stdout):
+	 * moat never saw it, so stdout_bytes is null, not a false 0. */
+	bool stdout_uncounted;
+	/* stdout and stderr reached moat as one stream (a warm eval sample):
+	 * stdout_bytes holds their sum, reported as output_bytes, and the
+	 * two per-stream fields are null. */
+	bool streams_merged;
 	bool output_truncated;
 	/* Output kept (counted in stdout_bytes/stderr_bytes) that the caller's
 	 * consumer never took: it went away, or did not read by the time moat
