@@ -93,16 +93,16 @@ void moat__keeper_lifetime_note(moat_keeper_lifetime_state *lt, const char *reas
 		evtimer_del(lt->idle_ev);
 }
 
-char *moat__keeper_end_json(const char *reason, const char *limit, int64_t t, uint64_t cpu_ms)
+char *moat__keeper_end_json(const char *reason, const char *limit, int64_t t, int64_t cpu_ms)
 {
-	json_t *o = json_pack("{s:s, s:s?, s:I, s:I}", "reason", reason, "limit", limit && limit[0] ? limit : NULL,
-			      "ended", (json_int_t)t, "cpu_ms", (json_int_t)cpu_ms);
+	json_t *o = json_pack("{s:s, s:s?, s:I, s:o}", "reason", reason, "limit", limit && limit[0] ? limit : NULL,
+			      "ended", (json_int_t)t, "cpu_ms", cpu_ms >= 0 ? json_integer((json_int_t)cpu_ms) : json_null());
 	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return s;
 }
 
-void moat__keeper_lifetime_write_end(moat_keeper_lifetime_state *lt, const char *limit_hit, uint64_t cpu_ms)
+void moat__keeper_lifetime_write_end(moat_keeper_lifetime_state *lt, const char *limit_hit, int64_t cpu_ms)
 {
 	if (lt->end_dir < 0)
 		return;

@@ -347,8 +347,10 @@ static void fill_enforced(moat_run_limits *rl, const moat_limits *l, moat_result
 
 void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_result *r, bool killed_for_limit)
 {
-	if (!rl)
+	if (!rl) {
+		r->cpu_from_rusage = true;
 		return; /* nothing was put in force, so nothing is claimed */
+	}
 	moat__cgroup_describe(rl->cg, &r->isolation);
 	fill_enforced(rl, lim, r);
 	if (r->status == MOAT_STATUS_SETUP_ERROR)
@@ -362,9 +364,11 @@ void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_resu
 		r->cpu_sys_ms = st.cpu_sys_us / 1000;
 		r->cpu_ms = r->cpu_user_ms + r->cpu_sys_ms; /* the parts add up in the JSON */
 	}
-	else
+	else {
+		r->cpu_from_rusage = true;
 		note_add(r, "cpu_ms: approximate, from rusage, which misses processes still running when the run ended "
 			    "and children reaped without a wait (a parent ignoring SIGCHLD)");
+	}
 	if (st.memory_peak_known) {
 		r->memory_peak_bytes = st.memory_peak_bytes;
 		r->memory_peak_known = true;

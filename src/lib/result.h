@@ -89,6 +89,9 @@ typedef struct moat_result {
 	int signal;         /* terminating signal or 0 */
 	uint64_t wall_ms;
 	uint64_t cpu_ms, cpu_user_ms, cpu_sys_ms;
+	/* cpu_ms is the init's rusage, not a cgroup's count: it holds only
+	 * the processes the init reaped (a SIGKILLed init reaps none). */
+	bool cpu_from_rusage;
 	uint64_t memory_peak_bytes; /* 0 when unknown */
 	bool memory_peak_known;
 	uint64_t stdout_bytes, stderr_bytes;
