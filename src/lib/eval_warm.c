@@ -558,6 +558,9 @@ int moat__eval_warm_run(warm *w, const moat_limits *lim, const char *req, size_t
 	drain(w, &t, &total, MOAT_UNLIMITED);
 	*ret_tail_len = t.len;
 	r->stdout_bytes = total;
+	/* The sample's stdout and stderr are one pipe (harness/eval_warm.py):
+	 * their sum is all that is known, reported as output_bytes. */
+	r->streams_merged = true;
 
 	moat_cgroup_stats st = {0};
 	moat__cgroup_stats(cg, &st);

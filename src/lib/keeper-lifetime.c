@@ -93,22 +93,23 @@ void moat__keeper_lifetime_note(moat_keeper_lifetime_state *lt, const char *reas
 		evtimer_del(lt->idle_ev);
 }
 
-char *moat__keeper_end_json(const char *reason, const char *limit, int64_t t)
+char *moat__keeper_end_json(const char *reason, const char *limit, int64_t t, int64_t cpu_ms)
 {
-	json_t *o = json_pack("{s:s, s:s?, s:I}", "reason", reason, "limit", limit && limit[0] ? limit : NULL, "ended",
-			      (json_int_t)t);
+	json_t *o = json_pack("{s:s, s:s?, s:I, s:o}", "reason", reason, "limit", limit && limit[0] ? limit : NULL,
+			      "ended", (json_int_t)t, "cpu_ms", cpu_ms >= 0 ? json_integer((json_int_t)cpu_ms) : json_null());
 	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	return s;
 }
 
-void moat__keeper_lifetime_write_end(moat_keeper_lifetime_state *lt, const char *limit_hit)
+void moat__keeper_lifetime_write_end(moat_keeper_lifetime_state *lt, const char *limit_hit, int64_t cpu_ms)
 {
 	if (lt->end_dir < 0)
 		return;
 	const char *reason = lt->reason[0] ? lt->reason : limit_hit && limit_hit[0] ? MOAT_END_LIMIT : MOAT_END_ENDED;
 	/* The limit that ended it, when a limit did, whoever noticed first. */
-	_cleanup_free_ char *s = moat__keeper_end_json(reason, lt->reason[0] ? NULL : limit_hit, (int64_t)time(NULL));
+	_cleanup_free_ char *s = moat__keeper_end_json(reason, lt->reason[0] ? NULL : limit_hit, (int64_t)time(NULL),
+							       cpu_ms);
 	if (s) {
 		(void)unlinkat(lt->end_dir, "end.json.new", 0);
 		int fd = openat(lt->end_dir, "end.json.new", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

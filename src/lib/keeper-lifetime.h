@@ -41,10 +41,12 @@ int moat__keeper_lifetime_set(moat_keeper_lifetime_state *lt, uint64_t ttl_ms, u
 void moat__keeper_lifetime_activity(moat_keeper_lifetime_state *lt, size_t n_live);
 /* Records reason when none is set (a stop asked by a front). */
 void moat__keeper_lifetime_note(moat_keeper_lifetime_state *lt, const char *reason);
-/* Writes end.json (reason, the limit that ended the sandbox if any, when)
- * into end_dir, once, replacing it whole. */
-void moat__keeper_lifetime_write_end(moat_keeper_lifetime_state *lt, const char *limit_hit);
+/* Writes end.json (reason, the limit that ended the sandbox if any, when,
+ * and the CPU time of everything that ran in it, or null (cpu_ms < 0)
+ * when that is not known) into end_dir, once, replacing it whole. */
+void moat__keeper_lifetime_write_end(moat_keeper_lifetime_state *lt, const char *limit_hit, int64_t cpu_ms);
 void moat__keeper_lifetime_done(moat_keeper_lifetime_state *lt);
 
-/* Pure: end.json's text for reason and limit (NULL or ""), at time t. */
-char *moat__keeper_end_json(const char *reason, const char *limit, int64_t t);
+/* Pure: end.json's text for reason and limit (NULL or ""), at time t,
+ * after cpu_ms of CPU time (null when negative: not known). */
+char *moat__keeper_end_json(const char *reason, const char *limit, int64_t t, int64_t cpu_ms);

@@ -1019,11 +1019,19 @@ int moat__keeper_main(int setup_fd)
 	(void)moat_sandbox_destroy(TAKE_PTR(k->sb), &res, &derr);
 	if (k->lifetime_set) {
 		/* Why the session ended, for its front (end.json) and its log. */
-		moat__keeper_lifetime_write_end(&k->lt, res.limit_hit);
+		/* res.cpu_ms is the whole sandbox's: its cgroup's, or else the
+		 * init's rusage, which holds every command the init reaped: a
+		 * stop has the init end and reap them before it exits, but a
+		 * limit SIGKILLs it, and the kernel then reaps its processes
+		 * without counting them (zap_pid_ns_processes ignores
+		 * SIGCHLD): no figure then, rather than a short one. */
+		int64_t cpu = res.cpu_from_rusage && res.limit_hit[0] ? -1 : (int64_t)res.cpu_ms;
+		moat__keeper_lifetime_write_end(&k->lt, res.limit_hit, cpu);
 		if (k->audit) {
 			const char *why = k->lt.reason[0] ? k->lt.reason : res.limit_hit[0] ? MOAT_END_LIMIT : MOAT_END_ENDED;
-			json_t *f = json_pack("{s:s, s:s?}", "reason", why, "limit",
-					      !k->lt.reason[0] && res.limit_hit[0] ? res.limit_hit : NULL);
+			json_t *f = json_pack("{s:s, s:s?, s:o}", "reason", why, "limit",
+					      !k->lt.reason[0] && res.limit_hit[0] ? res.limit_hit : NULL, "cpu_ms",
+					      cpu >= 0 ? json_integer((json_int_t)cpu) : json_null());
 			moat_error aerr = {0};
 			(void)moat_audit_event(k->audit, "session.end", f, 0, &aerr);
 		}

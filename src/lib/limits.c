@@ -358,9 +358,11 @@ static void take_stats(moat_run_limits *rl, moat_result *r, bool peek, moat_cgro
 		r->cpu_sys_ms = st->cpu_sys_us / 1000;
 		r->cpu_ms = r->cpu_user_ms + r->cpu_sys_ms; /* the parts add up in the JSON */
 	}
-	else
+	else {
+		r->cpu_from_rusage = true;
 		note_add(r, "cpu_ms: approximate, from rusage, which misses processes still running when the run ended "
 			    "and children reaped without a wait (a parent ignoring SIGCHLD)");
+	}
 	if (st->memory_peak_known) {
 		r->memory_peak_bytes = st->memory_peak_bytes;
 		r->memory_peak_known = true;
@@ -396,8 +398,10 @@ const char *moat__limits_command_limit(moat_run_limits *rl, const moat_limits *l
 
 void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_result *r, bool killed_for_limit)
 {
-	if (!rl)
+	if (!rl) {
+		r->cpu_from_rusage = true;
 		return; /* nothing was put in force, so nothing is claimed */
+	}
 	moat__cgroup_describe(rl->cg, &r->isolation);
 	fill_enforced(rl, lim, r);
 	if (r->status == MOAT_STATUS_SETUP_ERROR)

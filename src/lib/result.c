@@ -141,8 +141,14 @@ char *moat_result_to_json(const moat_result *r)
 	json_object_set_new(o, "cpu_sys_ms", json_u64(r->cpu_sys_ms));
 	json_object_set_new(o, "memory_peak_bytes",
 			    r->memory_peak_known ? json_u64(r->memory_peak_bytes) : json_null());
-	json_object_set_new(o, "stdout_bytes", json_u64(r->stdout_bytes));
-	json_object_set_new(o, "stderr_bytes", json_u64(r->stderr_bytes));
+	if (r->streams_merged) {
+		json_object_set_new(o, "stdout_bytes", json_null());
+		json_object_set_new(o, "stderr_bytes", json_null());
+		json_object_set_new(o, "output_bytes", json_u64(r->stdout_bytes));
+	} else {
+		json_object_set_new(o, "stdout_bytes", r->stdout_uncounted ? json_null() : json_u64(r->stdout_bytes));
+		json_object_set_new(o, "stderr_bytes", json_u64(r->stderr_bytes));
+	}
 	json_object_set_new(o, "output_truncated", json_boolean(r->output_truncated));
 	json_object_set_new(o, "output_dropped_bytes", json_u64(r->output_dropped_bytes));
 	json_object_set_new(o, "limit", r->limit_hit[0] ? json_string(r->limit_hit) : json_null());

@@ -89,9 +89,19 @@ typedef struct moat_result {
 	int signal;         /* terminating signal or 0 */
 	uint64_t wall_ms;
 	uint64_t cpu_ms, cpu_user_ms, cpu_sys_ms;
+	/* cpu_ms is the init's rusage, not a cgroup's count: it holds only
+	 * the processes the init reaped (a SIGKILLed init reaps none). */
+	bool cpu_from_rusage;
 	uint64_t memory_peak_bytes; /* 0 when unknown */
 	bool memory_peak_known;
 	uint64_t stdout_bytes, stderr_bytes;
+	/* stdout went straight to the caller (moat run --direct-stdout):
+	 * moat never saw it, so stdout_bytes is null, not a false 0. */
+	bool stdout_uncounted;
+	/* stdout and stderr reached moat as one stream (a warm eval sample):
+	 * stdout_bytes holds their sum, reported as output_bytes, and the
+	 * two per-stream fields are null. */
+	bool streams_merged;
 	bool output_truncated;
 	/* Output kept (counted in stdout_bytes/stderr_bytes) that the caller's
 	 * consumer never took: it went away, or did not read by the time moat

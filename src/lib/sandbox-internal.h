@@ -58,10 +58,17 @@ typedef enum moat_ctl_type {
 				   * each command's end, exit */
 } moat_ctl_type;
 
-/* The resource usage of a command, from the init's wait4. */
+/* The resource usage of a command, from the init's wait4. maxrss_kb is
+ * not the command's alone: at its execve the kernel carries the peak
+ * resident size of the memory it leaves (the init's, shared until then:
+ * CLONE_VM) into the process's (fs/exec.c, exec_mmap). inherited_kb is
+ * the init's own peak read once the command had execed, which that
+ * carried figure cannot exceed: a maxrss_kb above it is the command's
+ * own peak; one at or below it says only "at most that much". */
 typedef struct moat_ctl_exit_usage {
 	int64_t utime_us, stime_us;
 	int64_t maxrss_kb;
+	int64_t inherited_kb;
 } moat_ctl_exit_usage;
 
 typedef enum moat_ctl_fd_kind {

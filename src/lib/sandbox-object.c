@@ -208,7 +208,11 @@ static void command_ended(moat_sandbox *sb, sb_command *cmd, int status, const m
 	if (u) {
 		res->cpu_user_ms = u->utime_us > 0 ? (uint64_t)u->utime_us / 1000 : 0;
 		res->cpu_sys_ms = u->stime_us > 0 ? (uint64_t)u->stime_us / 1000 : 0;
-		res->max_rss_bytes = u->maxrss_kb > 0 ? (uint64_t)u->maxrss_kb * 1024 : 0;
+		/* Only a peak above what the kernel carried over from the
+		 * init is the command's own (moat_ctl_exit_usage); below it
+		 * no figure is given: 0, unknown. */
+		res->max_rss_bytes =
+			u->maxrss_kb > 0 && u->maxrss_kb > u->inherited_kb ? (uint64_t)u->maxrss_kb * 1024 : 0;
 	}
 	if (cmd->setup_failed) {
 		res->status = MOAT_STATUS_SETUP_ERROR;

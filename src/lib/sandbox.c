@@ -734,6 +734,9 @@ int moat_sandbox_run(const moat_config *c, const moat_run_io *io_in, moat_result
 	s.err_fd = TAKE_FD(err_r);
 	s.stdin_feed = TAKE_FD(stdin_feed);
 	s.sig_fd = sigfd;
+	/* A stdout handed over directly is read by the caller alone: moat
+	 * has no count of it to give. */
+	r->stdout_uncounted = direct;
 	moat__supervise(&s);
 	/* Drop a SIGPIPE or interrupt that is still pending before restoring
 	 * the caller's mask, so it does not kill us on the way out. */

@@ -225,6 +225,9 @@ typedef struct moat_command_result {
 	int exit_status;    /* as `moat run` would exit: code, 128+signal or 125 */
 	uint64_t wall_ms;   /* from the spawn request to its end */
 	uint64_t cpu_user_ms, cpu_sys_ms; /* wait4's, children it reaped included */
+	/* Its processes' peak resident size (wait4's ru_maxrss), or 0 when
+	 * that figure could be the init's, which the kernel carries into a
+	 * command at its execve (moat_ctl_exit_usage in sandbox-internal.h) */
 	uint64_t max_rss_bytes;
 	char error[512];    /* why it did not run, when it did not */
 	/* The sandbox's limit it met ("memory", "pids", "cpu", "wall"...:

@@ -400,7 +400,9 @@ int moat_session_exec_result_write(const moat_session_info *s, const moat_sessio
 	/* The isolation and the session's limits are the session's, not this
 	 * command's: they are reported once, for the session (session show),
 	 * never as this one's zeroes. Its memory peak is its own processes'
-	 * (rusage), the session's cgroup being shared. */
+	 * (rusage), the session's cgroup being shared; null when rusage's
+	 * figure could be the init's, carried into it at execve (0 from the
+	 * keeper: moat_command_result.max_rss_bytes). */
 	json_object_del(j, "isolation");
 	json_object_set_new(j, "session", json_string(s->id));
 	json_object_set_new(j, "command", json_integer(x->id));

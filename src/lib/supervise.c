@@ -344,6 +344,7 @@ void moat__supervise(moat_super *s)
 	 * writes the audit's end before any consumer is waited on. */
 	moat_result *sr = moat__sandbox_result(s->sb);
 	sr->stdout_bytes = r->stdout_bytes;
+	sr->stdout_uncounted = r->stdout_uncounted;
 	sr->stderr_bytes = r->stderr_bytes;
 	sr->output_truncated = r->output_truncated;
 	s->destroy_rc = moat_sandbox_destroy(TAKE_PTR(s->sb), r, &s->destroy_err);

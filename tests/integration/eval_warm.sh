@@ -46,6 +46,21 @@ verdicts() { python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     r = json.loads(l); print(r["sample"], r["verdict"], r["result"], r["status"], r["exit_code"], r["limit"])' "$1"; }
 t_eq "warm and cold agree on every sample's verdict, result and status" "$(verdicts cold.jsonl)" "$(verdicts warm.jsonl)"
+# A warm sample's stdout and stderr reach moat as one pipe: no per-stream
+# count is claimed for it (null), and output_bytes, their sum, is the
+# cold run's stdout_bytes + stderr_bytes.
+outputs() { python3 -c 'import json,sys
+for c, w in zip(open(sys.argv[1]), open(sys.argv[2])):
+    c, w = json.loads(c), json.loads(w)
+    if "output_bytes" in w:
+        print(c["sample"], w["stdout_bytes"], w["stderr_bytes"], w["output_bytes"] == c["stdout_bytes"] + c["stderr_bytes"])
+    else:
+        print(c["sample"], None, None, (w["stdout_bytes"], w["stderr_bytes"]) == (c["stdout_bytes"], c["stderr_bytes"]))' "$1" "$2"; }
+t_eq "warm: stdout_bytes and stderr_bytes null, output_bytes the cold run's two together" \
+	"$(python3 -c 'import json,sys
+for l in open(sys.argv[1]): print(json.loads(l)["sample"], None, None, True)' cold.jsonl)" "$(outputs cold.jsonl warm.jsonl)"
+t_eq "warm: each sample run warm has output_bytes in place of the two" "$WARM" \
+	"$(python3 -c 'import json,sys; print(sum("output_bytes" in json.loads(l) for l in open(sys.argv[1])))' warm.jsonl)"
 
 # The attacks, each as a sample that execs the attack program: a verdict of
 # BLOCKED is exit 0 ("exited with code 0 before the tests finished"),

@@ -17,6 +17,11 @@ cd "$MOAT_TDIR"
 # is refused.
 t_eq "run --direct-stdout: a pipe is the command's stdout, past --output" 100000 \
 	"$("$MOAT" run --direct-stdout --output 1K -- sh -c 'head -c 100000 /dev/zero' | wc -c)"
+# moat never sees that stdout: its result gives no count of it (null),
+# not a false 0, and still counts stderr, which it does relay.
+"$MOAT" run --direct-stdout --result direct.json -- sh -c 'echo hello; echo err >&2' 2>/dev/null | cat >/dev/null
+t_eq "run --direct-stdout --result: stdout_bytes is null, not 0" None "$(json direct.json "j['stdout_bytes']")"
+t_eq "run --direct-stdout --result: stderr_bytes still counted" 4 "$(json direct.json "j['stderr_bytes']")"
 "$MOAT" run --direct-stdout -- true >direct.out 2>direct.err
 t_eq "run --direct-stdout: a file as stdout is refused (125)" 125 "$?"
 t_match "run --direct-stdout: ... saying why" 'must be a pipe' "$(cat direct.err)"

@@ -8,7 +8,7 @@ cd "$MOAT_TDIR"
 
 N="l$$"
 ms() { "$MOAT" session "$@"; }
-cleanup() { for n in "$N-t" "$N-i" "$N-s" "$N-w"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done; }
+cleanup() { for n in "$N-t" "$N-i" "$N-s" "$N-w" "$N-c"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done; }
 trap cleanup EXIT
 state() { # NAME -> "state end_reason"
 	ms ls --json | python3 -c "import json,sys
@@ -50,8 +50,35 @@ t_match "--idle: ls says it in words" "$N-i +dead .*idle: no command for 1500ms"
 # --- stop, and a limit of the session's
 ms create --name "$N-s" >/dev/null && ms stop "$N-s"
 t_eq "stop: ls says stopped" "dead stopped" "$(state "$N-s")"
-ms create --name "$N-w" --time 2s >/dev/null
+# A session stopped while a busy command runs: the CPU time it reports
+# (end.json, session.end) holds that command's, which the command itself
+# wrote down as it spun (its /proc/PID/stat, fields 14 and 15, to two files
+# in turn: one is whole whenever the stop lands).
+ms create --name "$N-c" --audit "$MOAT_TDIR/c.log" --json >c.json
+cws=$(json c.json 'j["workspace"]')
+ms exec "$N-c" --detach -- sh -c 'while :; do for f in a b; do read -r st </proc/$$/stat; echo "$st" >/workspace/$f; done; done' >/dev/null
+for _ in $(seq 100); do [ -s "$cws/a" ] && [ -s "$cws/b" ] && break; sleep 0.1; done
+sleep 1
+ms stop "$N-c"
+spun=$(cat "$cws/a" "$cws/b" | awk -v hz="$(getconf CLK_TCK)" 'NF > 15 { ms = ($14 + $15) * 1000 / hz; if (ms > max) max = ms } END { print int(max) }')
+end_cpu=$(json "$(json c.json 'j["state_dir"]')/end.json" 'j.get("cpu_ms")')
+log_cpu=$(tail -1 c.log | python3 -c 'import json,sys; e=json.load(sys.stdin); print(e["type"], e.get("cpu_ms"))')
+if [ "$spun" -gt 0 ] && [ "$end_cpu" != None ] && [ "$end_cpu" -ge "$spun" ]; then
+	t_ok "stop during a busy command: end.json's cpu_ms ($end_cpu) holds the command's ($spun)"
+else
+	t_fail "stop during a busy command: end.json's cpu_ms holds the command's" "cpu_ms $end_cpu, the command $spun"
+fi
+t_eq "stop during a busy command: session.end has the same cpu_ms" "session.end $end_cpu" "$log_cpu"
+
+ms create --name "$N-w" --time 2s --json >w.json
 wait_dead "$N-w"
+# A limit SIGKILLs the init: what it had not reaped, the kernel reaps
+# uncounted, so without a cgroup to count the CPU time none is given
+# (whether this host gives this user a cgroup, a run says).
+"$MOAT" run --result cg.json -- true
+if [ "$(json cg.json 'j["isolation"]["cgroup"]')" = none ]; then want=None; else want=True; fi
+t_eq "limits.wall passed: end.json's cpu_ms is the cgroup's, or null without one" "$want" \
+	"$(json "$(json w.json 'j["state_dir"]')/end.json" 'j["cpu_ms"] if j["cpu_ms"] is None else isinstance(j["cpu_ms"], int)')"
 t_eq "limits.wall passed: ls says a limit ended it" "dead limit" "$(state "$N-w")"
 t_match "limits.wall passed: ls names it" "$N-w +dead .*limit: wall" "$(ms ls)"
 
