@@ -25,14 +25,16 @@ wait_dead() {
 }
 
 # --- --ttl: a hard end, whatever runs
-ms create --name "$N-t" --ttl 3s --audit "$MOAT_TDIR/t.log" >/dev/null 2>err
+# 10 s, not less: on a loaded machine create and the first exec alone
+# can take seconds, and the check below must see the session alive.
+ms create --name "$N-t" --ttl 10s --audit "$MOAT_TDIR/t.log" >/dev/null 2>err
 t_eq "create --ttl: exit 0" "0 " "$? $(cat err)"
 secs="96$$"
 ms exec "$N-t" --detach -- sleep "$secs" >/dev/null
 t_eq "--ttl: the session runs before its time" "running" "$(state "$N-t" | cut -d' ' -f1)"
 wait_dead "$N-t"
 t_eq "--ttl: the session ends; ls says why" "dead ttl" "$(state "$N-t")"
-t_match "--ttl: ls says it in words" "$N-t +dead .*ttl: its time to live \(3s\) passed" "$(ms ls)"
+t_match "--ttl: ls says it in words" "$N-t +dead .*ttl: its time to live \(10s\) passed" "$(ms ls)"
 t_eq "--ttl: what ran in it is gone" "" "$(pgrep -f "sleep $secs")"
 t_eq "--ttl: the audit log ends with session.end, reason ttl" "session.end ttl" \
 	"$(tail -1 t.log | python3 -c 'import json,sys; e=json.load(sys.stdin); print(e["type"], e.get("reason"))')"
