@@ -102,26 +102,40 @@ char *moat__keeper_end_json(const char *reason, const char *limit, int64_t t, in
 	return s;
 }
 
-void moat__keeper_lifetime_write_end(moat_keeper_lifetime_state *lt, const char *limit_hit, int64_t cpu_ms)
+static void write_end_file(moat_keeper_lifetime_state *lt, const char *limit_hit, int64_t cpu_ms)
 {
-	if (lt->end_dir < 0)
-		return;
 	const char *reason = lt->reason[0] ? lt->reason : limit_hit && limit_hit[0] ? MOAT_END_LIMIT : MOAT_END_ENDED;
 	/* The limit that ended it, when a limit did, whoever noticed first. */
 	_cleanup_free_ char *s = moat__keeper_end_json(reason, lt->reason[0] ? NULL : limit_hit, (int64_t)time(NULL),
 							       cpu_ms);
-	if (s) {
+	if (!s)
+		return;
+	(void)unlinkat(lt->end_dir, "end.json.new", 0);
+	int fd = openat(lt->end_dir, "end.json.new", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	bool ok = moat__write_all(fd, s, strlen(s)) >= 0 && moat__write_all(fd, "\n", 1) >= 0;
+	close(fd);
+	if (ok)
+		(void)renameat(lt->end_dir, "end.json.new", lt->end_dir, "end.json");
+	else
 		(void)unlinkat(lt->end_dir, "end.json.new", 0);
-		int fd = openat(lt->end_dir, "end.json.new", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0) {
-			bool ok = moat__write_all(fd, s, strlen(s)) >= 0 && moat__write_all(fd, "\n", 1) >= 0;
-			close(fd);
-			if (ok)
-				(void)renameat(lt->end_dir, "end.json.new", lt->end_dir, "end.json");
-			else
-				(void)unlinkat(lt->end_dir, "end.json.new", 0);
-		}
-	}
+}
+
+void moat__keeper_lifetime_write_reason(moat_keeper_lifetime_state *lt)
+{
+	/* Only a reason already known (ttl, idle, a stop): a session a limit
+	 * ended is known to have been only once its sandbox is gone, and an
+	 * early "ended" would be wrong for it. */
+	if (lt->end_dir >= 0 && lt->reason[0])
+		write_end_file(lt, NULL, -1);
+}
+
+void moat__keeper_lifetime_write_end(moat_keeper_lifetime_state *lt, const char *limit_hit, int64_t cpu_ms)
+{
+	if (lt->end_dir < 0)
+		return;
+	write_end_file(lt, limit_hit, cpu_ms);
 	close(lt->end_dir);
 	lt->end_dir = -1;
 }

@@ -41,9 +41,13 @@ int moat__keeper_lifetime_set(moat_keeper_lifetime_state *lt, uint64_t ttl_ms, u
 void moat__keeper_lifetime_activity(moat_keeper_lifetime_state *lt, size_t n_live);
 /* Records reason when none is set (a stop asked by a front). */
 void moat__keeper_lifetime_note(moat_keeper_lifetime_state *lt, const char *reason);
+/* end.json with the reason alone (cpu_ms null) when the reason is known
+ * before the sandbox goes: written before the keeper stops answering, so
+ * a front that finds the session dead finds why. */
+void moat__keeper_lifetime_write_reason(moat_keeper_lifetime_state *lt);
 /* Writes end.json (reason, the limit that ended the sandbox if any, when,
  * and the CPU time of everything that ran in it, or null (cpu_ms < 0)
- * when that is not known) into end_dir, once, replacing it whole. */
+ * when that is not known) into end_dir, replacing it whole, and lets end_dir go. */
 void moat__keeper_lifetime_write_end(moat_keeper_lifetime_state *lt, const char *limit_hit, int64_t cpu_ms);
 void moat__keeper_lifetime_done(moat_keeper_lifetime_state *lt);
 

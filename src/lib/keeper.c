@@ -1006,6 +1006,8 @@ int moat__keeper_main(int setup_fd)
 	k->default_cwd = p ? p->cwd : NULL;
 
 	r = keeper_loop(k, &err);
+	if (k->lifetime_set)
+		moat__keeper_lifetime_write_reason(&k->lt);
 	/* No new client from here on; the sandbox goes, then its folder. */
 	if (k->listen_fd >= 0) {
 		close(k->listen_fd);
