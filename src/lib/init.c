@@ -11,6 +11,7 @@
  * or reach /proc/1/exe (runc CVE-2019-5736). */
 #include "confine.h"
 #include "filetrail.h"
+#include "landlock.h"
 #include "sandbox-internal.h"
 #include "sandbox.h"
 #include "spawnspec.h"
@@ -389,6 +390,31 @@ typedef struct init_state {
 	size_t n_live;
 } init_state;
 
+/* What every command of this sandbox will be confined with, said before
+ * any runs (READY): setup's own layers as in force, and the command's as
+ * moat__confine puts them, from the same inputs. A command whose layers
+ * cannot be put in force does not run (its start fails), so none runs with
+ * less than this. Its STARTED then says what the kernel took. */
+static void command_layers(const init_state *st, moat_isolation *ret)
+{
+	*ret = st->iso;
+	ret->no_new_privs = true;
+	ret->caps_dropped = true;
+	if (st->seccomp.insns) {
+		ret->seccomp = true;
+		snprintf(ret->seccomp_profile, sizeof(ret->seccomp_profile), "%s", st->seccomp.profile);
+		ret->seccomp_rules = st->seccomp.rules;
+	}
+	ret->landlock_abi = 0;
+	int abi = moat__landlock_abi();
+	_cleanup_free_ moat_ll_plan *plan = abi > 0 ? calloc(1, sizeof(*plan)) : NULL;
+	moat_error e = {0};
+	if (plan && moat__landlock_plan(st->a->config, abi, plan, &e) == 0) {
+		ret->landlock_abi = plan->abi;
+		moat__landlock_describe(plan, ret->landlock_rules, sizeof(ret->landlock_rules));
+	}
+}
+
 static command *find_command(init_state *st, int id)
 {
 	for (size_t i = 0; i < MOAT_SANDBOX_MAX_COMMANDS; i++)
@@ -697,12 +723,15 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 	 * SPAWN is already queued), where one more message would wake it
 	 * once more for nothing: on a loaded host every wake-up of its waits
 	 * for a time slice. */
-	if (a->say_ready)
-		moat__ctl_send(ctl, MOAT_CTL_READY, 0, 0, NULL);
-	/* After READY: a session's creator goes on meanwhile, and a run's
-	 * command needs it next anyway. A failure is each command's to
+	/* Compiled before READY: the layers READY reports are those of the
+	 * filter every command will load. A failure is each command's to
 	 * report (command_child). */
 	(void)moat__seccomp_compile(a->config, &st.seccomp, &st.seccomp_err);
+	if (a->say_ready) {
+		moat_isolation planned;
+		command_layers(&st, &planned);
+		moat__ctl_send_data(ctl, MOAT_CTL_READY, 0, 0, &planned, sizeof(planned));
+	}
 	sigemptyset(&st.nondefault);
 	for (int sig = 1; sig < NSIG; sig++) {
 		struct sigaction sa;

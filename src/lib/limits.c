@@ -369,6 +369,12 @@ static void take_stats(moat_run_limits *rl, moat_result *r, bool peek, moat_cgro
 	}
 }
 
+void moat__limits_describe(moat_run_limits *rl, moat_isolation *iso)
+{
+	if (rl)
+		moat__cgroup_describe(rl->cg, iso);
+}
+
 bool moat__limits_report(moat_run_limits *rl, const moat_limits *lim, moat_result *r)
 {
 	if (!rl)

@@ -62,6 +62,8 @@ void moat__limits_set_busy(moat_run_limits *rl, bool busy);
 /* killed_for_limit: the supervisor already ended the run for a reason of
  * its own (wall, output, or a check above); that reason stands. */
 void moat__limits_account(moat_run_limits *rl, const moat_limits *lim, moat_result *r, bool killed_for_limit);
+/* Says in iso which cgroup the sandbox runs in (nothing without one). */
+void moat__limits_describe(moat_run_limits *rl, moat_isolation *iso);
 /* What a sandbox that lives on (a keeper's) reports at one command's end:
  * r's isolation (cgroup), enforced, limits_note, cpu and memory peak, the
  * cgroup's figures so far. No verdict. True when the CPU time is the

@@ -323,11 +323,32 @@ static void start_trail(moat_sandbox *sb, int fd)
 	sb->trails[sb->n_trails++] = t;
 }
 
+/* The init's own report of the layers in force in the sandbox and on its
+ * commands (READY: what each will get; STARTED: what this one got). */
+static void take_layers(moat_sandbox *sb, const moat_ctl_msg *m)
+{
+	moat_isolation in;
+	memcpy(&in, m->text, sizeof(in));
+	moat_isolation *iso = &sb->r.isolation;
+	iso->rootfs_readonly = in.rootfs_readonly;
+	iso->proc_masked = in.proc_masked;
+	iso->no_new_privs = in.no_new_privs;
+	iso->caps_dropped = in.caps_dropped;
+	iso->seccomp = in.seccomp;
+	memcpy(iso->seccomp_profile, in.seccomp_profile, sizeof(iso->seccomp_profile));
+	iso->seccomp_rules = in.seccomp_rules;
+	iso->landlock_abi = in.landlock_abi;
+	memcpy(iso->landlock_rules, in.landlock_rules, sizeof(iso->landlock_rules));
+}
+
 static void handle_msg(moat_sandbox *sb, const moat_ctl_msg *m, int fd)
 {
 	sb_command *cmd = m->type == MOAT_CTL_FD ? find_command(sb, (uint32_t)m->a) : find_command(sb, (uint32_t)m->b);
 	switch (m->type) {
 	case MOAT_CTL_READY:
+		/* What each command will be confined with, before any runs:
+		 * a session's report (session.start) says it. */
+		take_layers(sb, m);
 		sb->ready = true;
 		break;
 	case MOAT_CTL_SETUP_ERROR:
@@ -368,20 +389,7 @@ static void handle_msg(moat_sandbox *sb, const moat_ctl_msg *m, int fd)
 		cmd->state = CMD_LIVE;
 		cmd->start_answered = true;
 		sb->n_live++;
-		{
-			moat_isolation in;
-			memcpy(&in, m->text, sizeof(in));
-			moat_isolation *iso = &sb->r.isolation;
-			iso->rootfs_readonly = in.rootfs_readonly;
-			iso->proc_masked = in.proc_masked;
-			iso->no_new_privs = in.no_new_privs;
-			iso->caps_dropped = in.caps_dropped;
-			iso->seccomp = in.seccomp;
-			memcpy(iso->seccomp_profile, in.seccomp_profile, sizeof(iso->seccomp_profile));
-			iso->seccomp_rules = in.seccomp_rules;
-			iso->landlock_abi = in.landlock_abi;
-			memcpy(iso->landlock_rules, in.landlock_rules, sizeof(iso->landlock_rules));
-		}
+		take_layers(sb, m);
 		/* A sandbox that ends with its first command is that command's
 		 * run: its session.start says how the command was confined
 		 * and, without the trail, that it was executed. */
@@ -737,6 +745,8 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		goto fail;
 	}
 	if (sb->opts.audit && !sb->opts.ends_with_first_command) {
+		/* The cgroup every command runs in is the sandbox's, made by now. */
+		moat__limits_describe(sb->lim, &sb->r.isolation);
 		moat__audit_run_started(sb->opts.audit, config, &sb->r.isolation, 0, false);
 		sb->session_logged = true;
 	}
