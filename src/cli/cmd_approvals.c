@@ -46,11 +46,14 @@ static int fail_err(const char *what, const moat_error *err)
 }
 
 /* Sends body to one session's keeper. -ENOTSUP: a keeper of an older moat,
- * which holds no approvals. */
+ * which holds no approvals. -ESRCH: its keeper went away since the session
+ * was listed (the session ended meanwhile): it holds nothing any more. */
 static int ask_one(const moat_session_info *s, json_t *body, json_t **ret, moat_error *err)
 {
 	moat_keeper *k = NULL;
 	int r = moat_keeper_connect(s->socket, &k, err);
+	if (r == -ENOENT || r == -ECONNREFUSED)
+		return -ESRCH;
 	if (r < 0)
 		return r;
 	r = moat_keeper_approvals(k, body, ret, err);
@@ -203,7 +206,7 @@ static int cmd_list(int argc, char **argv, bool leases)
 		json_t *ans = NULL;
 		moat_error err = {0};
 		int rr = ask_one(&ss[i], req, &ans, &err);
-		if (rr == -ENOTSUP)
+		if (rr == -ENOTSUP || rr == -ESRCH)
 			continue;
 		if (rr < 0) {
 			char buf[MOAT_ERROR_MAX + 64];
@@ -270,7 +273,7 @@ static int decide(const char *what, const char *id, json_t *req)
 		json_t *ans = NULL;
 		moat_error err = {0};
 		r = ask_one(&ss[i], req, &ans, &err);
-		if (r == -ENOENT || r == -ENOTSUP)
+		if (r == -ENOENT || r == -ENOTSUP || r == -ESRCH)
 			continue;
 		if (r < 0)
 			return fail_err(what, &err);
