@@ -38,6 +38,9 @@
 /* Exec attempts held back before session.start (a PATH search makes one
  * per directory). */
 #define TRAIL_PENDING_MAX 32
+/* The auxiliary vector kept of a held exec (a few hundred bytes on every
+ * architecture; one longer is not compared, so never folded into). */
+#define TRAIL_AUXV_MAX 1024
 /* How long the thread waits for session.start before writing anyway. */
 #define TRAIL_START_WAIT_S 10
 
@@ -336,6 +339,10 @@ struct moat_filetrail {
 	uint64_t held_addr;
 	dev_t held_dev;
 	ino_t held_ino;
+	/* /proc/PID/auxv then: the kernel's copy of the vector its exec
+	 * gave the program, which only a successful exec replaces */
+	unsigned char held_auxv[TRAIL_AUXV_MAX];
+	size_t held_auxv_len;
 	int fan_fd;      /* fanotify on the sandbox's mounts, or -1 */
 	ino_t pidns;     /* the sandbox's pid namespace */
 	int mem_fd;      /* /proc/PID/mem of mem_pid, cached */
@@ -787,6 +794,27 @@ static void forget_held(moat_filetrail *t)
 	t->held_pid = 0;
 }
 
+/* pid's /proc/PID/auxv into buf (its length; 0 when it cannot be read or
+ * is longer than buf, which compares as nothing known). */
+static size_t auxv_of(pid_t pid, unsigned char *buf, size_t cap)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/auxv", (int)pid);
+	_cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	while (fd >= 0 && len < cap) {
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return 0;
+		if (n == 0)
+			return len;
+		len += (size_t)n;
+	}
+	return 0;
+}
+
 static bool exe_of(pid_t pid, dev_t *ret_dev, ino_t *ret_ino)
 {
 	char p[64];
@@ -802,11 +830,21 @@ static bool exe_of(pid_t pid, dev_t *ret_dev, ino_t *ret_ino)
 /* Called at an exec notification of pid, before it goes on: did pid's
  * previous exec (held back) replace its program? A successful execve gives
  * the process a new memory map, and a descriptor opened on /proc/PID/mem
- * before it then reads nothing (the old map has no users left); a failed
- * one leaves the map, and the program, as they were. Either sign of a
- * change means it ran. Without a held exec of this pid, there is nothing
- * to fold into: true. */
-static bool previous_exec_ran(moat_filetrail *t, pid_t pid)
+ * before it then reads nothing once the old map has no users left; a
+ * failed one leaves the map, and the program, as they were. But the old
+ * map may still have a user for a moment after a successful exec: anyone
+ * who was reading /proc/PID/stat, status or cmdline (ps, a monitor, this
+ * trail's own fanotify side) holds it while it reads, and on a loaded
+ * machine that reader may be descheduled long enough for the new program
+ * to exec again. So a readable old map alone is no proof the exec failed:
+ * the kernel's copy of the auxiliary vector (/proc/PID/auxv, cur: read now,
+ * while pid is stopped in this call) is compared too. Only a successful
+ * exec writes it, and a new one differs (the stack, the vDSO and the
+ * AT_RANDOM bytes' address move with every exec under ASLR, which the
+ * sandbox cannot turn off: seccomp.c filters personality). Any sign of a
+ * change means it ran. Without a held exec of this pid, there is nothing to
+ * fold into: true. */
+static bool previous_exec_ran(moat_filetrail *t, pid_t pid, const unsigned char *cur, size_t cur_len)
 {
 	if (t->held_fd < 0 || t->held_pid != pid)
 		return true;
@@ -815,20 +853,24 @@ static bool previous_exec_ran(moat_filetrail *t, pid_t pid)
 	dev_t dev;
 	ino_t ino;
 	bool same_exe = exe_of(pid, &dev, &ino) && dev == t->held_dev && ino == t->held_ino;
-	return !(same_mm && same_exe);
+	bool same_auxv = cur_len && cur_len == t->held_auxv_len && memcmp(cur, t->held_auxv, cur_len) == 0;
+	return !(same_mm && same_exe && same_auxv);
 }
 
 /* Keeps what previous_exec_ran() needs of this exec: the descriptor on the
  * memory the path was just read from (taken from the cache), its address,
- * the program running now. */
-static void remember_exec(moat_filetrail *t, pid_t pid, uint64_t addr)
+ * the program running now and its auxiliary vector (auxv: read before
+ * the exec was let go on). */
+static void remember_exec(moat_filetrail *t, pid_t pid, uint64_t addr, const unsigned char *auxv, size_t auxv_len)
 {
 	forget_held(t);
-	if (t->mem_fd < 0 || t->mem_pid != pid || !exe_of(pid, &t->held_dev, &t->held_ino))
+	if (t->mem_fd < 0 || t->mem_pid != pid || !auxv_len || !exe_of(pid, &t->held_dev, &t->held_ino))
 		return;
 	t->held_fd = TAKE_FD(t->mem_fd);
 	t->held_pid = pid;
 	t->held_addr = addr;
+	memcpy(t->held_auxv, auxv, auxv_len);
+	t->held_auxv_len = auxv_len;
 }
 
 static void wait_session_started(moat_filetrail *t)
@@ -1664,7 +1706,9 @@ static void handle(moat_filetrail *t)
 	}
 	/* Looked at while the caller is still stopped in this call, so that
 	 * its previous exec has settled and this one has not begun. */
-	bool prev_ran = is_exec && holding ? previous_exec_ran(t, (pid_t)req.pid) : true;
+	unsigned char auxv[TRAIL_AUXV_MAX];
+	size_t auxv_len = is_exec && holding ? auxv_of((pid_t)req.pid, auxv, sizeof(auxv)) : 0;
+	bool prev_ran = is_exec && holding ? previous_exec_ran(t, (pid_t)req.pid, auxv, auxv_len) : true;
 	/* The memory read is only trusted if the task is still the one that
 	 * made the call: a recycled pid would have been another process. */
 	bool valid = ioctl(t->fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) == 0;
@@ -1674,7 +1718,8 @@ static void handle(moat_filetrail *t)
 		gate_answer(t, req.id, verdict);
 	if (is_exec) {
 		if (holding)
-			remember_exec(t, (pid_t)req.pid, k == K_EXECVEAT ? req.data.args[1] : req.data.args[0]);
+			remember_exec(t, (pid_t)req.pid, k == K_EXECVEAT ? req.data.args[1] : req.data.args[0], auxv,
+				      auxv_len);
 		else
 			forget_held(t);
 		forget_mem(t); /* the process is about to get a new mm */

@@ -228,6 +228,7 @@ struct moat_keeper {
 	unsigned version;
 	char id[MOAT_KEEPER_ID_LEN];
 	pid_t pid;
+	unsigned timeout_s; /* each call's bound (0: none) */
 };
 
 const char *moat_keeper_sandbox_id(const moat_keeper *k) { return k->id; }
@@ -242,15 +243,44 @@ void moat_keeper_close(moat_keeper *k)
 	free(k);
 }
 
+/* The socket's send and receive timeouts (0: none). */
+static int set_timeouts(int fd, unsigned seconds)
+{
+	struct timeval tv = {.tv_sec = (time_t)seconds};
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* A send or receive that ran out of its timeout (a blocking socket says
+ * EAGAIN): ETIMEDOUT in words; any other result unchanged. */
+static int timed_out(int r, unsigned seconds, const char *what, moat_error *err)
+{
+	if (r != -EAGAIN && r != -EWOULDBLOCK)
+		return r;
+	return moat_error_set(err, ETIMEDOUT, "keeper: no answer to %s within %u s", what, seconds);
+}
+
+int moat_keeper_set_timeout(moat_keeper *k, unsigned seconds, moat_error *err)
+{
+	int r = set_timeouts(k->fd, seconds);
+	if (r < 0)
+		return moat_error_errno(err, -r, "keeper socket: set its timeout");
+	k->timeout_s = seconds;
+	return 0;
+}
+
 /* Sends req and receives the answer with its tag into *ans (an error
  * answer becomes the return value, its message in err). */
 static int call(moat_keeper *k, moat_keeper_msg *req, const int *fds, size_t n_fds, moat_keeper_msg *ans,
 		int *ret_fd, moat_error *err)
 {
 	req->tag = ++k->tag;
+	const char *what = moat_keeper_msg_type_to_string(req->type);
 	int r = moat__keeper_send(k->fd, req, fds, n_fds, err);
 	if (r < 0)
-		return r;
+		return timed_out(r, k->timeout_s, what, err);
 	for (;;) {
 		int got[3];
 		size_t n = 0;
@@ -258,6 +288,8 @@ static int call(moat_keeper *k, moat_keeper_msg *req, const int *fds, size_t n_f
 		r = moat__keeper_recv(k->fd, ans, got, 3, &n, err);
 		if (r < 0) {
 			moat_keeper_msg_done(ans);
+			if (r == -EAGAIN || r == -EWOULDBLOCK)
+				return timed_out(r, k->timeout_s, what, err);
 			return moat_error_wrap(err, "keeper");
 		}
 		if (ans->tag != req->tag && ans->type != MOAT_KEEPER_ERROR) {
@@ -296,8 +328,17 @@ int moat_keeper_connect(const char *path, moat_keeper **ret, moat_error *err)
 	if (!k)
 		return moat_error_set(err, ENOMEM, "out of memory");
 	k->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (k->fd < 0 || connect(k->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
+	/* Bounded, so that a stopped keeper (its listen queue full, or its
+	 * hello never sent) cannot hold the caller forever. */
+	int e = k->fd < 0 ? errno : -set_timeouts(k->fd, MOAT_KEEPER_HELLO_TIMEOUT_S);
+	if (e == 0 && connect(k->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		e = errno;
+	if (e == EAGAIN || e == EWOULDBLOCK) {
+		moat_keeper_close(k);
+		return moat_error_set(err, ETIMEDOUT, "keeper socket %s: not taken within %d s", path,
+				      MOAT_KEEPER_HELLO_TIMEOUT_S);
+	}
+	if (e) {
 		moat_keeper_close(k);
 		return moat_error_errno(err, e, "keeper socket %s: connect", path);
 	}
@@ -313,7 +354,10 @@ int moat_keeper_connect(const char *path, moat_keeper **ret, moat_error *err)
 		r = moat__keeper_recv(k->fd, &a, got, 3, &n, err);
 		for (size_t i = 0; i < n; i++)
 			close(got[i]);
-		if (r >= 0 && a.type == MOAT_KEEPER_ERROR)
+		if (r == -EAGAIN || r == -EWOULDBLOCK)
+			r = moat_error_set(err, ETIMEDOUT, "keeper socket %s: no hello within %d s", path,
+					   MOAT_KEEPER_HELLO_TIMEOUT_S);
+		else if (r >= 0 && a.type == MOAT_KEEPER_ERROR)
 			r = moat_error_set_said(err, a.error_errno ? a.error_errno : EPROTO, "keeper: %s",
 						a.message ? a.message : "error");
 		else if (r >= 0 && (a.type != MOAT_KEEPER_HELLO || a.n_versions))
@@ -323,9 +367,14 @@ int moat_keeper_connect(const char *path, moat_keeper **ret, moat_error *err)
 			k->version = a.version;
 			k->pid = a.pid;
 			snprintf(k->id, sizeof(k->id), "%s", a.sandbox);
+			/* Past the hello, a call waits as long as its command
+			 * (a wait on a long run), unless the caller bounds it. */
+			if (set_timeouts(k->fd, 0) < 0)
+				r = moat_error_errno(err, errno, "keeper socket %s: clear its timeout", path);
 		}
 		moat_keeper_msg_done(&a);
-	}
+	} else
+		r = timed_out(r, (unsigned)MOAT_KEEPER_HELLO_TIMEOUT_S, "hello", err);
 	if (r < 0) {
 		moat_keeper_close(k);
 		return r;

@@ -106,8 +106,20 @@ int moat_keeper_start(const char *policy_yaml, const moat_keeper_start_opts *opt
  * caller at a time (open several to wait on several commands at once). */
 typedef struct moat_keeper moat_keeper;
 
-/* Connects to the socket and says hello. */
+/* How long a connect waits for the keeper's hello (and for a full listen
+ * queue to take it). A keeper that does not answer in that time is stopped
+ * or hung, not slow: its loop answers a hello at once, and seconds leave
+ * room for a machine under heavy load. */
+#define MOAT_KEEPER_HELLO_TIMEOUT_S 10
+
+/* Connects to the socket and says hello; ETIMEDOUT when the keeper does
+ * not answer within MOAT_KEEPER_HELLO_TIMEOUT_S. Later calls wait as long
+ * as the keeper takes, unless moat_keeper_set_timeout bounds them. */
 int moat_keeper_connect(const char *socket_path, moat_keeper **ret, moat_error *err);
+/* Bounds each later call's send and answer to seconds (0: no bound); a
+ * call that runs out fails with ETIMEDOUT, and the connection is then of
+ * no further use (a late answer may still come): close it. */
+int moat_keeper_set_timeout(moat_keeper *k, unsigned seconds, moat_error *err);
 void moat_keeper_close(moat_keeper *k);
 static inline void moat_keeper_closep(moat_keeper **k) { moat_keeper_close(*k); }
 #define _cleanup_keeper_ _cleanup_(moat_keeper_closep)

@@ -148,11 +148,20 @@ static void probe(moat_session_info *s, bool stopped, int dfd, moat_keeper **kee
 {
 	moat_keeper *k = NULL;
 	moat_error err = {0};
-	s->running = moat_keeper_connect(s->socket, &k, &err) == 0 && strcmp(moat_keeper_sandbox_id(k), s->id) == 0;
+	int r = moat_keeper_connect(s->socket, &k, &err);
+	s->running = r == 0 && strcmp(moat_keeper_sandbox_id(k), s->id) == 0;
 	if (s->running && keep && !*keep)
 		*keep = TAKE_PTR(k);
 	moat_keeper_close(k);
 	s->reason[0] = '\0';
+	/* A keeper that took the connection but said nothing is alive (its
+	 * socket is there, its queue took us): stopped or hung, not ended. */
+	s->unanswered = r == -ETIMEDOUT;
+	if (s->unanswered) {
+		s->running = true;
+		snprintf(s->reason, sizeof(s->reason), "not answering: %s", err.msg);
+		return;
+	}
 	if (s->running)
 		return;
 	read_end(dfd, s);
@@ -311,6 +320,11 @@ int moat_session_find_connected(const char *key, moat_session_info *ret, moat_ke
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(v[i].id, key) == 0 || (v[i].name[0] && strcmp(v[i].name, key) == 0)) {
 			*ret = v[i];
+			/* Alive but silent: no connection to hand over. */
+			if (ret_k && ret->unanswered) {
+				moat_keeper_close(k);
+				return moat_error_set(err, ETIMEDOUT, "session %s: %s", ret->id, ret->reason);
+			}
 			/* k is that session's: the only one that matched. */
 			if (ret_k && ret->running)
 				*ret_k = TAKE_PTR(k);

@@ -51,6 +51,9 @@ typedef struct moat_session_info {
 	 * reason: ttl, idle, stopped, limit, ended), or "" when it said
 	 * nothing (killed) */
 	char end_reason[16];
+	/* running, but its keeper did not answer a hello in time (stopped or
+	 * hung): reason says so; a call to it will fail, not wait forever */
+	bool unanswered;
 } moat_session_info;
 
 /* The workspace a session is created with: host_path is bound read-write

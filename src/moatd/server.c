@@ -1769,20 +1769,55 @@ static void do_session_audit(srv *s, struct evhttp_request *req, conn *cn, const
 
 /* --- approvals: each running session's keeper holds its own queue */
 
-/* Asks one session's keeper; -ENOTSUP when it holds no queue. */
+/* How long moatd waits on a session's keeper for an approvals answer: a
+ * keeper answers from its loop at once, so a keeper silent this long is
+ * stopped or hung; seconds, so that a loaded machine is not mistaken for
+ * one. (moatd serves one request at a time meanwhile.) */
+#define MOATD_KEEPER_ASK_S 10
+
+/* Asks one session's keeper. -ENOTSUP: it holds no queue; -ESRCH: it is
+ * gone (its session ended, so it holds nothing). Any other error: it could
+ * not be asked (stopped, hung, overloaded), which says nothing about what
+ * it holds, so the caller must not take it for "holds none". */
 static int keeper_ask(const moat_session_info *v, json_t *body, json_t **ret, moat_error *err)
 {
+	if (v->unanswered)
+		return moat_error_set(err, ETIMEDOUT, "%s", v->reason);
 	_cleanup_keeper_ moat_keeper *k = NULL;
 	int r = moat_keeper_connect(v->socket, &k, err);
+	if (r == -ENOENT || r == -ECONNREFUSED)
+		return moat_error_set(err, ESRCH, "session %s: not running", v->id);
 	if (r < 0)
 		return r;
 	if (strcmp(moat_keeper_sandbox_id(k), v->id) != 0)
 		return moat_error_set(err, ESRCH, "session %s: not running", v->id);
+	if ((r = moat_keeper_set_timeout(k, MOATD_KEEPER_ASK_S, err)) < 0)
+		return r;
 	r = moat_keeper_approvals(k, body, ret, err);
 	if (r < 0 && (err->code == ENOTSUP || strstr(err->msg, "no approval queue") ||
 		      strstr(err->msg, "unknown message type 'approvals'")))
 		return -ENOTSUP;
 	return r;
+}
+
+/* "ID (why), ID (why)": the sessions in v that could not be asked, for a
+ * 503's message; NULL when out of memory. */
+static char *unreachable_words(json_t *ids, json_t *whys)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	if (!f)
+		return NULL;
+	size_t i;
+	json_t *id;
+	json_array_foreach(ids, i, id) fprintf(f, "%s%s (%.160s)", i ? ", " : "", json_string_value(id),
+					       json_string_value(json_array_get(whys, i)) ?: "?");
+	if (fclose(f) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
 }
 
 /* The running sessions whose approvals the caller may see (a viewer: all;
@@ -1846,12 +1881,23 @@ static void do_approvals_list(srv *s, struct evhttp_request *req, const caller *
 	evhttp_clear_headers(&params);
 	if (rc < 0)
 		return;
+	/* A keeper that cannot be asked is named in unreachable, never left
+	 * out quietly: an empty list must mean that nothing waits. */
 	json_t *all = json_array(), *body = json_pack("{s:s}", "op", "ls");
-	for (size_t i = 0; all && body && i < n; i++) {
+	json_t *unreach = json_array(), *whys = json_array();
+	for (size_t i = 0; all && body && unreach && whys && i < n; i++) {
 		json_t *ans = NULL;
 		moat_error err = {0};
-		if (!v[i].running || keeper_ask(&v[i], body, &ans, &err) < 0)
+		if (!v[i].running)
 			continue;
+		int r = keeper_ask(&v[i], body, &ans, &err);
+		if (r == -ENOTSUP || r == -ESRCH)
+			continue;
+		if (r < 0) {
+			json_array_append_new(unreach, json_string(v[i].id));
+			json_array_append_new(whys, json_string(err.msg));
+			continue;
+		}
 		size_t k;
 		json_t *it;
 		json_array_foreach(json_object_get(ans, "approvals"), k, it) {
@@ -1862,11 +1908,26 @@ static void do_approvals_list(srv *s, struct evhttp_request *req, const caller *
 		json_decref(ans);
 	}
 	json_decref(body);
-	if (!all) {
+	if (!all || !unreach || !whys) {
+		json_decref(all);
+		json_decref(unreach);
+		json_decref(whys);
 		reply_error(s, req, 500, NULL, "out of memory");
 		return;
 	}
-	reply_json(s, req, 200, json_pack("{s:o}", "approvals", all));
+	/* ?session= names one session: when it could not be read there is no
+	 * list to give. */
+	if (only && json_array_size(unreach)) {
+		_cleanup_free_ char *w = unreachable_words(unreach, whys);
+		json_decref(all);
+		json_decref(unreach);
+		json_decref(whys);
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+		reply_error(s, req, 503, NULL, "approvals: session %s did not answer", w ? w : "?");
+		return;
+	}
+	json_decref(whys);
+	reply_json(s, req, 200, json_pack("{s:o, s:o}", "approvals", all, "unreachable", unreach));
 }
 
 /* POST /v1/approvals/{id}: the decision goes to the keeper that holds id,
@@ -1890,13 +1951,22 @@ static void do_approval_decide(srv *s, struct evhttp_request *req, const caller 
 		return;
 	}
 	json_t *ls = json_pack("{s:s}", "op", "ls");
-	for (size_t i = 0; ls && i < n; i++) {
+	/* The sessions whose keepers could not be asked, and why: any of them
+	 * may hold id, so not finding it elsewhere is no 404. */
+	json_t *unreach = json_array(), *whys = json_array();
+	for (size_t i = 0; ls && unreach && whys && i < n; i++) {
 		json_t *ans = NULL;
 		moat_error e = {0};
 		/* Only the keeper that holds id is told: another (a keeper of
 		 * another moat's, on a shared host) is not sent a decision. */
-		if (keeper_ask(&v[i], ls, &ans, &e) < 0)
+		int r = keeper_ask(&v[i], ls, &ans, &e);
+		if (r == -ENOTSUP || r == -ESRCH)
 			continue;
+		if (r < 0) {
+			json_array_append_new(unreach, json_string(v[i].id));
+			json_array_append_new(whys, json_string(e.msg));
+			continue;
+		}
 		bool holds = false;
 		size_t k;
 		json_t *it;
@@ -1906,12 +1976,24 @@ static void do_approval_decide(srv *s, struct evhttp_request *req, const caller 
 		ans = NULL;
 		if (!holds)
 			continue;
-		int r = keeper_ask(&v[i], kreq, &ans, &e);
+		r = keeper_ask(&v[i], kreq, &ans, &e);
 		if (r == -ENOTSUP || r == -ENOENT || r == -ESRCH)
 			continue;
 		if (r < 0) {
 			json_decref(kreq);
 			json_decref(ls);
+			json_decref(unreach);
+			json_decref(whys);
+			if (r != -EINVAL && r != -E2BIG && r != -EALREADY && r != -ENOMEM) {
+				/* It answered the list, then not the decision:
+				 * whether it took it, only its log can say. */
+				evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+				reply_error(s, req, 503, NULL,
+					    "approval %s: session %s did not answer the decision (%s); list the "
+					    "approvals to see whether it still waits",
+					    id, v[i].id, e.msg);
+				return;
+			}
 			/* The keeper names the field ("approvals.for_ms: ..."). */
 			reply_error(s, req, r == -EINVAL || r == -E2BIG ? 400 : 500, NULL, "%s", e.msg);
 			return;
@@ -1933,11 +2015,31 @@ static void do_approval_decide(srv *s, struct evhttp_request *req, const caller 
 		json_object_set_new(ans, "by", json_string(c->identity));
 		json_decref(kreq);
 		json_decref(ls);
+		json_decref(unreach);
+		json_decref(whys);
 		reply_json(s, req, 200, ans);
 		return;
 	}
 	json_decref(kreq);
 	json_decref(ls);
+	if (!unreach || !whys) {
+		json_decref(unreach);
+		json_decref(whys);
+		reply_error(s, req, 500, NULL, "out of memory");
+		return;
+	}
+	if (json_array_size(unreach)) {
+		_cleanup_free_ char *w = unreachable_words(unreach, whys);
+		json_decref(unreach);
+		json_decref(whys);
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "1");
+		reply_error(s, req, 503, NULL,
+			    "approval %s: not held by the sessions that answered, and session %s did not answer", id,
+			    w ? w : "?");
+		return;
+	}
+	json_decref(unreach);
+	json_decref(whys);
 	reply_error(s, req, 404, NULL, "approval %s: no running session you may see holds it", id);
 }
 

@@ -21,7 +21,9 @@ tcode() {
 		${1+--data-binary "$1"}
 }
 DPID=""
+kpid=""
 cleanup() {
+	[ -n "$kpid" ] && kill -CONT "$kpid" 2>/dev/null
 	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
 	for s in $("$MOAT" session ls --json 2>/dev/null | python3 -c "
 import json,sys
@@ -45,11 +47,14 @@ agent $(hash "$TB") bob
 viewer $(hash "$TV") dash
 operator $(hash "$TO") ops
 EOT
-# alice's ceiling lets her bind the stand-in's folder, and nothing more.
+# alice's ceiling lets her bind the stand-in's folder, and a wall clock
+# long enough for a push held while the steps below run (see POL).
 cat >alice.yaml <<EOT
 version: 1
 filesystem:
   read_only: ["$MOAT_TDIR/bin"]
+limits:
+  wall: 10m
 EOT
 cat >moatd.yaml <<EOT
 tokens: $MOAT_TDIR/tokens
@@ -61,7 +66,10 @@ EOT
 DPID=$!
 for _ in $(seq 100); do curl -s --unix-socket "$SOCK" http://m/v1/health >/dev/null 2>&1 && break; sleep 0.1; done
 
-POL="{\"version\":1,\"filesystem\":{\"read_only\":[\"$MOAT_TDIR/bin:/opt/gate\"]},\"exec\":{\"approve\":[{\"path\":\"/opt/gate/git\",\"args\":[\"push\",\"*\"]}]},\"approvals\":{\"timeout\":\"120s\"}}"
+# The profile's 10 s wall would end a push held longer than that, and with
+# it the session (its approvals withdrawn): on a loaded machine the steps
+# below take longer. The wall outlasts the approvals' own timeout.
+POL="{\"version\":1,\"filesystem\":{\"read_only\":[\"$MOAT_TDIR/bin:/opt/gate\"]},\"exec\":{\"approve\":[{\"path\":\"/opt/gate/git\",\"args\":[\"push\",\"*\"]}]},\"approvals\":{\"timeout\":\"120s\"},\"limits\":{\"wall\":\"10m\"}}"
 st=$(tcode "$TA" POST /v1/sessions "{\"name\":\"$N-a\",\"policy\":$POL}")
 sid=$(jq_ 'j.get("id")' <body)
 t_eq "an agent creates a session whose policy gates git push (within its ceiling)" 201 "$st"
@@ -166,6 +174,23 @@ x=$(push next)
 t_eq "the next push waits again" 1 "$(wait_pending 1)"
 tcode "$TO" GET "/v1/approvals?session=$sid" >/dev/null
 aid2=$(jq_ 'j["approvals"][0]["id"]' <body)
+
+# --- a keeper that does not answer is no "not found": a stopped keeper
+# holds aid2 still, so the decision is 503 naming its session (after the
+# hello's bound, seconds), and the list says which session it could not read.
+tcode "$TO" GET "/v1/sessions/$sid" >/dev/null
+kpid=$(jq_ 'j["keeper_pid"]' <body)
+kill -STOP "$kpid"
+st=$(tcode "$TO" POST "/v1/approvals/$aid2" '{"decision":"deny"}')
+t_eq "a stopped keeper: the decision is 503, naming its session" "503 True" \
+	"$st $(jq_ "'$sid' in j['error'] and 'did not answer' in j['error']" <body)"
+st=$(tcode "$TO" GET /v1/approvals)
+t_eq "a stopped keeper: the list names it unreachable, with none of its approvals" "200 True 0" \
+	"$st $(jq_ "'$sid' in j['unreachable']" <body) $(jq_ "len([a for a in j['approvals'] if a['session']=='$sid'])" <body)"
+kill -CONT "$kpid"
+t_eq "continued, the keeper holds it again" 1 "$(wait_pending 1)"
+t_eq "nothing unreachable once it answers" False \
+	"$(tcode "$TO" GET /v1/approvals >/dev/null; jq_ "'$sid' in j['unreachable']" <body)"
 t_eq "an operator denies with a reason" "200 denied" \
 	"$(tcode "$TO" POST "/v1/approvals/$aid2" '{"decision":"deny","reason":"not today"}') $(jq_ 'j["decision"]' <body)"
 t_match "the denied push did not run" "rc=[1-9]" "$(wait_exec "$x")"
