@@ -157,10 +157,28 @@ _noreturn_ static void report_and_exit(int fd, int kind, int e, const char *text
 	_exit(127);
 }
 
+/* The kernel's sigaction, by the raw system call: glibc's sigaction(),
+ * signal() and sigaddset() refuse its two internal signals (32 and 33),
+ * yet a caller may hand them over ignored (glibc's own posix_spawn, which
+ * make uses, sets them to SIG_IGN in the child), and an ignored signal
+ * stays ignored across execve. Only the handler is read; resetting writes
+ * SIG_DFL with no flags and an empty mask, valid on every architecture. */
+struct kernel_sigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	uint64_t mask;
+};
+
+static int kernel_sigaction(int sig, const struct kernel_sigaction *act, struct kernel_sigaction *old)
+{
+	return (int)syscall(SYS_rt_sigaction, sig, act, old, sizeof(uint64_t));
+}
+
 /* What one command is started with. */
 typedef struct command_start {
 	const moat_init_args *a;
-	const sigset_t *nondefault; /* signals whose disposition the init changed */
+	uint64_t nondefault; /* bit sig-1: a signal whose disposition is not the default */
 	const moat_seccomp_prog *seccomp; /* compiled once by the init */
 	const moat_error *seccomp_err;    /* why it could not be, if not */
 	char *const *argv;
@@ -185,9 +203,9 @@ _noreturn_ static void command_child(const command_start *s)
 	/* Every disposition that is not the default goes back to it before
 	 * the mask opens: a handler inherited from the caller must not run
 	 * here, and an ignored signal would stay ignored across execve. */
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sigismember(s->nondefault, sig) == 1)
-			signal(sig, SIG_DFL);
+	for (int sig = 1; sig < NSIG && sig <= 64; sig++)
+		if (s->nondefault & (UINT64_C(1) << (sig - 1)))
+			(void)kernel_sigaction(sig, &(struct kernel_sigaction){.handler = SIG_DFL}, NULL);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -382,7 +400,7 @@ typedef struct init_state {
 	/* The signals whose disposition is not the default (inherited from
 	 * the caller; the init sets none after), read once: each command
 	 * resets those, not all 64 with a call each. */
-	sigset_t nondefault;
+	uint64_t nondefault; /* as command_start's */
 	bool cgroup_joined;
 	bool spawned;       /* a command was started (the runner runs one) */
 	int first_id;       /* SIGNAL's b = 0 names it */
@@ -501,7 +519,7 @@ static void serve_spawn(init_state *st, int id, int *fds, size_t n)
 	moat_spawnspec spec = {0};
 	int tty_slave = -1;
 	command_start start = {.a = a,
-			       .nondefault = &st->nondefault,
+			       .nondefault = st->nondefault,
 			       .seccomp = &st->seccomp,
 			       .seccomp_err = &st->seccomp_err,
 			       .tty_slave = -1,
@@ -732,12 +750,14 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		command_layers(&st, &planned);
 		moat__ctl_send_data(ctl, MOAT_CTL_READY, 0, 0, &planned, sizeof(planned));
 	}
-	sigemptyset(&st.nondefault);
-	for (int sig = 1; sig < NSIG; sig++) {
-		struct sigaction sa;
+	st.nondefault = 0;
+	for (int sig = 1; sig < NSIG && sig <= 64; sig++) {
+		struct kernel_sigaction sa = {0};
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
 		/* One that cannot be read is reset anyway. */
-		if (sigaction(sig, NULL, &sa) < 0 || sa.sa_handler != SIG_DFL)
-			sigaddset(&st.nondefault, sig);
+		if (kernel_sigaction(sig, NULL, &sa) < 0 || sa.handler != SIG_DFL)
+			st.nondefault |= UINT64_C(1) << (sig - 1);
 	}
 
 	for (;;) {
