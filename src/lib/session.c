@@ -184,6 +184,43 @@ static void probe(moat_session_info *s, bool stopped, int dfd, moat_keeper **kee
 		snprintf(s->reason, sizeof(s->reason), "keeper killed: it ended without a stop or saying why");
 }
 
+/* base's folder as a directory stream of its own, from the start. */
+static int sessions_open(int base_fd, const char *base, DIR **ret, moat_error *err)
+{
+	int dup = fcntl(base_fd, F_DUPFD_CLOEXEC, 3);
+	DIR *dir = dup >= 0 ? fdopendir(dup) : NULL;
+	if (!dir) {
+		int e = errno;
+		if (dup >= 0)
+			close(dup);
+		return moat_error_errno(err, e, "sessions %s: read it", base);
+	}
+	rewinddir(dir);
+	*ret = dir;
+	return 0;
+}
+
+/* The next session folder of this user in dir whose record reads (only
+ * the folder named only_id, when not NULL): its record in *s, and its
+ * folder, open, returned (the caller closes it). -1: no more. */
+static int sessions_next(DIR *dir, int base_fd, const char *only_id, moat_session_info *s, bool *stopped)
+{
+	struct dirent *de;
+	while ((de = readdir(dir))) {
+		if (!moat__keeper_id_valid(de->d_name) || (only_id && strcmp(de->d_name, only_id) != 0))
+			continue;
+		_cleanup_close_ int dfd = openat(base_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_uid != geteuid())
+			continue;
+		*stopped = false;
+		if (record_read(dfd, de->d_name, s, stopped) < 0)
+			continue;
+		return TAKE_FD(dfd);
+	}
+	return -1;
+}
+
 static int cmp_created(const void *a, const void *b)
 {
 	const moat_session_info *x = a, *y = b;
@@ -199,31 +236,19 @@ static int cmp_created(const void *a, const void *b)
 static int list_in(int base_fd, const char *base, const char *key, bool probe_them, moat_session_info **ret,
 		   size_t *ret_n, moat_keeper **ret_k, moat_error *err)
 {
-	int dup = fcntl(base_fd, F_DUPFD_CLOEXEC, 3);
-	DIR *dir = dup >= 0 ? fdopendir(dup) : NULL;
-	if (!dir) {
-		if (dup >= 0)
-			close(dup);
-		return moat_error_errno(err, errno, "sessions %s: read it", base);
-	}
-	rewinddir(dir);
+	DIR *dir = NULL;
+	int r = sessions_open(base_fd, base, &dir, err);
+	if (r < 0)
+		return r;
 	moat_session_info *v = NULL;
 	size_t n = 0;
-	struct dirent *de;
 	/* An id names its folder (a name is never an id): the others are not
 	 * opened, nor their records read. */
 	bool key_is_id = key && moat__keeper_id_valid(key);
-	while ((de = readdir(dir)) && n < MOAT_SESSION_MAX) {
-		if (!moat__keeper_id_valid(de->d_name) || (key_is_id && strcmp(de->d_name, key) != 0))
-			continue;
-		_cleanup_close_ int dfd = openat(base_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		struct stat st;
-		if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_uid != geteuid())
-			continue;
-		moat_session_info s;
-		bool stopped = false;
-		if (record_read(dfd, de->d_name, &s, &stopped) < 0)
-			continue;
+	moat_session_info s;
+	bool stopped;
+	for (int fd; n < MOAT_SESSION_MAX && (fd = sessions_next(dir, base_fd, key_is_id ? key : NULL, &s, &stopped)) >= 0;) {
+		_cleanup_close_ int dfd = fd;
 		if (key && strcmp(s.id, key) != 0 && !(s.name[0] && strcmp(s.name, key) == 0))
 			continue;
 		snprintf(s.dir, sizeof(s.dir), "%s/%s", base, s.id);
@@ -259,28 +284,16 @@ static int list_in(int base_fd, const char *base, const char *key, bool probe_th
 static int count_names(int base_fd, const char *base, const char *name, size_t *ret_n,
 		       char ret_taken[MOAT_KEEPER_ID_LEN], moat_error *err)
 {
-	int dup = fcntl(base_fd, F_DUPFD_CLOEXEC, 3);
-	DIR *dir = dup >= 0 ? fdopendir(dup) : NULL;
-	if (!dir) {
-		if (dup >= 0)
-			close(dup);
-		return moat_error_errno(err, errno, "sessions %s: read it", base);
-	}
-	rewinddir(dir);
+	DIR *dir = NULL;
+	int r = sessions_open(base_fd, base, &dir, err);
+	if (r < 0)
+		return r;
 	size_t n = 0;
-	struct dirent *de;
 	ret_taken[0] = '\0';
-	while ((de = readdir(dir)) && n < MOAT_SESSION_MAX) {
-		if (!moat__keeper_id_valid(de->d_name))
-			continue;
-		_cleanup_close_ int dfd = openat(base_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		struct stat st;
-		if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_uid != geteuid())
-			continue;
-		moat_session_info s;
-		bool stopped = false;
-		if (record_read(dfd, de->d_name, &s, &stopped) < 0)
-			continue;
+	moat_session_info s;
+	bool stopped;
+	for (int fd; n < MOAT_SESSION_MAX && (fd = sessions_next(dir, base_fd, NULL, &s, &stopped)) >= 0;) {
+		close(fd);
 		n++;
 		if (name && s.name[0] && strcmp(s.name, name) == 0) {
 			snprintf(ret_taken, MOAT_KEEPER_ID_LEN, "%s", s.id);
