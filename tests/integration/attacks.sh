@@ -87,6 +87,21 @@ read -r PORT SHMID <"$PORTFILE" || { t_fail "host targets" "the listener did not
 ENVS=(--env "MOAT_CANARY_PATH=$CANARY" --env "MOAT_CANARY_DIR=$CANARY_DIR" --env "MOAT_CANARY_PID=$CANARY_PID" --env "MOAT_CANARY_PORT=$PORT"
 	--env "MOAT_CANARY_ABSTRACT=$ABSTRACT" --env "MOAT_CANARY_SHM=$SHM_NAME" --env "MOAT_CANARY_SHM_KEY=$SHM_KEY")
 
+# attack_processes NAME: true while a process of this suite's attack NAME
+# lives. Another suite running on the same host starts processes with the
+# same arguments; its environment names its own canary, so a process counts
+# as ours when its environment names our canary, or cannot be read (fail
+# closed: a process that hides its environment is not excused).
+attack_processes() {
+	local pid env
+	for pid in $(ps -eo pid=,args= | awk -v a="/attacks/attack_$1" '$2 == a {print $1}'); do
+		env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null) || return 0
+		[ -z "$env" ] && [ -d "/proc/$pid" ] && return 0
+		printf '%s\n' "$env" | grep -qxF "MOAT_CANARY_PATH=$CANARY" && return 0
+	done
+	return 1
+}
+
 # host_unchanged NAME OUTDIR: the checks every attack must leave true.
 host_unchanged() {
 	local name="$1" out="$2" bad=""
@@ -111,7 +126,7 @@ host_unchanged() {
 	# last one for a moment after moat returns; a real leftover stays.
 	local i left=yes
 	for i in 1 2 3 4 5 6 7 8 9 10; do
-		if ! ps -eo args= | grep -F "/attacks/attack_$name" | grep -vq grep; then
+		if ! attack_processes "$name"; then
 			left=no
 			break
 		fi
