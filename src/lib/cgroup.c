@@ -1088,8 +1088,10 @@ static int read_proc_text(const char *given, const char *path, char **ret, moat_
 		return *ret ? 0 : moat_error_set(err, ENOMEM, "cgroup");
 	}
 	int r = moat__read_file_at(AT_FDCWD, path, 1 << 20, ret);
+	if (r == -EFBIG)
+		return moat_error_set(err, EFBIG, "read %s: more than 1 MiB", path);
 	if (r < 0)
-		return moat_error_set(err, r, "read %s", path);
+		return moat_error_set(err, -r, "read %s", path);
 	return 0;
 }
 
@@ -1379,9 +1381,16 @@ static int stats(moat_cgroup *cg, bool drain, moat_cgroup_stats *ret)
  * processes were listed. */
 static int kill_listed(int dirfd)
 {
+	/* Its head: a cgroup of many processes lists more than CG_READ_MAX
+	 * bytes, and the caller comes back while any was listed. A number
+	 * the cap cut is not a pid: only whole lines are read. */
 	_cleanup_free_ char *s = NULL;
-	if (read_text(dirfd, "cgroup.procs", &s) < 0)
+	int got = moat__read_file_head_at(dirfd, "cgroup.procs", CG_READ_MAX, &s);
+	if (got < 0)
 		return 0;
+	char *last = got == CG_READ_MAX ? strrchr(s, '\n') : NULL;
+	if (got == CG_READ_MAX)
+		*(last ? last + 1 : s) = '\0';
 	int n = 0;
 	for (char *save = NULL, *w = strtok_r(s, "\n", &save); w; w = strtok_r(NULL, "\n", &save)) {
 		pid_t pid = (pid_t)strtol(w, NULL, 10);
