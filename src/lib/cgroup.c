@@ -660,7 +660,7 @@ static int v2_prepare_parent(moat_cgroup *cg, const char *own, const char *want)
  * "moat-supervisor-PID", whose maker is gone (sweep.h; a reused pid is
  * told apart by its start time). rmdir only ever succeeds on a cgroup
  * without tasks, so a live run is never disturbed. */
-static void sweep_stale(const char *parent)
+static void sweep_stale(const char *parent, moat_maker_cache *makers)
 {
 	DIR *d = opendir(parent);
 	if (!d)
@@ -681,7 +681,7 @@ static void sweep_stale(const char *parent)
 		int n = snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
 		struct stat st;
 		if (n < 0 || (size_t)n >= sizeof(path) || lstat(path, &st) < 0 ||
-		    !moat__maker_gone((pid_t)pid, st.st_ctim.tv_sec))
+		    !moat__maker_gone_cached(makers, (pid_t)pid, st.st_ctim.tv_sec))
 			continue;
 		(void)rmdir(path);
 	}
@@ -695,6 +695,11 @@ static void sweep_layout(const moat_cgroup_layout *layout)
 {
 	const char *seen[_MOAT_CG_MAX + 1];
 	size_t n = 0;
+	/* A live run has a folder in each hierarchy: its maker is looked up
+	 * once for all of them. */
+	_cleanup_free_ moat_maker_cache *makers = calloc(1, sizeof(*makers));
+	if (!makers)
+		return;
 	for (int c = 0; c <= _MOAT_CG_MAX; c++) {
 		const char *dir = c < _MOAT_CG_MAX ? (layout->ctrl[c].version ? layout->ctrl[c].dir : NULL)
 						   : (layout->v2_mounted ? layout->v2_dir : NULL);
@@ -707,7 +712,7 @@ static void sweep_layout(const moat_cgroup_layout *layout)
 			continue;
 		seen[n++] = dir;
 		if (access(dir, W_OK) == 0)
-			sweep_stale(dir);
+			sweep_stale(dir, makers);
 	}
 }
 
