@@ -11,6 +11,7 @@
  * user namespaces, say), is reported as absent with the reason; it never
  * gets a number. Scenarios that need a moat feature the binary under test
  * lacks print "not available yet". */
+#include "benchstats.h"
 #include "keeper.h"
 #include "util.h"
 
@@ -271,28 +272,13 @@ static void probe(variant *v)
 	snprintf(v->why, sizeof(v->why), "does not work here (%s: %s)", v->argv[0], s);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static stats stats_of(uint64_t *s, size_t n)
 {
 	stats r = {0};
 	if (n == 0)
 		return r;
-	qsort(s, n, sizeof(*s), cmp_u64);
-	r.median = (n % 2 ? (double)s[n / 2] : ((double)s[n / 2 - 1] + (double)s[n / 2]) / 2) / 1e6;
-	/* Nearest-rank percentile. */
-	size_t k = (size_t)((99 * n + 99) / 100);
-	r.p99 = (double)s[(k ? k : 1) - 1] / 1e6;
+	r.median = bench_median_ms(s, n); /* sorts s */
+	r.p99 = bench_p99_ms(s, n);
 	r.min = (double)s[0] / 1e6;
 	r.max = (double)s[n - 1] / 1e6;
 	return r;
@@ -512,8 +498,7 @@ static int bench_throughput(void)
 				printf("  %-44s %9u %s\n", vs[k].name, wk[w], vs[k].why);
 				continue;
 			}
-			qsort(rate[w][k], n, sizeof(double), cmp_double);
-			med[w][k] = n % 2 ? rate[w][k][n / 2] : (rate[w][k][n / 2 - 1] + rate[w][k][n / 2]) / 2;
+			med[w][k] = bench_median(rate[w][k], n); /* sorts it */
 			printf("  %-44s %9u %7.1f/s %7.1f/s %7.1f/s\n", vs[k].name, wk[w], med[w][k], rate[w][k][0],
 			       rate[w][k][n - 1]);
 		}
@@ -660,8 +645,7 @@ static int bench_memory(void)
 		double d[64];
 		for (size_t r = 0; r < n; r++)
 			d[r] = (double)kb[k][r] / 1024;
-		qsort(d, n, sizeof(double), cmp_double);
-		med[k] = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+		med[k] = bench_median(d, n); /* sorts d */
 		printf("  %-44s %9ld %6.2f MB %6.2f MB %6.2f MB\n", vs[k].name, procs[k], med[k], d[0], d[n - 1]);
 	}
 	if (med[0] > 0 && med[1] > 0)
@@ -841,8 +825,7 @@ static int bench_judge(void)
 			printf("  %-44s %9u failed (%s)\n", "moat judge", par[k], why);
 			continue;
 		}
-		qsort(rate[k], rounds, sizeof(double), cmp_double);
-		med[k] = rounds % 2 ? rate[k][rounds / 2] : (rate[k][rounds / 2 - 1] + rate[k][rounds / 2]) / 2;
+		med[k] = bench_median(rate[k], rounds); /* sorts it */
 		printf("  %-44s %9u %7.1f/s %7.1f/s %7.1f/s\n", "moat judge", par[k], med[k], rate[k][0],
 		       rate[k][rounds - 1]);
 	}

@@ -19,6 +19,7 @@
  * The client speaks HTTP/1.1 itself over AF_UNIX (one request per
  * connection, Connection: close), so no curl or shell is in the timed
  * path. */
+#include "benchstats.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -46,25 +47,6 @@ static pid_t moatd_pid;
 static int moatd_perf = -1;
 static int devnull = -1;
 static char bwrap[PATH_MAX];
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median_ms(uint64_t *v, size_t n)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return (n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2) / 1e6;
-}
-
-static double p99_ms(uint64_t *v, size_t n)
-{
-	return n ? (double)v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1] / 1e6 : 0;
-}
 
 /* One request, whole answer into buf (NUL-terminated). Returns the
  * length, or -1. */
@@ -317,9 +299,9 @@ static void bench_latency(void)
 	printf("\nstart latency: /bin/true, %u samples each, interleaved (pool refilled, untimed, between samples)\n",
 	       n);
 	for (int v = 0; v < 4; v++) {
-		med[v] = median_ms(s[v], k[v]);
+		med[v] = bench_median_ms(s[v], k[v]); /* sorts it */
 		if (k[v])
-			printf("  %-28s median %7.2f ms  p99 %7.2f ms  (%zu ok)\n", names[v], med[v], p99_ms(s[v], k[v]),
+			printf("  %-28s median %7.2f ms  p99 %7.2f ms  (%zu ok)\n", names[v], med[v], bench_p99_ms(s[v], k[v]),
 			       k[v]);
 		else
 			printf("  %-28s ABSENT%s\n", names[v], v == 1 && !bwrap[0] ? " (install the bubblewrap package)" : "");

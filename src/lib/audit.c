@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/limits.h>
 #include <stdarg.h>
 /* SHA256_Init and friends are deprecated in OpenSSL 3 in favour of EVP;
  * see moat_audit_hash for why moat uses them. */
@@ -684,6 +685,28 @@ static int continue_chain(moat_audit *a, off_t size, moat_error *err)
 	return 0;
 }
 
+/* fsyncs the folder that holds path, found as the log was (hostpath). A
+ * filesystem that cannot sync a folder says EINVAL: its entries have no
+ * other way to disk, so that is not a failure (PostgreSQL's
+ * fsync_fname_ext does the same). */
+static int sync_folder(const char *path, moat_error *err)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	_cleanup_close_ int fd = moat__hostpath_open("audit log folder", dir, O_RDONLY | O_DIRECTORY, 0, err);
+	if (fd < 0)
+		return fd;
+	if (fsync(fd) < 0 && errno != EINVAL)
+		return moat_error_set(err, errno, "audit log folder %s: fsync", dir);
+	return 0;
+}
+
 int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, moat_error *err)
 {
 	moat_audit *a = calloc(1, sizeof(*a));
@@ -730,6 +753,13 @@ int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, 
 		*ret = TAKE_PTR(guard);
 		return 0;
 	}
+	/* A new log: the fsync of its session.start makes the file's data
+	 * durable, not the folder's entry for it, so after a crash the log
+	 * itself could be gone (fsync(2): "an explicit fsync() on a file
+	 * descriptor for the directory is also needed"). Once, here. */
+	int rs = sync_folder(path, err);
+	if (rs < 0)
+		return rs;
 	char nonce[MOAT_AUDIT_HASH_HEX];
 	int rn = moat__random_hex(32, nonce);
 	if (rn < 0)

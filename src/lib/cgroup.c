@@ -660,7 +660,7 @@ static int v2_prepare_parent(moat_cgroup *cg, const char *own, const char *want)
  * "moat-supervisor-PID", whose maker is gone (sweep.h; a reused pid is
  * told apart by its start time). rmdir only ever succeeds on a cgroup
  * without tasks, so a live run is never disturbed. */
-static void sweep_stale(const char *parent)
+static void sweep_stale(const char *parent, moat_maker_cache *makers)
 {
 	DIR *d = opendir(parent);
 	if (!d)
@@ -681,7 +681,7 @@ static void sweep_stale(const char *parent)
 		int n = snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
 		struct stat st;
 		if (n < 0 || (size_t)n >= sizeof(path) || lstat(path, &st) < 0 ||
-		    !moat__maker_gone((pid_t)pid, st.st_ctim.tv_sec))
+		    !moat__maker_gone_cached(makers, (pid_t)pid, st.st_ctim.tv_sec))
 			continue;
 		(void)rmdir(path);
 	}
@@ -695,6 +695,11 @@ static void sweep_layout(const moat_cgroup_layout *layout)
 {
 	const char *seen[_MOAT_CG_MAX + 1];
 	size_t n = 0;
+	/* A live run has a folder in each hierarchy: its maker is looked up
+	 * once for all of them. */
+	_cleanup_free_ moat_maker_cache *makers = calloc(1, sizeof(*makers));
+	if (!makers)
+		return;
 	for (int c = 0; c <= _MOAT_CG_MAX; c++) {
 		const char *dir = c < _MOAT_CG_MAX ? (layout->ctrl[c].version ? layout->ctrl[c].dir : NULL)
 						   : (layout->v2_mounted ? layout->v2_dir : NULL);
@@ -707,7 +712,7 @@ static void sweep_layout(const moat_cgroup_layout *layout)
 			continue;
 		seen[n++] = dir;
 		if (access(dir, W_OK) == 0)
-			sweep_stale(dir);
+			sweep_stale(dir, makers);
 	}
 }
 
@@ -1088,8 +1093,10 @@ static int read_proc_text(const char *given, const char *path, char **ret, moat_
 		return *ret ? 0 : moat_error_set(err, ENOMEM, "cgroup");
 	}
 	int r = moat__read_file_at(AT_FDCWD, path, 1 << 20, ret);
+	if (r == -EFBIG)
+		return moat_error_set(err, EFBIG, "read %s: more than 1 MiB", path);
 	if (r < 0)
-		return moat_error_set(err, r, "read %s", path);
+		return moat_error_set(err, -r, "read %s", path);
 	return 0;
 }
 
@@ -1379,9 +1386,16 @@ static int stats(moat_cgroup *cg, bool drain, moat_cgroup_stats *ret)
  * processes were listed. */
 static int kill_listed(int dirfd)
 {
+	/* Its head: a cgroup of many processes lists more than CG_READ_MAX
+	 * bytes, and the caller comes back while any was listed. A number
+	 * the cap cut is not a pid: only whole lines are read. */
 	_cleanup_free_ char *s = NULL;
-	if (read_text(dirfd, "cgroup.procs", &s) < 0)
+	int got = moat__read_file_head_at(dirfd, "cgroup.procs", CG_READ_MAX, &s);
+	if (got < 0)
 		return 0;
+	char *last = got == CG_READ_MAX ? strrchr(s, '\n') : NULL;
+	if (got == CG_READ_MAX)
+		*(last ? last + 1 : s) = '\0';
 	int n = 0;
 	for (char *save = NULL, *w = strtok_r(s, "\n", &save); w; w = strtok_r(NULL, "\n", &save)) {
 		pid_t pid = (pid_t)strtol(w, NULL, 10);

@@ -397,7 +397,7 @@ static void read_status(pid_t pid, pid_t *ret_ppid, pid_t *ret_nspid)
 	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
 	_cleanup_free_ char *s = NULL;
 	*ret_ppid = *ret_nspid = 0;
-	if (moat__read_file_at(AT_FDCWD, p, 8192, &s) < 0)
+	if (moat__read_file_head_at(AT_FDCWD, p, 8192, &s) < 0)
 		return;
 	char *l = strstr(s, "\nPPid:");
 	if (l)
@@ -593,7 +593,7 @@ static long thread_count(pid_t pid)
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
 	_cleanup_free_ char *s = NULL;
-	if (moat__read_file_at(AT_FDCWD, p, 8192, &s) < 0)
+	if (moat__read_file_head_at(AT_FDCWD, p, 8192, &s) < 0)
 		return 0;
 	const char *l = strstr(s, "\nThreads:");
 	return l ? strtol(l + 9, NULL, 10) : 0;
@@ -1415,8 +1415,9 @@ static int gate_look(moat_filetrail *t, const gate_call *c, gate_read *g, const 
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/maps", (int)c->pid);
 	_cleanup_free_ char *maps = NULL;
-	if (moat__read_file_at(AT_FDCWD, p, 64u << 20, &maps) < 0) {
-		*why = "its memory map cannot be read";
+	int mr = moat__read_file_at(AT_FDCWD, p, 64u << 20, &maps);
+	if (mr < 0) {
+		*why = mr == -EFBIG ? "its memory map is over 64 MiB" : "its memory map cannot be read";
 		return -EPERM;
 	}
 	int r = gate_read_call(t, c->pid, c->path_addr, c->argv_addr, c->compat, maps, g, why);

@@ -392,9 +392,9 @@ typedef struct init_state {
 	int ctl;
 	moat_isolation iso; /* what setup put in force; the command adds its layers */
 	/* The seccomp filter every command loads, compiled once (libseccomp's
-	 * build and compile took most of the CPU time of each session exec),
-	 * or why it could not be: each command's start then fails with that
-	 * reason, as it did when each compiled its own. */
+	 * build and compile took most of the CPU time of each session exec).
+	 * One that cannot be compiled fails the setup, so a command always
+	 * finds it here. */
 	moat_seccomp_prog seccomp;
 	moat_error seccomp_err;
 	/* The signals whose disposition is not the default (inherited from
@@ -742,9 +742,14 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 	 * once more for nothing: on a loaded host every wake-up of its waits
 	 * for a time slice. */
 	/* Compiled before READY: the layers READY reports are those of the
-	 * filter every command will load. A failure is each command's to
-	 * report (command_child). */
-	(void)moat__seccomp_compile(a->config, &st.seccomp, &st.seccomp_err);
+	 * filter every command will load. Every command loads it, so a filter
+	 * that cannot be compiled fails the setup: a sandbox where no command
+	 * can start would otherwise be made, and report "seccomp": false. */
+	if (moat__seccomp_compile(a->config, &st.seccomp, &st.seccomp_err) < 0) {
+		err = st.seccomp_err;
+		moat_error_wrap(&err, "seccomp");
+		fail_setup(ctl, &err);
+	}
 	if (a->say_ready) {
 		moat_isolation planned;
 		command_layers(&st, &planned);

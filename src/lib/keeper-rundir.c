@@ -131,6 +131,8 @@ int moat_keeper_socket_path(const char *id, char *ret, size_t len, moat_error *e
 
 int moat__keeper_rundir_make(moat_keeper_rundir *d, moat_error *err)
 {
+	char chosen[MOAT_KEEPER_ID_LEN];
+	snprintf(chosen, sizeof(chosen), "%s", moat__keeper_id_valid(d->id) ? d->id : "");
 	memset(d, 0, sizeof(*d));
 	d->dir_fd = d->lock_fd = -1;
 	char base[PATH_MAX];
@@ -138,7 +140,9 @@ int moat__keeper_rundir_make(moat_keeper_rundir *d, moat_error *err)
 	if (base_fd < 0)
 		return base_fd;
 	(void)moat__keeper_sweep(base_fd);
-	if (moat__random_hex(MOAT_KEEPER_ID_BYTES, d->id) < 0)
+	if (chosen[0])
+		memcpy(d->id, chosen, sizeof(d->id));
+	else if (moat__random_hex(MOAT_KEEPER_ID_BYTES, d->id) < 0)
 		return moat_error_errno(err, errno, "sandbox id: read random bytes");
 	if (mkdirat(base_fd, d->id, 0700) < 0)
 		return moat_error_errno(err, errno, "runtime directory %s/%s: make it", base, d->id);

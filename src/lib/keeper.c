@@ -805,9 +805,14 @@ static int keeper_setup(keeper *k, const char *yaml, size_t len, moat_config **r
 	_cleanup_config_ moat_config *c = NULL;
 	if ((r = moat_policy_compile(p, NULL, &c, err)) < 0)
 		return r;
+	/* The sandbox's id is picked now, so that the log's `session` field
+	 * is the id moat session ls shows (docs/audit.md); its runtime
+	 * folder, made after the sandbox, takes that name. */
+	if (moat__random_hex(MOAT_KEEPER_ID_BYTES, k->dir.id) < 0)
+		return moat_error_errno(err, errno, "sandbox id: read random bytes");
 	/* Where the sandbox reports is the keeper's, from the policy. */
 	if (p->audit_log) {
-		if ((r = moat_audit_open(p->audit_log, NULL, &k->audit, err)) < 0)
+		if ((r = moat_audit_open(p->audit_log, k->dir.id, &k->audit, err)) < 0)
 			return r;
 		if ((r = moat_audit_set_max_size(k->audit,
 						 p->audit_max_size ? p->audit_max_size : MOAT_AUDIT_DEFAULT_MAX_SIZE, err)) < 0)

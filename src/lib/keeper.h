@@ -53,7 +53,9 @@ typedef struct moat_keeper_rundir {
 	int lock_fd;
 } moat_keeper_rundir;
 
-/* Makes BASE/ID with a fresh random id and takes its lock. */
+/* Makes BASE/ID and takes its lock: ID is the one already in ret->id when
+ * it holds a valid one (the keeper picks it before it opens its audit
+ * log), else a fresh random one. */
 int moat__keeper_rundir_make(moat_keeper_rundir *ret, moat_error *err);
 /* Removes the socket, the lock and the folder; closes the descriptors. */
 void moat__keeper_rundir_remove(moat_keeper_rundir *d);

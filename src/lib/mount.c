@@ -182,6 +182,53 @@ void moat__rootfs_sources_free(moat_host_srcs *s)
 		s->n = 0;
 }
 
+/* In the init, after a host source could not be opened for want of
+ * permission: the init runs as the sandbox's user (as root, host uid
+ * MOAT_ROOT_HOST_UID), which has no capability over the host's files, so a
+ * folder on the way that it may not search stops it. Names the first such
+ * folder of real, with its mode and whether the sandbox's user owns it (an
+ * owner this user namespace does not map shows as the overflow id, so
+ * "another user" is all that can be said of it here). Allocates nothing:
+ * the init is a copy of a process that may have threads. */
+static int refuse_unreachable(const moat_host_src *h, int e, moat_error *err)
+{
+	char map[64] = "";
+	unsigned inside = 0, outside = 0, count = 0;
+	_cleanup_close_ int mfd = open("/proc/self/uid_map", O_RDONLY | O_CLOEXEC);
+	ssize_t mn = mfd >= 0 ? read(mfd, map, sizeof(map) - 1) : -1;
+	map[mn > 0 ? mn : 0] = '\0';
+	char who[64] = "the sandbox's user";
+	if (sscanf(map, "%u %u %u", &inside, &outside, &count) == 3)
+		snprintf(who, sizeof(who), "the sandbox's user (host uid %u)", outside);
+
+	_cleanup_close_ int cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	const char *p = h->real;
+	size_t at = 0; /* real[0..at) names cur */
+	while (cur >= 0 && p[at] == '/') {
+		size_t start = at + 1, len = strcspn(p + start, "/");
+		char name[NAME_MAX + 1];
+		if (len == 0 || len > NAME_MAX)
+			break;
+		memcpy(name, p + start, len);
+		name[len] = '\0';
+		int fd = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+			struct stat st;
+			if (fstat(cur, &st) < 0)
+				break;
+			return moat_error_set(err, errno, "%s: %s may not search %.*s (mode %04o, owned by %s)", h->path,
+					      who, at ? (int)at : 1, at ? p : "/", (unsigned)(st.st_mode & 07777),
+					      st.st_uid == geteuid() ? "that user" : "another user");
+		}
+		if (fd < 0)
+			break;
+		close(cur);
+		cur = fd;
+		at = start + len;
+	}
+	return moat_error_set(err, e, "%s (as %s): %s may not open it", h->path, h->real, who);
+}
+
 /* In the init: opens what the supervisor resolved, without following any
  * link at all, and only if it is still the inode the supervisor saw. */
 static int preopen_host(const moat_host_src *h, moat_error *err)
@@ -190,6 +237,8 @@ static int preopen_host(const moat_host_src *h, moat_error *err)
 	if (h->real) {
 		fd = moat__openat2(AT_FDCWD, h->real, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0,
 				   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		if (fd < 0 && (errno == EACCES || errno == EPERM))
+			return refuse_unreachable(h, errno, err);
 		if (fd < 0)
 			return moat_error_set(err, errno, "%s (as %s): changed while the sandbox was set up", h->path,
 					      h->real);

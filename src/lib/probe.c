@@ -79,7 +79,7 @@ static bool fs_type_is(const char *path, unsigned long magic)
 static bool filesystem_listed(const char *name)
 {
 	_cleanup_free_ char *s = NULL;
-	if (moat__read_file_at(AT_FDCWD, "/proc/filesystems", 8192, &s) < 0)
+	if (moat__read_file_at(AT_FDCWD, "/proc/filesystems", 65536, &s) < 0)
 		return false;
 	for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
 		char *tab = strrchr(line, '\t');
@@ -94,7 +94,8 @@ static void own_v2_cgroup(const char *mnt, char *buf, size_t len)
 {
 	_cleanup_free_ char *s = NULL;
 	snprintf(buf, len, "%s", mnt);
-	if (moat__read_file_at(AT_FDCWD, "/proc/self/cgroup", 4096, &s) < 0)
+	/* Whole: cgroup v1 lists a line per hierarchy, of nested paths. */
+	if (moat__read_file_at(AT_FDCWD, "/proc/self/cgroup", 65536, &s) < 0)
 		return;
 	for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n"))
 		if (strncmp(line, "0::", 3) == 0) {

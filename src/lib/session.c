@@ -141,6 +141,47 @@ static void read_end(int dfd, moat_session_info *s)
 	json_decref(o);
 }
 
+static void say_why_dead(moat_session_info *s, bool stopped, int dfd);
+
+/* Whether the session's keeper lives, from its runtime folder alone (the
+ * folder of its socket, BASE/sandboxes/ID): the keeper holds an flock on
+ * ID/lock for as long as it lives (keeper.h), and the record names its
+ * pid. What a listing needs, without a hello to every keeper of the user:
+ * each one would wake for it, and a stopped one would hold the listing up
+ * until the hello timed out. A keeper alive but not answering shows as
+ * running, as it did with the hello (its reason is for a dead one). */
+static void probe_lock(moat_session_info *s, bool stopped, int dfd)
+{
+	s->running = false;
+	s->unanswered = false;
+	s->reason[0] = '\0';
+	char dir[PATH_MAX];
+	const char *slash = strrchr(s->socket, '/');
+	size_t dlen = slash ? (size_t)(slash - s->socket) : 0;
+	const char *leaf = NULL;
+	if (slash && dlen < sizeof(dir)) {
+		memcpy(dir, s->socket, dlen);
+		dir[dlen] = '\0';
+		leaf = strrchr(dir, '/');
+	}
+	/* The socket's folder is the keeper's, named by the session's id. */
+	if (leaf && strcmp(leaf + 1, s->id) == 0 && strcmp(slash, "/ctl") == 0) {
+		_cleanup_close_ int kfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_close_ int lock = kfd >= 0 ? openat(kfd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+		struct stat st;
+		/* Held: its keeper's (the pid checked too: a sweep holds a dead
+		 * keeper's lock for as long as it takes to remove its folder). */
+		if (lock >= 0 && fstat(lock, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+			if (flock(lock, LOCK_SH | LOCK_NB) < 0)
+				s->running = errno == EWOULDBLOCK && s->keeper_pid > 0 &&
+					     (kill(s->keeper_pid, 0) == 0 || errno == EPERM) &&
+					     faccessat(kfd, "ctl", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+		}
+	}
+	if (!s->running)
+		say_why_dead(s, stopped, dfd);
+}
+
 /* Whether the session's keeper answers: a hello on its socket; when it
  * does not, why it ended, in words. With keep, a keeper that answered
  * stays connected there (the caller's to close). */
@@ -164,6 +205,12 @@ static void probe(moat_session_info *s, bool stopped, int dfd, moat_keeper **kee
 	}
 	if (s->running)
 		return;
+	say_why_dead(s, stopped, dfd);
+}
+
+/* Why the session's keeper ended, in words, into s->reason. */
+static void say_why_dead(moat_session_info *s, bool stopped, int dfd)
+{
 	read_end(dfd, s);
 	if (s->reason[0])
 		return;
@@ -252,7 +299,11 @@ static int list_in(int base_fd, const char *base, const char *key, bool probe_th
 		if (key && strcmp(s.id, key) != 0 && !(s.name[0] && strcmp(s.name, key) == 0))
 			continue;
 		snprintf(s.dir, sizeof(s.dir), "%s/%s", base, s.id);
-		if (probe_them)
+		/* Listing all: the keepers' locks tell which live, and none is
+		 * asked. Finding one: it is asked (its caller talks to it). */
+		if (probe_them && !key && !ret_k)
+			probe_lock(&s, stopped, dfd);
+		else if (probe_them)
 			probe(&s, stopped, dfd, ret_k);
 		else {
 			s.running = false;

@@ -14,35 +14,67 @@
  * later sweep). */
 #define MAKER_SLACK_S 2
 
-bool moat__maker_gone(pid_t pid, time_t made)
+/* What is known of pid: 1 gone, 0 alive and started at *ret_started
+ * (CLOCK_REALTIME), -1 unsure (an unreadable /proc entry). */
+static int pid_state(pid_t pid, time_t *ret_started)
 {
-	if (pid <= 0)
-		return false;
 	if (kill(pid, 0) < 0 && errno == ESRCH)
-		return true;
+		return 1;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	_cleanup_free_ char *stat = NULL;
 	if (moat__read_file_at(AT_FDCWD, path, 4096, &stat) < 0)
-		return false;
+		return -1;
 	/* Field 22, starttime in clock ticks since boot, counting from
 	 * after the command name, which may hold spaces and parentheses. */
 	const char *p = strrchr(stat, ')');
 	if (!p)
-		return false;
+		return -1;
 	unsigned long long start = 0;
 	int field = 2;
 	for (p++; *p && field < 22; p++)
 		if (*p == ' ')
 			field++;
 	if (field != 22 || sscanf(p, "%llu", &start) != 1)
-		return false;
+		return -1;
 	long hz = sysconf(_SC_CLK_TCK);
 	struct timespec boot, real;
 	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0 || clock_gettime(CLOCK_REALTIME, &real) < 0)
+		return -1;
+	*ret_started = real.tv_sec - boot.tv_sec + (time_t)(start / (unsigned long long)hz);
+	return 0;
+}
+
+static bool verdict(int state, time_t started, time_t made)
+{
+	return state == 1 || (state == 0 && started > made + MAKER_SLACK_S);
+}
+
+bool moat__maker_gone(pid_t pid, time_t made)
+{
+	if (pid <= 0)
 		return false;
-	time_t started = real.tv_sec - boot.tv_sec + (time_t)(start / (unsigned long long)hz);
-	return started > made + MAKER_SLACK_S;
+	time_t started = 0;
+	int state = pid_state(pid, &started);
+	return verdict(state, started, made);
+}
+
+bool moat__maker_gone_cached(moat_maker_cache *cache, pid_t pid, time_t made)
+{
+	if (pid <= 0)
+		return false;
+	for (size_t i = 0; i < cache->n; i++)
+		if (cache->v[i].pid == pid)
+			return verdict(cache->v[i].state, cache->v[i].started, made);
+	time_t started = 0;
+	int state = pid_state(pid, &started);
+	if (cache->n < MOAT_MAKER_CACHE_MAX) {
+		cache->v[cache->n].pid = pid;
+		cache->v[cache->n].state = state;
+		cache->v[cache->n].started = started;
+		cache->n++;
+	}
+	return verdict(state, started, made);
 }
 
 /* The staged files are plain files moat wrote into a folder only the

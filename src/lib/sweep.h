@@ -24,6 +24,22 @@
  * reused). Unsure (an unreadable /proc entry) is false. */
 bool moat__maker_gone(pid_t pid, time_t made);
 
+/* The same answer, for a sweep that asks of many objects: what it learnt
+ * of a pid (gone, or when it started) is kept, so that the makers of
+ * several objects (a live run has a cgroup in each hierarchy) cost one
+ * read of /proc/PID/stat each, not one per object. Zero it before the
+ * sweep; past MOAT_MAKER_CACHE_MAX pids it asks the kernel again. */
+#define MOAT_MAKER_CACHE_MAX 128
+typedef struct moat_maker_cache {
+	size_t n;
+	struct {
+		pid_t pid;
+		int state; /* 1: gone, 0: started at `started`, -1: unsure */
+		time_t started;
+	} v[MOAT_MAKER_CACHE_MAX];
+} moat_maker_cache;
+bool moat__maker_gone_cached(moat_maker_cache *cache, pid_t pid, time_t made);
+
 /* Removes the judge's staging folders and the nested runs' socket folders
  * that a killed moat of this user left in tmpdir (NULL: $TMPDIR, else
  * /tmp). Never follows a link, and touches only folders the caller owns.

@@ -120,20 +120,36 @@ int moat__write_string(const char *path, const char *s)
 	return moat__write_string_at(AT_FDCWD, path, s);
 }
 
-int moat__read_file_at(int dirfd, const char *path, size_t max, char **ret)
+static int read_file(int dirfd, const char *path, size_t max, bool whole, char **ret)
 {
+	if (max > INT32_MAX - 2) /* the length is returned as an int */
+		return -EINVAL;
 	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return moat__neg_errno();
-	_cleanup_free_ char *buf = malloc(max + 1);
+	/* One byte more than the cap is asked for: its arrival says the file
+	 * is longer (a /proc file has no size to stat). */
+	_cleanup_free_ char *buf = malloc(max + 2);
 	if (!buf)
 		return -ENOMEM;
-	ssize_t n = moat__read_all(fd, buf, max);
+	ssize_t n = moat__read_all(fd, buf, whole ? max + 1 : max);
 	if (n < 0)
 		return (int)n;
+	if ((size_t)n > max)
+		return -EFBIG;
 	buf[n] = '\0';
 	*ret = TAKE_PTR(buf);
 	return (int)n;
+}
+
+int moat__read_file_at(int dirfd, const char *path, size_t max, char **ret)
+{
+	return read_file(dirfd, path, max, true, ret);
+}
+
+int moat__read_file_head_at(int dirfd, const char *path, size_t max, char **ret)
+{
+	return read_file(dirfd, path, max, false, ret);
 }
 
 uint64_t moat__now_ns(void)

@@ -74,8 +74,14 @@ int moat__write_file_at(int dirfd, const char *path, const char *content, mode_t
 /* Write a string to an existing file (procfs/cgroupfs knobs). */
 int moat__write_string(const char *path, const char *s);
 int moat__write_string_at(int dirfd, const char *path, const char *s);
-/* Read a small file into a NUL-terminated buffer (at most max bytes). */
+/* Read a small file whole into a NUL-terminated buffer; returns its
+ * length. A file of more than max bytes is -EFBIG: its first max bytes
+ * are never taken for all of it (callers say which file and the cap). */
 int moat__read_file_at(int dirfd, const char *path, size_t max, char **ret);
+/* The first max bytes of a file (all of it when shorter), for a caller
+ * that wants only its head (the first fields of /proc/PID/status) or
+ * works through a long list in rounds; returns how many were read. */
+int moat__read_file_head_at(int dirfd, const char *path, size_t max, char **ret);
 
 size_t moat__strv_length(char *const *v);
 /* Append a copy of s; the vector stays NULL-terminated. */

@@ -783,6 +783,25 @@ int main(int argc, char **argv)
 	ok(r < 0 && !sb, "create refuses a bad configuration");
 	moat_config_free(bad);
 
+	/* A seccomp filter that cannot be compiled (here a profile no filter
+	 * exists for) fails the create, naming seccomp: no command could start
+	 * in that sandbox, and its isolation report would have said "seccomp":
+	 * false of a sandbox that never runs anything without it. */
+	moat_config *nosc = new_config(10000);
+	nosc->profile = strdup("no-such-profile");
+	r = moat_sandbox_create(nosc, &o, &sb, &err);
+	{
+		char buf[MOAT_ERROR_MAX + 64];
+		moat_error_format(&err, buf, sizeof(buf));
+		ok(r < 0 && !sb && strstr(buf, "seccomp") && strstr(buf, "no-such-profile"),
+		   "create fails when the seccomp filter cannot be compiled (%s)", r < 0 ? buf : "created");
+	}
+	if (sb) {
+		moat_sandbox_destroy(sb, &rr, &err);
+		sb = NULL;
+	}
+	moat_config_free(nosc);
+
 	/* The file and exec trail in a sandbox of many commands: each
 	 * command's exec and opens are in the sandbox's log, one trail each. */
 	{

@@ -246,3 +246,25 @@ t_eq "--profile code: the hash of the profile as shown" \
 	"$("$MOAT" policy show --profile code | sha256sum | cut -d' ' -f1)" "$(hash_of h2.jsonl)"
 t_check "a flag changes the hash" [ "$(hash_of h1.jsonl)" != "$(hash_of h2.jsonl)" ]
 t_match "audit.record records the terminal" '"o","done' "$(cat pol/policy-run.cast 2>/dev/null)"
+
+# A new log's folder entry is synced once, when the file is made: after a
+# crash, the session.start (synced) is in a file the folder still names.
+# strace -y shows which file each fsync was of.
+if ! command -v strace >/dev/null; then
+	t_skip "a new audit log's folder is synced" "strace is not installed"
+else
+	mkdir -p syncdir
+	strace -f -qq -y -e trace=fsync -o sync.txt "$MOAT" run --audit "$MOAT_TDIR/syncdir/new.jsonl" -- /bin/true \
+		>/dev/null 2>sync.err </dev/null
+	if ! [ -s sync.txt ] && grep -q "Operation not permitted" sync.err; then
+		t_skip "a new audit log's folder is synced" "ptrace is not allowed here"
+	else
+		t_eq "a new audit log: its folder is synced once" 1 \
+			"$(grep -c "fsync([0-9]*<$MOAT_TDIR/syncdir>) = 0" sync.txt)"
+		t_check "and the log itself" grep -q "fsync([0-9]*<$MOAT_TDIR/syncdir/new.jsonl>) = 0" sync.txt
+		strace -f -qq -y -e trace=fsync -o sync2.txt "$MOAT" run --audit "$MOAT_TDIR/syncdir/new.jsonl" -- /bin/true \
+			>/dev/null 2>&1 </dev/null
+		t_eq "a log appended to: its folder is not synced again" 0 \
+			"$(grep -c "fsync([0-9]*<$MOAT_TDIR/syncdir>)" sync2.txt)"
+	fi
+fi

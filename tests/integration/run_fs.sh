@@ -59,6 +59,18 @@ if is_root; then
 	t_match "and the error says how to fix it" "not writable by the sandbox user" "$ERR"
 	chown 65534:65534 rw
 fi
+# As root the sandbox's user (host uid 65534) opens the sources: one
+# under a folder it may not search is refused with that folder's name and
+# mode, not as a path that changed during setup.
+if is_root; then
+	mkdir -p closed/sub
+	chmod 700 closed
+	mrun run --ro "$MOAT_TDIR/closed/sub:/data" -- /bin/true
+	t_eq "as root, a --ro source under a 0700 folder of root's is refused" 125 "$RC"
+	t_match "and the error names the folder, its mode and its owner" \
+		"sub: the sandbox's user \(host uid 65534\) may not search $MOAT_TDIR/closed \(mode 0700, owned by another user\)" "$ERR"
+	t_nomatch "and does not say the path changed" "changed while" "$ERR"
+fi
 mrun run --rw "$MOAT_TDIR/rw:/data" -- /bin/sh -c 'echo w > /data/written'
 t_eq "--rw bind is writable" 0 "$RC"
 t_eq "--rw writes reach the host" w "$(cat rw/written 2>/dev/null)"

@@ -101,6 +101,18 @@ out=$(ms ls --json)
 t_eq "ls --json: the session, running" "running" \
 	"$(printf '%s' "$out" | python3 -c "import json,sys; print(*[s['state'] for s in json.load(sys.stdin) if s['id']=='$id'])")"
 t_match "ls: a line for the session" "$id +$N-a +running" "$(ms ls)"
+# ls reads which keepers live from their runtime folders: it says hello to
+# none of them (each would wake; a stopped one would hold ls up).
+if ! command -v strace >/dev/null; then
+	t_skip "ls connects to no keeper" "strace is not installed"
+else
+	strace -f -qq -e trace=connect -o ls.st "$MOAT" session ls >/dev/null 2>ls.err
+	if ! [ -s ls.st ] && grep -q "Operation not permitted" ls.err; then
+		t_skip "ls connects to no keeper" "ptrace is not allowed here"
+	else
+		t_eq "ls connects to no keeper" 0 "$(grep -c '/ctl"' ls.st)"
+	fi
+fi
 
 # --- bad input: 125 and one line naming it
 ms exec "no-such-$N" -- true 2>e4

@@ -5,7 +5,7 @@
 # sandbox is at rest), its threads neither run nor wake. Measured three
 # ways: utime+stime and context switches over quiet windows, and strace:
 # the event loop only ever blocks with no timeout and no timer expires.
-# Other sessions' clients (moat session ls asks every keeper of the user)
+# Other sessions' clients (moat approvals ls asks every keeper of the user)
 # would wake the keeper: this script's session lives where no other
 # script's ls finds it (lib.sh: private_sessions; as root a /run/moat of
 # its own in a mount namespace of its own). A window is still tried again

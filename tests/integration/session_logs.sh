@@ -40,6 +40,9 @@ t_eq "session.cp: direction, path, bytes, and why one failed" "in /tmp/f 5 False
 t_eq "logs --type command: command.start and command.end only" "command.end command.start" \
 	"$(ms logs "$N" --type command | python3 -c "import json,sys; print(' '.join(sorted(set(json.loads(l)['type'] for l in sys.stdin))))")"
 t_check "the session's log verifies" "$MOAT" audit verify "$log"
+sid=$(printf '%s' "$created" | jq1 'j["id"]')
+t_eq "every event's session field is the session's own id (docs/audit.md)" "$sid" \
+	"$(python3 -c "import json,sys; print(' '.join(sorted({json.loads(l)['session'] for l in open(sys.argv[1])})))" "$log")"
 
 out=$(ms show "$N")
 t_eq "show: state, commands run, copies, cp bytes in" "running True 2 5" \

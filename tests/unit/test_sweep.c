@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -36,6 +37,31 @@ static void test_maker_gone(void **state)
 	assert_true(moat__maker_gone(getpid(), now - 86400 * 365));
 	assert_true(moat__maker_gone(dead_pid(), now));
 	assert_false(moat__maker_gone(0, now));
+}
+
+/* The cached answer is the same for every object, each pid is looked up
+ * once (one entry), and past the cache's size it still answers. */
+static void test_maker_gone_cached(void **state)
+{
+	(void)state;
+	time_t now = time(NULL);
+	moat_maker_cache *c = calloc(1, sizeof(*c));
+	assert_non_null(c);
+	pid_t dead = dead_pid();
+	for (int round = 0; round < 2; round++) {
+		assert_false(moat__maker_gone_cached(c, getpid(), now));
+		assert_true(moat__maker_gone_cached(c, getpid(), now - 86400 * 365));
+		assert_true(moat__maker_gone_cached(c, dead, now));
+		assert_false(moat__maker_gone_cached(c, 0, now));
+	}
+	assert_int_equal(c->n, 2);
+	c->n = MOAT_MAKER_CACHE_MAX;
+	for (size_t i = 0; i < MOAT_MAKER_CACHE_MAX; i++)
+		c->v[i].pid = -1;
+	assert_false(moat__maker_gone_cached(c, getpid(), now));
+	assert_true(moat__maker_gone_cached(c, dead, now));
+	assert_int_equal(c->n, MOAT_MAKER_CACHE_MAX);
+	free(c);
 }
 
 static void make_stage(const char *dir, const char *name, bool with_file)
@@ -131,6 +157,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_maker_gone),
+		cmocka_unit_test(test_maker_gone_cached),
 		cmocka_unit_test(test_sweep_stages),
 		cmocka_unit_test(test_sweep_nest),
 	};

@@ -1,11 +1,17 @@
 /* Unit tests: the shared helpers of util.h that are pure (escaping text
- * from outside for one line of a terminal). */
+ * from outside for one line of a terminal), and the small-file reader's
+ * cap. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "util.h"
@@ -102,6 +108,41 @@ static void test_error_said_keeps_the_code(void **state)
 	assert_string_equal(moat_error_format(&err, buf, sizeof(buf)), "y: Operation not permitted");
 }
 
+/* A file over the cap is an error (EFBIG), not its first max bytes taken
+ * for the whole; one of exactly max bytes is read whole. The head reader
+ * says how much it took of a longer file. */
+static void test_read_file_cap(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/moat-test-util.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_int_equal(moat__write_file_at(dfd, "f", "0123456789", 0600), 0);
+
+	char *s = NULL;
+	assert_int_equal(moat__read_file_at(dfd, "f", 10, &s), 10);
+	assert_string_equal(s, "0123456789");
+	free(s);
+	s = NULL;
+	assert_int_equal(moat__read_file_at(dfd, "f", 9, &s), -EFBIG);
+	assert_null(s);
+	assert_int_equal(moat__read_file_at(dfd, "f", 0, &s), -EFBIG);
+	assert_null(s);
+
+	assert_int_equal(moat__read_file_head_at(dfd, "f", 4, &s), 4);
+	assert_string_equal(s, "0123");
+	free(s);
+	s = NULL;
+	assert_int_equal(moat__read_file_head_at(dfd, "f", 64, &s), 10);
+	assert_string_equal(s, "0123456789");
+	free(s);
+
+	unlinkat(dfd, "f", 0);
+	close(dfd);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -111,6 +152,7 @@ int main(void)
 		cmocka_unit_test(test_cap_never_cuts_an_escape),
 		cmocka_unit_test(test_error_messages_are_one_line),
 		cmocka_unit_test(test_error_said_keeps_the_code),
+		cmocka_unit_test(test_read_file_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
