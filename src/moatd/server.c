@@ -2054,6 +2054,20 @@ static uint64_t rss_of(pid_t pid)
 	return l ? strtoull(l + 8, NULL, 10) * 1024 : 0;
 }
 
+/* One metric's HELP and TYPE lines (Prometheus text format); its samples
+ * follow. */
+static void metric_head(struct evbuffer *b, const char *name, const char *type, const char *help)
+{
+	evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A metric of one sample, without labels. */
+static void metric_one(struct evbuffer *b, const char *name, const char *type, const char *help, uint64_t v)
+{
+	metric_head(b, name, type, help);
+	evbuffer_add_printf(b, "%s %llu\n", name, (unsigned long long)v);
+}
+
 /* What the running sessions' keepers report (their status): the requests
  * their gateways decided and the actions their approval gates hold. Sums
  * over the sessions alive now, so gauges: a session that ends takes its
@@ -2075,17 +2089,14 @@ static void metrics_keepers(struct evbuffer *b, const moat_session_info *v, size
 		leases += m.approvals_leases;
 		moat_keeper_msg_done(&m);
 	}
+	metric_head(b, "moatd_gateway_requests", "gauge",
+		    "Requests the running sessions' gateways decided, by decision.");
 	evbuffer_add_printf(b,
-			    "# HELP moatd_gateway_requests Requests the running sessions' gateways decided, by decision.\n"
-			    "# TYPE moatd_gateway_requests gauge\n"
 			    "moatd_gateway_requests{decision=\"allow\"} %llu\nmoatd_gateway_requests{decision=\"deny\"} %llu\n",
 			    (unsigned long long)allowed, (unsigned long long)denied);
-	evbuffer_add_printf(b,
-			    "# HELP moatd_approvals_pending Actions the running sessions hold for a person's decision.\n"
-			    "# TYPE moatd_approvals_pending gauge\nmoatd_approvals_pending %llu\n"
-			    "# HELP moatd_approval_leases Approval leases in force in the running sessions.\n"
-			    "# TYPE moatd_approval_leases gauge\nmoatd_approval_leases %llu\n",
-			    (unsigned long long)pending, (unsigned long long)leases);
+	metric_one(b, "moatd_approvals_pending", "gauge", "Actions the running sessions hold for a person's decision.",
+		   pending);
+	metric_one(b, "moatd_approval_leases", "gauge", "Approval leases in force in the running sessions.", leases);
 }
 
 static void do_metrics(srv *s, struct evhttp_request *req)
@@ -2106,38 +2117,26 @@ static void do_metrics(srv *s, struct evhttp_request *req)
 	unsigned inflight = 0;
 	for (job *j = s->jobs; j; j = j->next)
 		inflight += j->kind == JOB_RUN;
-	evbuffer_add_printf(b, "# HELP moatd_sandboxes Sandboxes by state.\n# TYPE moatd_sandboxes gauge\n");
+	metric_head(b, "moatd_sandboxes", "gauge", "Sandboxes by state.");
 	evbuffer_add_printf(b, "moatd_sandboxes{kind=\"session\",state=\"running\"} %zu\n", running);
 	evbuffer_add_printf(b, "moatd_sandboxes{kind=\"session\",state=\"dead\"} %zu\n", n - running);
 	evbuffer_add_printf(b, "moatd_sandboxes{kind=\"run\",state=\"running\"} %u\n", inflight);
-	evbuffer_add_printf(b, "# HELP moatd_runs_total Runs finished, by status.\n# TYPE moatd_runs_total counter\n");
+	metric_head(b, "moatd_runs_total", "counter", "Runs finished, by status.");
 	for (size_t i = 0; i < ELEMENTSOF(run_statuses); i++)
 		evbuffer_add_printf(b, "moatd_runs_total{status=\"%s\"} %llu\n", run_statuses[i],
 				    (unsigned long long)s->runs_by_status[i]);
-	evbuffer_add_printf(b, "# HELP moatd_execs_total Commands started in sessions.\n# TYPE moatd_execs_total counter\n"
-			       "moatd_execs_total %llu\n",
-			    (unsigned long long)s->execs);
-	evbuffer_add_printf(b, "# HELP moatd_requests_total Requests answered, by status class.\n"
-			       "# TYPE moatd_requests_total counter\n");
+	metric_one(b, "moatd_execs_total", "counter", "Commands started in sessions.", s->execs);
+	metric_head(b, "moatd_requests_total", "counter", "Requests answered, by status class.");
 	for (int i = 1; i < 6; i++)
 		evbuffer_add_printf(b, "moatd_requests_total{code=\"%dxx\"} %llu\n", i,
 				    (unsigned long long)s->requests[i]);
-	evbuffer_add_printf(b, "# HELP moatd_refused_total Requests refused for load or quota.\n"
-			       "# TYPE moatd_refused_total counter\n"
-			       "moatd_refused_total{reason=\"connections\"} %llu\n"
-			       "moatd_refused_total{reason=\"quota\"} %llu\n",
+	metric_head(b, "moatd_refused_total", "counter", "Requests refused for load or quota.");
+	evbuffer_add_printf(b, "moatd_refused_total{reason=\"connections\"} %llu\nmoatd_refused_total{reason=\"quota\"} %llu\n",
 			    (unsigned long long)s->refused_503, (unsigned long long)s->refused_429);
-	evbuffer_add_printf(b, "# HELP moatd_keeper_rss_bytes Resident memory of the running sessions' keepers.\n"
-			       "# TYPE moatd_keeper_rss_bytes gauge\nmoatd_keeper_rss_bytes %llu\n",
-			    (unsigned long long)keeper_rss);
-	evbuffer_add_printf(b, "# HELP moatd_rss_bytes Resident memory of moatd itself.\n"
-			       "# TYPE moatd_rss_bytes gauge\nmoatd_rss_bytes %llu\n",
-			    (unsigned long long)rss_of(getpid()));
-	evbuffer_add_printf(b, "# HELP moatd_connections Open client connections.\n# TYPE moatd_connections gauge\n"
-			       "moatd_connections %u\n",
-			    s->n_conns);
-	evbuffer_add_printf(b, "# HELP moatd_run_seconds Time from request to result of a run.\n"
-			       "# TYPE moatd_run_seconds histogram\n");
+	metric_one(b, "moatd_keeper_rss_bytes", "gauge", "Resident memory of the running sessions' keepers.", keeper_rss);
+	metric_one(b, "moatd_rss_bytes", "gauge", "Resident memory of moatd itself.", rss_of(getpid()));
+	metric_one(b, "moatd_connections", "gauge", "Open client connections.", s->n_conns);
+	metric_head(b, "moatd_run_seconds", "histogram", "Time from request to result of a run.");
 	for (size_t i = 0; i < ELEMENTSOF(lat_bounds); i++)
 		evbuffer_add_printf(b, "moatd_run_seconds_bucket{le=\"%g\"} %llu\n", lat_bounds[i],
 				    (unsigned long long)s->lat_buckets[i]);

@@ -9,28 +9,10 @@
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
-MOATD="$(dirname "$MOAT")/moatd"
-SOCK="$MOAT_TDIR/moatd.sock"
-STATE="$MOAT_TDIR/state"
+. "$MOAT_SRC/integration/moatd_lib.bash"
 N="d$$"
-c() { curl -sS --max-time 60 --unix-socket "$SOCK" "$@"; }
-# code METHOD URL [BODY]: the status; the body in $MOAT_TDIR/body.
-code() {
-	c -o body -w '%{http_code}' -X "$1" "http://moatd$2" ${3+--data-binary "$3"}
-}
-jq_() { python3 -c "import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
-DPID=""
-start_moatd() {
-	"$MOATD" --socket "$SOCK" --state-dir "$STATE" --config "$MOAT_TDIR/moatd.yaml" 2>>moatd.err &
-	DPID=$!
-	for _ in $(seq 100); do
-		[ -S "$SOCK" ] && c http://moatd/v1/health >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
 cleanup() {
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	moatd_stop
 	for n in "$N-a" "$N-k"; do "$MOAT" session rm "$n" >/dev/null 2>&1; done
 }
 trap cleanup EXIT
@@ -46,7 +28,7 @@ out=$("$MOATD" --check-config --config bad.yaml 2>&1)
 t_eq "--check-config names an unknown field" "1 moatd: bad.yaml: sockt: unknown field" \
 	"$? $(printf '%s' "$out" | cut -d'(' -f1 | sed 's/ $//')"
 
-start_moatd
+moatd_start
 t_eq "moatd answers on its unix socket" 0 $?
 t_eq "GET /v1/health" ok "$(c http://moatd/v1/health | jq_ 'j["status"]')"
 
@@ -203,12 +185,10 @@ wait "$fpid" 2>/dev/null
 # --- moatd killed and restarted: its sessions live in their keepers.
 st=$(code POST /v1/sessions "{\"name\":\"$N-k\"}")
 kid=$(jq_ 'j["id"]' <body)
-kill -KILL "$DPID"
-wait "$DPID" 2>/dev/null
-DPID=""
+moatd_stop KILL
 t_eq "after SIGKILL the session's keeper still answers" 0 \
 	"$("$MOAT" session exec "$kid" -- true >/dev/null 2>&1; echo $?)"
-start_moatd
+moatd_start
 t_eq "moatd restarts on the socket a killed moatd left" 0 $?
 t_eq "after a restart every session is there and running" "running running" \
 	"$(c http://moatd/v1/sessions | jq_ "' '.join(s['state'] for s in j['sessions'] if s['id'] in ('$id','$kid'))")"
@@ -255,11 +235,9 @@ t_check "and removes its socket" test ! -e "$SOCK"
 # --- moatd's own audit log across restarts (docs/audit.md): one file, one
 # chain; each moatd is a session of its own in it, its seq continuing the
 # file's, after a SIGKILL as after an orderly stop.
-start_moatd
+moatd_start
 code POST /v1/runs '{"argv":["true"]}' >/dev/null
-kill "$DPID"
-wait "$DPID"
-DPID=""
+moatd_stop
 t_check "moatd's audit log verifies after restarts (SIGKILL, SIGTERM)" "$MOAT" audit verify "$STATE/moatd-audit.jsonl"
 t_eq "...one log.start, seq continuing across its moatd sessions, each chained to the one before" "1 True True 3" \
 	"$(python3 -c '
@@ -290,4 +268,4 @@ else
 fi
 
 # moatd under a sanitizer build reports to its stderr: nothing there.
-t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat "$MOAT_TDIR"/*.err 2>/dev/null)"
+moatd_no_sanitizer_report

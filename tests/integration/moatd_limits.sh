@@ -7,46 +7,15 @@
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
-MOATD="$(dirname "$MOAT")/moatd"
-SOCK="$MOAT_TDIR/moatd.sock"
-STATE="$MOAT_TDIR/state"
+. "$MOAT_SRC/integration/moatd_lib.bash"
 N="dl$$"
-jq_() { python3 -c "import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-tcode() {
-	local tok="$1" m="$2" u="$3"
-	shift 3
-	curl -sS --max-time 120 -o body -w '%{http_code}' -H "Authorization: Bearer $tok" -X "$m" "http://127.0.0.1:$port$u" \
-		${1+--data-binary "$1"}
-}
-err_field() { jq_ 'j.get("error","").split(":")[0]' <body; }
-DPID=""
-start_moatd() {
-	"$MOATD" --socket "$SOCK" --state-dir "$STATE" --config "$1" 2>>moatd.err &
-	DPID=$!
-	for _ in $(seq 100); do
-		curl -s --unix-socket "$SOCK" http://m/v1/health >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
-cleanup() {
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-	for s in $("$MOAT" session ls --json 2>/dev/null | python3 -c "
-import json,sys
-for s in json.load(sys.stdin):
-    if (s.get('name') or '').startswith('$N'): print(s['id'])"); do
-		"$MOAT" session rm "$s" >/dev/null 2>&1
-	done
-}
-trap cleanup EXIT
+trap 'moatd_cleanup "$N"' EXIT
 
 mkdir -p data other
 echo inside >data/f
 echo secret >other/f
 chmod 755 "$MOAT_TDIR" data other
 chmod 644 data/f other/f
-hash() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 TA="agent-$RANDOM$RANDOM" TO="operator-$RANDOM$RANDOM" TC="cpu-$RANDOM$RANDOM" TJ="judge-$RANDOM$RANDOM"
 cat >tokens <<EOT
 agent $(hash "$TA") boxed
@@ -69,7 +38,7 @@ token_limits:
   burner: {quotas: {cpu_seconds: 1}}
   judger: {quotas: {cpu_seconds: 1}}
 EOT
-start_moatd moatd.yaml
+moatd_start moatd.yaml
 t_eq "moatd starts with token limits" 0 $?
 
 # --- the ceiling
@@ -137,14 +106,11 @@ t_eq "cpu quota: a judge's cases count, 429 once used up" "429 cpu_seconds" "$jl
 t_eq "cpu quota: a session too" "429 cpu_seconds" \
 	"$(tcode "$TC" POST /v1/sessions '{}') $(jq_ 'j["limit"]' <body)"
 t_eq "cpu quota: another token is not touched" 200 "$(tcode "$TA" POST /v1/runs '{"argv":["true"]}')"
-kill "$DPID"
-wait "$DPID"
-start_moatd moatd.yaml
+moatd_stop
+moatd_start moatd.yaml
 t_eq "cpu quota: what was used is still counted after a restart" "429 cpu_seconds" \
 	"$(tcode "$TC" POST /v1/runs '{"argv":["true"]}') $(jq_ 'j["limit"]' <body)"
-kill "$DPID"
-wait "$DPID"
-DPID=""
+moatd_stop
 
 # --- a ceiling is checked at start
 printf 'version: 1\nfilesystem:\n  read_only: ["%s/data:/d"]\n' "$MOAT_TDIR" >moved.yaml
@@ -156,4 +122,4 @@ t_eq "--check-config reads the ceilings too, naming the one that is wrong" "1 mo
 	"$? $(printf '%s' "$out" | cut -d: -f1-2)"
 t_check "--check-config takes good ones" "$MOATD" --check-config --config moatd.yaml
 
-t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat "$MOAT_TDIR"/*.err 2>/dev/null)"
+moatd_no_sanitizer_report
