@@ -115,6 +115,12 @@ void moatd_request_done(moatd_request *r);
  * Errors name the field (MOAT_EINPUT). */
 int moatd_decision_decode(const char *id, const char *body, size_t len, json_t **ret, moat_error *err);
 
+/* The HTTP status for a keeper's refusal of a decision (its negative
+ * errno): 400 for bad input (EINVAL, E2BIG), 409 when the approval was
+ * decided or timed out between moatd's look at the list and the decision
+ * (EALREADY), 500 for the rest. */
+int moatd_decision_status(int keeper_rc);
+
 /* Whether the limit options among opts (as decoded: "--time=5s") are each
  * at most ceil's; EACCES naming the field otherwise. An agent may narrow
  * its profile's limits, never lift them. */

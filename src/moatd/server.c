@@ -1994,8 +1994,10 @@ static void do_approval_decide(srv *s, struct evhttp_request *req, const caller 
 					    id, v[i].id, e.msg);
 				return;
 			}
-			/* The keeper names the field ("approvals.for_ms: ..."). */
-			reply_error(s, req, r == -EINVAL || r == -E2BIG ? 400 : 500, NULL, "%s", e.msg);
+			/* The keeper names the field ("approvals.for_ms: ...")
+			 * or the state it found ("a1b2c3d4: approved already":
+			 * decided or timed out since the list above). */
+			reply_error(s, req, moatd_decision_status(r), NULL, "%s", e.msg);
 			return;
 		}
 		const char *op = json_string_value(json_object_get(kreq, "op"));

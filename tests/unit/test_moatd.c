@@ -406,6 +406,18 @@ static void test_decision(void **state)
 	}
 }
 
+/* A keeper's refusal of a decision: an approval decided or timed out
+ * since moatd listed it is a conflict (409), not moatd's failure (500). */
+static void test_decision_status(void **state)
+{
+	(void)state;
+	assert_int_equal(moatd_decision_status(-EALREADY), 409);
+	assert_int_equal(moatd_decision_status(-EINVAL), 400);
+	assert_int_equal(moatd_decision_status(-E2BIG), 400);
+	assert_int_equal(moatd_decision_status(-ENOMEM), 500);
+	assert_int_equal(moatd_decision_status(-EIO), 500);
+}
+
 static void test_token_limits(void **state)
 {
 	(void)state;
@@ -452,7 +464,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_routes),     cmocka_unit_test(test_roles),  cmocka_unit_test(test_decode_run),
 		cmocka_unit_test(test_decode_other), cmocka_unit_test(test_limits_within), cmocka_unit_test(test_bytes), cmocka_unit_test(test_config),
-		cmocka_unit_test(test_tokens), cmocka_unit_test(test_routes_sub), cmocka_unit_test(test_decision),
+		cmocka_unit_test(test_tokens), cmocka_unit_test(test_routes_sub), cmocka_unit_test(test_decision), cmocka_unit_test(test_decision_status),
 		cmocka_unit_test(test_token_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
