@@ -141,7 +141,7 @@ typedef struct caller {
 	moatd_role role;
 	char identity[96];
 	ident *who;
-	const moatd_token_limit *tlim; /* a token's ceiling and quotas, or NULL */
+	const moatd_token_limit *tlim; /* its token's or peer's ceiling and quotas, or NULL */
 	const moat_policy *ceiling;
 } caller;
 
@@ -267,8 +267,6 @@ static int caller_of(srv *s, struct evhttp_request *req, bool tcp, caller *c)
 		c->role = moatd_role_for_bearer(s->cfg, h, &name);
 		snprintf(c->identity, sizeof(c->identity), "token:%s", name ? name : "-");
 		c->tlim = c->role != MOATD_ROLE_NONE ? moatd_token_limit_of(s->cfg, name) : NULL;
-		if (c->tlim)
-			c->ceiling = s->ceilings[c->tlim - s->cfg->tlim];
 	} else {
 		struct bufferevent *bev = evhttp_connection_get_bufferevent(evhttp_request_get_connection(req));
 		struct ucred cr;
@@ -277,7 +275,14 @@ static int caller_of(srv *s, struct evhttp_request *req, bool tcp, caller *c)
 			return -1;
 		c->role = moatd_role_for_peer(s->cfg, s->self_uid, cr.uid, cr.gid);
 		snprintf(c->identity, sizeof(c->identity), "uid:%u", (unsigned)cr.uid);
+		/* moatd's own user is admin, unbounded as the host's user. */
+		if (c->role != MOATD_ROLE_NONE && cr.uid != s->self_uid)
+			c->tlim = moatd_peer_limit_of(s->cfg, cr.uid, cr.gid);
 	}
+	/* A token's limits and a peer's are one kind: from here on the
+	 * ceiling and the quotas are checked the same way for both. */
+	if (c->tlim)
+		c->ceiling = s->ceilings[c->tlim - s->cfg->tlim];
 	c->who = c->role != MOATD_ROLE_NONE ? ident_get(s, c->identity) : NULL;
 	return 0;
 }
@@ -2468,7 +2473,7 @@ int moatd_serve(moatd_config *cfg, const char *moat, const char *openapi, moat_e
 	for (size_t i = 0; i < cfg->n_tlim; i++)
 		if (cfg->tlim[i].policy && (moat_policy_load_file(cfg->tlim[i].policy, &s->ceilings[i], err) < 0 ||
 					    moatd_ceiling_check(s->ceilings[i], err) < 0)) {
-			rc = moat_error_wrap(err, "token_limits.%s.policy", cfg->tlim[i].name);
+			rc = moat_error_wrap(err, "%s.%s.policy", cfg->tlim[i].section, cfg->tlim[i].name);
 			goto out_ceilings;
 		}
 	char p[PATH_MAX];

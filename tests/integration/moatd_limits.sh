@@ -3,7 +3,8 @@
 # ceiling bounds every run and session it asks for (more is 403 naming the
 # field; what it leaves unsaid takes the ceiling's value), whatever its
 # role; and its cpu_seconds quota counts the CPU time of its runs and
-# execs, 429 naming the limit once used up, across a restart.
+# execs, 429 naming the limit once used up, across a restart. A unix
+# peer's peer_limits entry carries the same ceiling and quotas.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
@@ -38,6 +39,20 @@ token_limits:
   burner: {quotas: {cpu_seconds: 1}}
   judger: {quotas: {cpu_seconds: 1}}
 EOT
+# Unix peers of other uids (as root: moat-test by its uid, nobody by its
+# group) carry the same ceiling and quotas under peer_limits.
+if is_root; then
+	PU=$(id -u moat-test) NG=$(getent group nogroup | cut -d: -f3)
+	cat >>moatd.yaml <<EOT
+roles:
+  agent: {uids: [$PU], gids: [$NG]}
+peer_limits:
+  uid:$PU:
+    policy: $MOAT_TDIR/ceiling.yaml
+    quotas: {sandboxes: 1, runs_per_minute: 2}
+  gid:$NG: {quotas: {runs_per_minute: 1}}
+EOT
+fi
 moatd_start moatd.yaml
 t_eq "moatd starts with token limits" 0 $?
 
@@ -78,6 +93,49 @@ t_eq "ceiling: a session within it" 201 "$st"
 tcode "$TA" POST "/v1/sessions/$sid/exec" '{"argv":["cat","/etc/moat/policy.yaml"]}' >/dev/null
 t_match "ceiling: the session's policy is narrowed to it" "memory: (256M|268435456)" \
 	"$(python3 -c 'import json; print("".join(json.loads(l).get("data","") for l in open("body")))')"
+
+# --- a unix peer's ceiling and quotas (peer_limits): the token form's rules
+if is_root; then
+	# ucode USER METHOD URL [BODY]: the status over the unix socket as USER
+	ucode() {
+		local u="$1" g="$2" m="$3" url="$4"
+		shift 4
+		setpriv --reuid="$u" --regid="$g" --clear-groups curl -sS --max-time 120 -o - -w '\n%{http_code}' \
+			-X "$m" --unix-socket "$SOCK" "http://m$url" ${1+--data-binary "$1"} >ubody
+		tail -n1 ubody
+		sed '$d' ubody >body
+	}
+	pc() { ucode moat-test moat-test "$@"; }
+	t_eq "peer ceiling: an agent peer asking for the network is 403 naming the field" "403 network.mode" \
+		"$(pc POST /v1/runs '{"argv":["true"],"allow_hosts":["example.com"]}') $(err_field)"
+	t_eq "peer ceiling: no limit above its own" "403 limits.memory" \
+		"$(pc POST /v1/runs '{"argv":["true"],"limits":{"memory":"1G"}}') $(err_field)"
+	t_eq "peer ceiling: its folder read-only, never read-write" "403 filesystem.read_write" \
+		"$(pc POST /v1/runs "{\"argv\":[\"true\"],\"policy\":{\"version\":1,\"filesystem\":{\"read_write\":[\"$MOAT_TDIR/data\"]}}}") $(err_field)"
+	st=$(pc POST /v1/runs "{\"argv\":[\"cat\",\"/d/f\"],\"policy\":{\"version\":1,\"filesystem\":{\"read_only\":[\"$MOAT_TDIR/data:/d\"]}}}")
+	t_eq "peer ceiling: a policy within it runs" "200 inside" "$st $(jq_ 'j["stdout"].strip()' <body)"
+	st=$(pc POST /v1/sessions "{\"name\":\"$N-p\"}")
+	psid=$(jq_ 'j.get("id")' <body)
+	t_eq "peer quota: a session, owned by the peer's uid" "201 uid:$PU" "$st $(jq_ 'j.get("owner")' <body)"
+	t_eq "peer quota: holding its one sandbox, a run is 429 naming sandboxes" "429 sandboxes uid:$PU" \
+		"$(pc POST /v1/runs '{"argv":["true"]}') $(jq_ 'j["limit"]+" "+j["error"].split()[-1]' <body)"
+	t_eq "peer: an agent peer never decides an approval" "403 approval.decide: the agent role may not call this" \
+		"$(pc POST /v1/approvals/a00000000 '{"decision":"approve"}') $(jq_ 'j["error"]' <body)"
+	t_eq "peer: deletes its session" 200 "$(pc DELETE "/v1/sessions/$psid")"
+	t_eq "peer quota: its second run of the minute passes (refused ones do not count)" 200 "$(pc POST /v1/runs '{"argv":["true"]}')"
+	t_eq "peer quota: past runs_per_minute, 429 naming it" "429 runs_per_minute" \
+		"$(pc POST /v1/runs '{"argv":["true"]}') $(jq_ 'j["limit"]' <body)"
+	# nobody takes its group's entry: no ceiling, its own quota.
+	t_eq "peer by gid: a run within its quota" 200 "$(ucode nobody nogroup POST /v1/runs '{"argv":["true"]}')"
+	t_eq "peer by gid: past its group's runs_per_minute, 429" "429 runs_per_minute" \
+		"$(ucode nobody nogroup POST /v1/runs '{"argv":["true"]}') $(jq_ 'j["limit"]' <body)"
+	t_eq "peer by gid: still an agent held to the profiles (no ceiling to widen it)" "403 policy" \
+		"$(ucode nobody nogroup POST /v1/runs '{"argv":["true"],"policy":{"version":1}}') $(err_field)"
+	t_eq "moatd's own user takes no peer limit" 200 \
+		"$(curl -sS -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" -d '{"argv":["true"],"limits":{"memory":"1G"}}' http://m/v1/runs)"
+else
+	t_na "unix peers' ceilings and quotas" "rootless moatd's socket is its user's alone"
+fi
 
 # --- cpu_seconds
 # Runs that burn CPU until the quota refuses one: how many it takes
