@@ -2478,8 +2478,14 @@ int moatd_serve(moatd_config *cfg, const char *moat, const char *openapi, moat_e
 		}
 	char p[PATH_MAX];
 	snprintf(p, sizeof(p), "%s/moatd-audit.jsonl", s->state);
-	if ((rc = moat_audit_open(p, NULL, &s->audit, err)) < 0)
+	/* A SIGKILL can cut a line's write() short (docs/audit.md, "Crash
+	 * safety"): the partial line is set aside and logged, not a reason
+	 * for moatd to stay down. */
+	char moved[PATH_MAX];
+	if ((rc = moat_audit_open_recover(p, NULL, &s->audit, moved, err)) < 0)
 		return moat_error_wrap(err, "audit log");
+	if (moved[0])
+		fprintf(stderr, "moatd: audit log %s ended in a partial line, set aside in %s\n", p, moved);
 	signal(SIGPIPE, SIG_IGN);
 	s->base = event_base_new();
 	s->http_unix = s->base ? evhttp_new(s->base) : NULL;
