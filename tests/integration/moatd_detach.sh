@@ -2,7 +2,8 @@
 # moatd's detached execs (docs/api.md): POST .../exec?wait=false answers an
 # exec id at once; GET .../exec/ID tells its state, exit code, result JSON
 # and output (capped like a run's). The command outlives its client and a
-# moatd killed with SIGKILL and started again; another agent cannot see it.
+# moatd killed with SIGKILL and started again; an exec whose watcher was
+# killed is reported lost, exactly; another agent cannot see it.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
@@ -59,6 +60,44 @@ t_eq "moatd restarts" 0 $?
 t_eq "after a restart the detached exec is known" running "$(c "http://moatd/v1/sessions/$id/exec/$x3" | jq_ 'j["state"]')"
 t_eq "and it survived the restart to its end" "exited 0 after-restart" \
 	"$(poll "$x3") $(jq_ 'str(j["exit_code"])+" "+j["stdout"].split()[0]' <exec.json)"
+
+# lost: the watcher that records how the exec ends is killed before the
+# command does. Its lock goes with it and no status.json is written, so
+# moatd, before and after a restart, reports the exec lost: no exit code,
+# no result, the output it wrote so far.
+code POST "/v1/sessions/$id/exec?wait=false" "{\"argv\":[\"sh\",\"-c\",\"echo before-loss; exec sleep 600 # $mark-lost\"]}" >/dev/null
+xl=$(jq_ 'j["id"]' <body)
+for _ in $(seq 600); do
+	[ "$(c "http://moatd/v1/sessions/$id/exec/$xl" | jq_ 'j["stdout"]')" = before-loss ] && break
+	sleep 0.1
+done
+# The watcher is the process holding the exec's lock as its fd 3.
+wpid=""
+lockf=$(readlink -f "$STATE/execs/$xl/lock")
+for f in /proc/[0-9]*/fd/3; do
+	if [ "$(readlink "$f" 2>/dev/null)" = "$lockf" ]; then
+		wpid=${f#/proc/}
+		wpid=${wpid%%/*}
+		break
+	fi
+done
+t_match "the detached exec's watcher holds its lock" '^[0-9]+$' "$wpid"
+t_eq "while the watcher lives, the exec is running" running "$(c "http://moatd/v1/sessions/$id/exec/$xl" | jq_ 'j["state"]')"
+[ -n "$wpid" ] && kill -KILL "$wpid"
+lost() {
+	python3 -c '
+import json,sys
+j=json.load(sys.stdin)
+print(j["id"]==sys.argv[1], j["session"]==sys.argv[2], j["argv"][:2], j["state"], j["exit_code"], j["result"],
+      repr(j["stdout"]), repr(j["stderr"]), j["stdout_truncated"])' "$xl" "$id"
+}
+WANT_LOST="True True ['sh', '-c'] lost None None 'before-loss\n' '' False"
+t_eq "a detached exec whose watcher was killed is lost: no exit code, no result, its output so far" \
+	"200 $WANT_LOST" "$(poll "$xl" >/dev/null; code GET "/v1/sessions/$id/exec/$xl") $(lost <body)"
+moatd_stop KILL
+moatd_start
+t_eq "a restarted moatd reports the lost exec exactly so" "200 $WANT_LOST" \
+	"$(code GET "/v1/sessions/$id/exec/$xl") $(lost <body)"
 
 # tests/attacks/moatd_exec_record.c: a detached command that tries to
 # rewrite its own record (moatd would then report what it wrote).
