@@ -179,5 +179,12 @@ out=$("$MOATD" --check-config --config moved-moatd.yaml 2>&1)
 t_eq "--check-config reads the ceilings too, naming the one that is wrong" "1 moatd: token_limits.boxed.policy" \
 	"$? $(printf '%s' "$out" | cut -d: -f1-2)"
 t_check "--check-config takes good ones" "$MOATD" --check-config --config moatd.yaml
+printf 'peer_limits:\n  uid:4000000001: {policy: %s/moved.yaml}\n' "$MOAT_TDIR" >peer-moved.yaml
+out=$("$MOATD" --check-config --config peer-moved.yaml 2>&1)
+t_eq "--check-config reads a peer's ceiling too, naming its entry" "1 moatd: peer_limits.uid:4000000001.policy" \
+	"$? $(printf '%s' "$out" | cut -d: -f1-3)"
+printf 'peer_limits:\n  alice: {quotas: {sandboxes: 1}}\n' >peer-bad.yaml
+out=$("$MOATD" --check-config --config peer-bad.yaml 2>&1)
+t_match "--check-config: a peer_limits key that is no uid:N or gid:N is named" "peer_limits.alice: expected uid:N or gid:N" "$out"
 
 moatd_no_sanitizer_report
