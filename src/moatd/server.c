@@ -2482,8 +2482,10 @@ int moatd_serve(moatd_config *cfg, const char *moat, const char *openapi, moat_e
 	 * safety"): the partial line is set aside and logged, not a reason
 	 * for moatd to stay down. */
 	char moved[PATH_MAX];
-	if ((rc = moat_audit_open_recover(p, NULL, &s->audit, moved, err)) < 0)
-		return moat_error_wrap(err, "audit log");
+	if ((rc = moat_audit_open_recover(p, NULL, &s->audit, moved, err)) < 0) {
+		rc = moat_error_wrap(err, "audit log");
+		goto out_ceilings;
+	}
 	if (moved[0])
 		fprintf(stderr, "moatd: audit log %s ended in a partial line, set aside in %s\n", p, moved);
 	signal(SIGPIPE, SIG_IGN);
