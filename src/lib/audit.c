@@ -707,7 +707,81 @@ static int sync_folder(const char *path, moat_error *err)
 	return 0;
 }
 
+/* The log ends in a partial line: its tail past the last newline goes to
+ * PATH.partial-OFFSET (created new, fsync'd) before the log is cut back to
+ * that newline, so no byte is lost, only set aside. *size becomes the cut
+ * size; ret_sha256 the tail's digest. A tail longer than one line can be is
+ * no write cut short but something else, and is refused. */
+static int set_aside_partial(moat_audit *a, off_t *size, char *moved, size_t moved_size,
+			     char ret_sha256[MOAT_AUDIT_HASH_HEX], moat_error *err)
+{
+	char last = 0;
+	ssize_t r1;
+	do
+		r1 = pread(a->fd, &last, 1, *size - 1);
+	while (r1 < 0 && errno == EINTR);
+	if (r1 != 1)
+		return moat_error_set(err, r1 < 0 ? errno : EIO, "audit log %s: read", a->path);
+	if (last == '\n')
+		return 0;
+	/* A line is at most MOAT_AUDIT_MAX_LINE bytes with its newline: the
+	 * newline before a partial one is within that many bytes of the end. */
+	size_t want = (size_t)MOAT_AUDIT_MAX_LINE + 1;
+	off_t start = *size > (off_t)want ? *size - (off_t)want : 0;
+	size_t len = (size_t)(*size - start);
+	_cleanup_free_ char *buf = malloc(len);
+	if (!buf)
+		return moat_error_set(err, ENOMEM, "audit log %s", a->path);
+	size_t got = 0;
+	while (got < len) {
+		ssize_t r = pread(a->fd, buf + got, len - got, start + (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return moat_error_set(err, r < 0 ? errno : EIO, "audit log %s: read", a->path);
+		got += (size_t)r;
+	}
+	const char *nl = memrchr(buf, '\n', len);
+	if (!nl && start > 0)
+		return moat_error_set(err, MOAT_EINPUT,
+				      "audit log %s ends in %zu bytes without a newline, more than a line can be; "
+				      "check it with 'moat audit verify'",
+				      a->path, len);
+	size_t keep_in_buf = nl ? (size_t)(nl - buf) + 1 : 0;
+	off_t keep = start + (off_t)keep_in_buf;
+	const char *tail = buf + keep_in_buf;
+	size_t tail_len = len - keep_in_buf;
+	snprintf(moved, moved_size, "%s.partial-%lld", a->path, (long long)keep);
+	_cleanup_close_ int fd =
+		moat__hostpath_open("partial audit line", moved, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600, err);
+	if (fd < 0)
+		return fd;
+	if (moat__write_all(fd, tail, tail_len) < 0 || fsync(fd) < 0)
+		return moat_error_set(err, errno ? errno : EIO, "audit log %s: set its partial line aside in %s",
+				      a->path, moved);
+	if (ftruncate(a->fd, keep) < 0 || fsync(a->fd) < 0)
+		return moat_error_set(err, errno, "audit log %s: cut its partial line", a->path);
+	moat_audit_hash(tail, tail_len, ret_sha256);
+	*size = keep;
+	return (int)tail_len;
+}
+
+static int audit_open(const char *path, const char *session_id, bool recover, moat_audit **ret, char *ret_moved,
+		      moat_error *err);
+
 int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, moat_error *err)
+{
+	return audit_open(path, session_id, false, ret, NULL, err);
+}
+
+int moat_audit_open_recover(const char *path, const char *session_id, moat_audit **ret, char *ret_moved,
+			    moat_error *err)
+{
+	return audit_open(path, session_id, true, ret, ret_moved, err);
+}
+
+static int audit_open(const char *path, const char *session_id, bool recover, moat_audit **ret, char *ret_moved,
+		      moat_error *err)
 {
 	moat_audit *a = calloc(1, sizeof(*a));
 	if (!a)
@@ -745,13 +819,35 @@ int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, 
 	/* The size is read under the lock, after any earlier writer is gone. */
 	if (fstat(a->fd, &st) < 0)
 		return moat_error_set(err, errno, "audit log %s", path);
+	off_t size = st.st_size;
+	char moved[PATH_MAX] = "", tail_sha[MOAT_AUDIT_HASH_HEX] = "";
+	off_t tail_at = 0;
+	int tail_len = 0;
+	if (recover && size > 0) {
+		tail_len = set_aside_partial(a, &size, moved, sizeof(moved), tail_sha, err);
+		if (tail_len < 0)
+			return tail_len;
+		tail_at = size;
+	}
 
-	if (st.st_size > 0) {
-		int rc = continue_chain(a, st.st_size, err);
+	if (size > 0) {
+		int rc = continue_chain(a, size, err);
 		if (rc < 0)
 			return rc;
-		*ret = TAKE_PTR(guard);
-		return 0;
+	} else {
+		char nonce[MOAT_AUDIT_HASH_HEX];
+		int rn = moat__random_hex(32, nonce);
+		if (rn < 0)
+			return moat_error_set(err, rn, "audit log nonce: getrandom");
+		moat_audit_hash(nonce, 64, a->prev);
+		a->seq = 0;
+		json_t *f = json_pack("{sisssssisi}", "version", MOAT_AUDIT_VERSION, "nonce", nonce, "writer",
+				      "moat " MOAT_VERSION, "writer_pid", (int)getpid(), "writer_uid", (int)getuid());
+		/* Not synced on its own: the session.start that follows is, and one
+		 * fsync is a good part of a short run's cost on a journaling disk. */
+		int rc = moat_audit_event(a, "log.start", f, 0, err);
+		if (rc < 0)
+			return rc;
 	}
 	/* A new log: the fsync of its session.start makes the file's data
 	 * durable, not the folder's entry for it, so after a crash the log
@@ -773,6 +869,18 @@ int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, 
 	int rc = moat_audit_event(a, "log.start", f, 0, err);
 	if (rc < 0)
 		return rc;
+
+	if (tail_len > 0) {
+		json_t *f = json_pack("{s:I, s:i, s:s, s:s, s:s}", "offset", (json_int_t)tail_at, "bytes", tail_len, "sha256", tail_sha,
+				      "moved_to", moved, "reason", "the log ended in a partial line: a write cut short (its writer killed mid-write)");
+		if (!f)
+			return moat_error_set(err, ENOMEM, "audit log %s: audit.partial_tail", path);
+		int rc = moat_audit_event(a, "audit.partial_tail", f, MOAT_AUDIT_SYNC | MOAT_AUDIT_ALWAYS, err);
+		if (rc < 0)
+			return rc;
+	}
+	if (ret_moved)
+		snprintf(ret_moved, PATH_MAX, "%s", moved);
 	*ret = TAKE_PTR(guard);
 	return 0;
 }

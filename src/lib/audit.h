@@ -57,6 +57,18 @@ typedef struct moat_audit moat_audit;
  * it, and the next event carries on its seq and hash. session_id may be
  * NULL: a random one is made. */
 int moat_audit_open(const char *path, const char *session_id, moat_audit **ret, moat_error *err);
+/* As moat_audit_open, for a long-lived writer that must restart after a
+ * SIGKILL (moatd): a log that ends in a partial line (a write() the kernel
+ * cut short, see docs/audit.md "Crash safety") is made whole instead of
+ * refused. The partial tail is copied to PATH.partial-OFFSET (OFFSET: where
+ * it began), fsync'd, cut from the log, and an "audit.partial_tail" event
+ * ({offset, bytes, sha256, moved_to}) is the first this writer appends, so
+ * the chain goes on from the last complete line and says what was set
+ * aside. ret_moved (PATH_MAX bytes, may be NULL) gets that file's name, ""
+ * when the log was whole. Everything else is refused as moat_audit_open
+ * refuses it. */
+int moat_audit_open_recover(const char *path, const char *session_id, moat_audit **ret, char *ret_moved,
+			    moat_error *err);
 /* Appends one event. fields is a JSON object (or NULL) and is stolen, even
  * on failure; its keys may not be seq, time, session, type or prev. String
  * fields are redacted first. After a failed write the writer refuses more

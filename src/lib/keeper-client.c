@@ -347,11 +347,24 @@ int moat_keeper_connect(const char *path, moat_keeper **ret, moat_error *err)
 	for (unsigned v = MOAT_KEEPER_PROTO_MIN; v <= MOAT_KEEPER_PROTO_MAX; v++)
 		h.versions[h.n_versions++] = v;
 	int r = moat__keeper_send(k->fd, &h, NULL, 0, err);
-	if (r >= 0) {
+	/* A keeper that refuses the connection (at its cap) sends one error
+	 * and closes at once: the hello may find the door shut (EPIPE), and
+	 * a hello it left unread makes the first receive a reset. The error
+	 * still waits in the socket behind either, and says why. */
+	if (r >= 0 || r == -EPIPE || r == -ECONNRESET) {
 		int got[3];
 		size_t n = 0;
 		moat_keeper_msg_init(&a, _MOAT_KEEPER_MSG_INVALID);
+		int s = r;
 		r = moat__keeper_recv(k->fd, &a, got, 3, &n, err);
+		if (r == -ECONNRESET) {
+			moat_keeper_msg_done(&a);
+			moat_keeper_msg_init(&a, _MOAT_KEEPER_MSG_INVALID);
+			r = moat__keeper_recv(k->fd, &a, got, 3, &n, err);
+		}
+		/* Nothing behind a failed hello: its own error is the one. */
+		if (s < 0 && (r < 0 || a.type != MOAT_KEEPER_ERROR))
+			r = moat_error_set(err, -s, "keeper socket %s: closed at its hello", path);
 		for (size_t i = 0; i < n; i++)
 			close(got[i]);
 		if (r == -EAGAIN || r == -EWOULDBLOCK)

@@ -618,6 +618,18 @@ static void listen_cb(evutil_socket_t lfd, short what, void *arg)
 		return;
 	}
 	if (k->n_conns >= KEEPER_MAX_CONNS) {
+		/* Refused with a word rather than in silence: the error waits
+		 * in the client's socket for its hello's answer (keeper-client.c
+		 * reads it even when the hello found the door shut), so the
+		 * caller learns why instead of "keeper socket: closed". */
+		char msg[96];
+		snprintf(msg, sizeof(msg), "keeper busy: connection cap %d reached", KEEPER_MAX_CONNS);
+		moat_keeper_msg m;
+		moat_keeper_msg_init(&m, MOAT_KEEPER_ERROR);
+		m.error_errno = EBUSY;
+		m.message = msg;
+		moat_error e = {0};
+		moat__keeper_send(fd, &m, NULL, 0, &e);
 		close(fd);
 		return;
 	}

@@ -198,9 +198,17 @@ static void probe(moat_session_info *s, bool stopped, int dfd, moat_keeper **kee
 	/* A keeper that took the connection but said nothing is alive (its
 	 * socket is there, its queue took us): stopped or hung, not ended. */
 	s->unanswered = r == -ETIMEDOUT;
+	s->busy = false;
 	if (s->unanswered) {
 		s->running = true;
 		snprintf(s->reason, sizeof(s->reason), "not answering: %s", err.msg);
+		return;
+	}
+	/* One at its connection cap said so (keeper.c): alive, and busy. */
+	s->busy = r == -EBUSY;
+	if (s->busy) {
+		s->running = s->unanswered = true;
+		snprintf(s->reason, sizeof(s->reason), "%s", err.msg);
 		return;
 	}
 	if (s->running)
@@ -387,7 +395,8 @@ int moat_session_find_connected(const char *key, moat_session_info *ret, moat_ke
 			/* Alive but silent: no connection to hand over. */
 			if (ret_k && ret->unanswered) {
 				moat_keeper_close(k);
-				return moat_error_set(err, ETIMEDOUT, "session %s: %s", ret->id, ret->reason);
+				return moat_error_set(err, ret->busy ? EBUSY : ETIMEDOUT, "session %s: %s", ret->id,
+						      ret->reason);
 			}
 			/* k is that session's: the only one that matched. */
 			if (ret_k && ret->running)

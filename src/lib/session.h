@@ -54,6 +54,9 @@ typedef struct moat_session_info {
 	/* running, but its keeper did not answer a hello in time (stopped or
 	 * hung): reason says so; a call to it will fail, not wait forever */
 	bool unanswered;
+	/* unanswered because its keeper is at its connection cap (it said
+	 * so: EBUSY); reason is its word */
+	bool busy;
 } moat_session_info;
 
 /* The workspace a session is created with: host_path is bound read-write

@@ -677,6 +677,19 @@ void moatd_request_done(moatd_request *r)
 	memset(r, 0, sizeof(*r));
 }
 
+int moatd_decision_status(int keeper_rc)
+{
+	switch (keeper_rc) {
+	case -EINVAL:
+	case -E2BIG:
+		return 400;
+	case -EALREADY:
+		return 409;
+	default:
+		return 500;
+	}
+}
+
 int moatd_decision_decode(const char *id, const char *body, size_t len, json_t **ret, moat_error *err)
 {
 	*ret = NULL;

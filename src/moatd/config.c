@@ -241,18 +241,45 @@ static int cfg_quota(json_t *v, const char *prefix, moatd_quota *q, moat_error *
 	return 0;
 }
 
-/* token_limits: {NAME: {policy: FILE, quotas: {...}}} */
-static int cfg_token_limits(json_t *v, moatd_config *c, moat_error *err)
+/* "uid:N" or "gid:N", as the identities in audit events read. */
+static bool peer_key(const char *k, bool *ret_gid, uint32_t *ret_id)
 {
+	if (strncmp(k, "uid:", 4) != 0 && strncmp(k, "gid:", 4) != 0)
+		return false;
+	const char *d = k + 4;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(d, &end, 10);
+	/* (uid_t)-1 means "no change" to the kernel: never an id. */
+	if (!*d || *end || errno || strspn(d, "0123456789") != strlen(d) || v >= UINT32_MAX)
+		return false;
+	*ret_gid = k[0] == 'g';
+	*ret_id = (uint32_t)v;
+	return true;
+}
+
+/* token_limits: {NAME: {policy: FILE, quotas: {...}}}, and peer_limits:
+ * {uid:N | gid:N: {policy: FILE, quotas: {...}}}: one shape, one parser. */
+static int cfg_limits(json_t *v, const char *section, moatd_config *c, moat_error *err)
+{
+	bool peer = strcmp(section, "peer_limits") == 0;
 	if (!json_is_object(v) || json_object_size(v) > MOATD_MAX_TOKENS)
-		return moat_error_set(err, MOAT_EINPUT, "token_limits: expected a mapping of token names");
+		return moat_error_set(err, MOAT_EINPUT, "%s: expected a mapping of %s", section,
+				      peer ? "uid:N or gid:N keys" : "token names");
 	const char *name;
 	json_t *tv;
 	json_object_foreach(v, name, tv) {
+		bool by_gid = false;
+		uint32_t id = 0;
 		if (!*name || strlen(name) >= sizeof(c->tlim[0].name))
-			return moat_error_set(err, MOAT_EINPUT, "token_limits.%.64s: not a token name", name);
+			return moat_error_set(err, MOAT_EINPUT, "%s.%.64s: not a %s", section, name,
+					      peer ? "uid:N or gid:N" : "token name");
+		if (peer && !peer_key(name, &by_gid, &id))
+			return moat_error_set(err, MOAT_EINPUT, "%s.%.64s: expected uid:N or gid:N", section, name);
 		if (!json_is_object(tv))
-			return moat_error_set(err, MOAT_EINPUT, "token_limits.%s: expected {policy, quotas}", name);
+			return moat_error_set(err, MOAT_EINPUT, "%s.%s: expected {policy, quotas}", section, name);
+		if (c->n_tlim >= 2 * MOATD_MAX_TOKENS)
+			return moat_error_set(err, MOAT_EINPUT, "%s: too many entries", section);
 		moatd_token_limit *t = realloc(c->tlim, (c->n_tlim + 1) * sizeof(*t));
 		if (!t)
 			return moat_error_set(err, ENOMEM, "configuration");
@@ -260,11 +287,15 @@ static int cfg_token_limits(json_t *v, moatd_config *c, moat_error *err)
 		t = &c->tlim[c->n_tlim++];
 		memset(t, 0, sizeof(*t));
 		snprintf(t->name, sizeof(t->name), "%s", name);
+		t->section = peer ? "peer_limits" : "token_limits";
+		t->peer = peer;
+		t->by_gid = by_gid;
+		t->id = id;
 		const char *fk;
 		json_t *fv;
 		json_object_foreach(tv, fk, fv) {
 			char field[160];
-			snprintf(field, sizeof(field), "token_limits.%s.%.64s", name, fk);
+			snprintf(field, sizeof(field), "%s.%s.%.64s", section, name, fk);
 			int rc;
 			if (strcmp(fk, "policy") == 0)
 				rc = cfg_string(fv, field, &t->policy, err);
@@ -283,9 +314,22 @@ static int cfg_token_limits(json_t *v, moatd_config *c, moat_error *err)
 const moatd_token_limit *moatd_token_limit_of(const moatd_config *c, const char *name)
 {
 	for (size_t i = 0; name && i < c->n_tlim; i++)
-		if (strcmp(c->tlim[i].name, name) == 0)
+		if (!c->tlim[i].peer && strcmp(c->tlim[i].name, name) == 0)
 			return &c->tlim[i];
 	return NULL;
+}
+
+const moatd_token_limit *moatd_peer_limit_of(const moatd_config *c, uid_t uid, gid_t gid)
+{
+	const moatd_token_limit *by_gid = NULL;
+	for (size_t i = 0; i < c->n_tlim; i++) {
+		const moatd_token_limit *t = &c->tlim[i];
+		if (t->peer && !t->by_gid && t->id == uid)
+			return t;
+		if (t->peer && t->by_gid && t->id == gid && !by_gid)
+			by_gid = t;
+	}
+	return by_gid;
 }
 
 static int cfg_ids(json_t *v, const char *field, moatd_ids *ids, moat_error *err)
@@ -396,12 +440,13 @@ int moatd_config_parse(const char *text, size_t len, moatd_config *c, moat_error
 						break;
 				}
 			}
-		} else if (strcmp(k, "token_limits") == 0)
-			rc = cfg_token_limits(v, c, err);
+		} else if (strcmp(k, "token_limits") == 0 || strcmp(k, "peer_limits") == 0)
+			rc = cfg_limits(v, k, c, err);
 		else
 			rc = moat_error_set(err, MOAT_EINPUT,
 					    "%.64s: unknown field (expected socket, listen, tls, tokens, state_dir, moat, "
-					    "max_body, output_cap, max_connections, timeout, roles, quotas, token_limits, pool)",
+					    "max_body, output_cap, max_connections, timeout, roles, quotas, token_limits, peer_limits, "
+					    "pool)",
 					    k);
 		if (rc < 0)
 			break;

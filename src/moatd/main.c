@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 		if (cfg.tlim[i].policy &&
 		    (moat_policy_load_file(cfg.tlim[i].policy, &p, &err) < 0 || moatd_ceiling_check(p, &err) < 0)) {
 			char what[128];
-			snprintf(what, sizeof(what), "token_limits.%s.policy", cfg.tlim[i].name);
+			snprintf(what, sizeof(what), "%s.%s.policy", cfg.tlim[i].section, cfg.tlim[i].name);
 			rc = fail(what, &err);
 			goto out;
 		}

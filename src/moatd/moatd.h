@@ -115,6 +115,12 @@ void moatd_request_done(moatd_request *r);
  * Errors name the field (MOAT_EINPUT). */
 int moatd_decision_decode(const char *id, const char *body, size_t len, json_t **ret, moat_error *err);
 
+/* The HTTP status for a keeper's refusal of a decision (its negative
+ * errno): 400 for bad input (EINVAL, E2BIG), 409 when the approval was
+ * decided or timed out between moatd's look at the list and the decision
+ * (EALREADY), 500 for the rest. */
+int moatd_decision_status(int keeper_rc);
+
 /* Whether the limit options among opts (as decoded: "--time=5s") are each
  * at most ceil's; EACCES naming the field otherwise. An agent may narrow
  * its profile's limits, never lift them. */
@@ -141,9 +147,14 @@ typedef struct moatd_quota {
 	uint64_t cpu_seconds;     /* CPU time of all its runs and execs; 0: no limit */
 } moatd_quota;
 
-/* What the configuration's token_limits says of one token (by name). */
+/* What the configuration's token_limits says of one token (by name), or
+ * its peer_limits of one unix peer (by uid or gid): the same ceiling and
+ * quotas, whichever way the caller came in. */
 typedef struct moatd_token_limit {
-	char name[64];
+	char name[64];       /* the token's name, or "uid:N" / "gid:N" */
+	const char *section; /* "token_limits" or "peer_limits", for messages */
+	bool peer, by_gid;   /* peer_limits: keyed by a uid, or a gid */
+	uint32_t id;         /* peer_limits: that uid or gid */
 	char *policy;   /* the ceiling's policy file, or NULL */
 	bool has_quota; /* quota replaces the role's */
 	moatd_quota quota;
@@ -182,6 +193,8 @@ void moatd_config_done(moatd_config *c);
 int moatd_config_parse(const char *text, size_t len, moatd_config *c, moat_error *err);
 /* token_limits' entry for a token's name, or NULL. */
 const moatd_token_limit *moatd_token_limit_of(const moatd_config *c, const char *name);
+/* peer_limits' entry for a unix peer: its uid's, else its gid's, or NULL. */
+const moatd_token_limit *moatd_peer_limit_of(const moatd_config *c, uid_t uid, gid_t gid);
 /* Parses a token file: "ROLE SHA256-HEX NAME" a line, # comments. */
 int moatd_tokens_parse(const char *text, size_t len, moatd_config *c, moat_error *err);
 /* The role of a unix peer: the highest its uid or gid maps to; self_uid

@@ -141,7 +141,7 @@ typedef struct caller {
 	moatd_role role;
 	char identity[96];
 	ident *who;
-	const moatd_token_limit *tlim; /* a token's ceiling and quotas, or NULL */
+	const moatd_token_limit *tlim; /* its token's or peer's ceiling and quotas, or NULL */
 	const moat_policy *ceiling;
 } caller;
 
@@ -267,8 +267,6 @@ static int caller_of(srv *s, struct evhttp_request *req, bool tcp, caller *c)
 		c->role = moatd_role_for_bearer(s->cfg, h, &name);
 		snprintf(c->identity, sizeof(c->identity), "token:%s", name ? name : "-");
 		c->tlim = c->role != MOATD_ROLE_NONE ? moatd_token_limit_of(s->cfg, name) : NULL;
-		if (c->tlim)
-			c->ceiling = s->ceilings[c->tlim - s->cfg->tlim];
 	} else {
 		struct bufferevent *bev = evhttp_connection_get_bufferevent(evhttp_request_get_connection(req));
 		struct ucred cr;
@@ -277,7 +275,14 @@ static int caller_of(srv *s, struct evhttp_request *req, bool tcp, caller *c)
 			return -1;
 		c->role = moatd_role_for_peer(s->cfg, s->self_uid, cr.uid, cr.gid);
 		snprintf(c->identity, sizeof(c->identity), "uid:%u", (unsigned)cr.uid);
+		/* moatd's own user is admin, unbounded as the host's user. */
+		if (c->role != MOATD_ROLE_NONE && cr.uid != s->self_uid)
+			c->tlim = moatd_peer_limit_of(s->cfg, cr.uid, cr.gid);
 	}
+	/* A token's limits and a peer's are one kind: from here on the
+	 * ceiling and the quotas are checked the same way for both. */
+	if (c->tlim)
+		c->ceiling = s->ceilings[c->tlim - s->cfg->tlim];
 	c->who = c->role != MOATD_ROLE_NONE ? ident_get(s, c->identity) : NULL;
 	return 0;
 }
@@ -1994,8 +1999,10 @@ static void do_approval_decide(srv *s, struct evhttp_request *req, const caller 
 					    id, v[i].id, e.msg);
 				return;
 			}
-			/* The keeper names the field ("approvals.for_ms: ..."). */
-			reply_error(s, req, r == -EINVAL || r == -E2BIG ? 400 : 500, NULL, "%s", e.msg);
+			/* The keeper names the field ("approvals.for_ms: ...")
+			 * or the state it found ("a1b2c3d4: approved already":
+			 * decided or timed out since the list above). */
+			reply_error(s, req, moatd_decision_status(r), NULL, "%s", e.msg);
 			return;
 		}
 		const char *op = json_string_value(json_object_get(kreq, "op"));
@@ -2054,6 +2061,20 @@ static uint64_t rss_of(pid_t pid)
 	return l ? strtoull(l + 8, NULL, 10) * 1024 : 0;
 }
 
+/* One metric's HELP and TYPE lines (Prometheus text format); its samples
+ * follow. */
+static void metric_head(struct evbuffer *b, const char *name, const char *type, const char *help)
+{
+	evbuffer_add_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A metric of one sample, without labels. */
+static void metric_one(struct evbuffer *b, const char *name, const char *type, const char *help, uint64_t v)
+{
+	metric_head(b, name, type, help);
+	evbuffer_add_printf(b, "%s %llu\n", name, (unsigned long long)v);
+}
+
 /* What the running sessions' keepers report (their status): the requests
  * their gateways decided and the actions their approval gates hold. Sums
  * over the sessions alive now, so gauges: a session that ends takes its
@@ -2075,17 +2096,14 @@ static void metrics_keepers(struct evbuffer *b, const moat_session_info *v, size
 		leases += m.approvals_leases;
 		moat_keeper_msg_done(&m);
 	}
+	metric_head(b, "moatd_gateway_requests", "gauge",
+		    "Requests the running sessions' gateways decided, by decision.");
 	evbuffer_add_printf(b,
-			    "# HELP moatd_gateway_requests Requests the running sessions' gateways decided, by decision.\n"
-			    "# TYPE moatd_gateway_requests gauge\n"
 			    "moatd_gateway_requests{decision=\"allow\"} %llu\nmoatd_gateway_requests{decision=\"deny\"} %llu\n",
 			    (unsigned long long)allowed, (unsigned long long)denied);
-	evbuffer_add_printf(b,
-			    "# HELP moatd_approvals_pending Actions the running sessions hold for a person's decision.\n"
-			    "# TYPE moatd_approvals_pending gauge\nmoatd_approvals_pending %llu\n"
-			    "# HELP moatd_approval_leases Approval leases in force in the running sessions.\n"
-			    "# TYPE moatd_approval_leases gauge\nmoatd_approval_leases %llu\n",
-			    (unsigned long long)pending, (unsigned long long)leases);
+	metric_one(b, "moatd_approvals_pending", "gauge", "Actions the running sessions hold for a person's decision.",
+		   pending);
+	metric_one(b, "moatd_approval_leases", "gauge", "Approval leases in force in the running sessions.", leases);
 }
 
 static void do_metrics(srv *s, struct evhttp_request *req)
@@ -2106,38 +2124,26 @@ static void do_metrics(srv *s, struct evhttp_request *req)
 	unsigned inflight = 0;
 	for (job *j = s->jobs; j; j = j->next)
 		inflight += j->kind == JOB_RUN;
-	evbuffer_add_printf(b, "# HELP moatd_sandboxes Sandboxes by state.\n# TYPE moatd_sandboxes gauge\n");
+	metric_head(b, "moatd_sandboxes", "gauge", "Sandboxes by state.");
 	evbuffer_add_printf(b, "moatd_sandboxes{kind=\"session\",state=\"running\"} %zu\n", running);
 	evbuffer_add_printf(b, "moatd_sandboxes{kind=\"session\",state=\"dead\"} %zu\n", n - running);
 	evbuffer_add_printf(b, "moatd_sandboxes{kind=\"run\",state=\"running\"} %u\n", inflight);
-	evbuffer_add_printf(b, "# HELP moatd_runs_total Runs finished, by status.\n# TYPE moatd_runs_total counter\n");
+	metric_head(b, "moatd_runs_total", "counter", "Runs finished, by status.");
 	for (size_t i = 0; i < ELEMENTSOF(run_statuses); i++)
 		evbuffer_add_printf(b, "moatd_runs_total{status=\"%s\"} %llu\n", run_statuses[i],
 				    (unsigned long long)s->runs_by_status[i]);
-	evbuffer_add_printf(b, "# HELP moatd_execs_total Commands started in sessions.\n# TYPE moatd_execs_total counter\n"
-			       "moatd_execs_total %llu\n",
-			    (unsigned long long)s->execs);
-	evbuffer_add_printf(b, "# HELP moatd_requests_total Requests answered, by status class.\n"
-			       "# TYPE moatd_requests_total counter\n");
+	metric_one(b, "moatd_execs_total", "counter", "Commands started in sessions.", s->execs);
+	metric_head(b, "moatd_requests_total", "counter", "Requests answered, by status class.");
 	for (int i = 1; i < 6; i++)
 		evbuffer_add_printf(b, "moatd_requests_total{code=\"%dxx\"} %llu\n", i,
 				    (unsigned long long)s->requests[i]);
-	evbuffer_add_printf(b, "# HELP moatd_refused_total Requests refused for load or quota.\n"
-			       "# TYPE moatd_refused_total counter\n"
-			       "moatd_refused_total{reason=\"connections\"} %llu\n"
-			       "moatd_refused_total{reason=\"quota\"} %llu\n",
+	metric_head(b, "moatd_refused_total", "counter", "Requests refused for load or quota.");
+	evbuffer_add_printf(b, "moatd_refused_total{reason=\"connections\"} %llu\nmoatd_refused_total{reason=\"quota\"} %llu\n",
 			    (unsigned long long)s->refused_503, (unsigned long long)s->refused_429);
-	evbuffer_add_printf(b, "# HELP moatd_keeper_rss_bytes Resident memory of the running sessions' keepers.\n"
-			       "# TYPE moatd_keeper_rss_bytes gauge\nmoatd_keeper_rss_bytes %llu\n",
-			    (unsigned long long)keeper_rss);
-	evbuffer_add_printf(b, "# HELP moatd_rss_bytes Resident memory of moatd itself.\n"
-			       "# TYPE moatd_rss_bytes gauge\nmoatd_rss_bytes %llu\n",
-			    (unsigned long long)rss_of(getpid()));
-	evbuffer_add_printf(b, "# HELP moatd_connections Open client connections.\n# TYPE moatd_connections gauge\n"
-			       "moatd_connections %u\n",
-			    s->n_conns);
-	evbuffer_add_printf(b, "# HELP moatd_run_seconds Time from request to result of a run.\n"
-			       "# TYPE moatd_run_seconds histogram\n");
+	metric_one(b, "moatd_keeper_rss_bytes", "gauge", "Resident memory of the running sessions' keepers.", keeper_rss);
+	metric_one(b, "moatd_rss_bytes", "gauge", "Resident memory of moatd itself.", rss_of(getpid()));
+	metric_one(b, "moatd_connections", "gauge", "Open client connections.", s->n_conns);
+	metric_head(b, "moatd_run_seconds", "histogram", "Time from request to result of a run.");
 	for (size_t i = 0; i < ELEMENTSOF(lat_bounds); i++)
 		evbuffer_add_printf(b, "moatd_run_seconds_bucket{le=\"%g\"} %llu\n", lat_bounds[i],
 				    (unsigned long long)s->lat_buckets[i]);
@@ -2467,13 +2473,21 @@ int moatd_serve(moatd_config *cfg, const char *moat, const char *openapi, moat_e
 	for (size_t i = 0; i < cfg->n_tlim; i++)
 		if (cfg->tlim[i].policy && (moat_policy_load_file(cfg->tlim[i].policy, &s->ceilings[i], err) < 0 ||
 					    moatd_ceiling_check(s->ceilings[i], err) < 0)) {
-			rc = moat_error_wrap(err, "token_limits.%s.policy", cfg->tlim[i].name);
+			rc = moat_error_wrap(err, "%s.%s.policy", cfg->tlim[i].section, cfg->tlim[i].name);
 			goto out_ceilings;
 		}
 	char p[PATH_MAX];
 	snprintf(p, sizeof(p), "%s/moatd-audit.jsonl", s->state);
-	if ((rc = moat_audit_open(p, NULL, &s->audit, err)) < 0)
-		return moat_error_wrap(err, "audit log");
+	/* A SIGKILL can cut a line's write() short (docs/audit.md, "Crash
+	 * safety"): the partial line is set aside and logged, not a reason
+	 * for moatd to stay down. */
+	char moved[PATH_MAX];
+	if ((rc = moat_audit_open_recover(p, NULL, &s->audit, moved, err)) < 0) {
+		rc = moat_error_wrap(err, "audit log");
+		goto out_ceilings;
+	}
+	if (moved[0])
+		fprintf(stderr, "moatd: audit log %s ended in a partial line, set aside in %s\n", p, moved);
 	signal(SIGPIPE, SIG_IGN);
 	s->base = event_base_new();
 	s->http_unix = s->base ? evhttp_new(s->base) : NULL;

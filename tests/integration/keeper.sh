@@ -3,7 +3,7 @@
 # by tests/api/keeper_drive.c: commands one after another and at once, each
 # one's status and output; the keeper killed with SIGKILL leaves nothing
 # behind; its socket is out of reach from inside the sandbox and of other
-# users.
+# users; at its connection cap it tells the next client so.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
@@ -92,6 +92,35 @@ if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '^BLOCKED'; then
 else
 	t_fail "attack keeper_socket (in a keeper's sandbox): blocked" "exit $rc" "$out"
 fi
+
+# --- A keeper at its connection cap (64) refuses the next one with a word,
+# not in silence: the caller is told the keeper is busy and why.
+KS="kcap$$"
+trap '"$MOAT" session rm --purge "$KS" >/dev/null 2>&1' EXIT
+ksock=$("$MOAT" session create --name "$KS" --json 2>/dev/null | python3 -c "import json,sys; print(json.load(sys.stdin)['socket'])")
+t_check "a session's keeper socket for the cap check" test -S "$ksock"
+out=$(python3 - "$ksock" "$MOAT" "$KS" <<'PY'
+import socket, subprocess, sys
+held = []
+for _ in range(64):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sys.argv[1])
+    held.append(s)
+r = subprocess.run([sys.argv[2], 'session', 'exec', sys.argv[3], '--', 'true'], capture_output=True, text=True, timeout=120)
+print(r.returncode, r.stderr.strip().replace('\n', ' '))
+for s in held:
+    s.close()
+PY
+)
+t_match "at the cap, a client is told: keeper busy, naming the cap" \
+	"^[1-9][0-9]* .*keeper busy: connection cap 64 reached" "$out"
+ok=no
+for _ in $(seq 100); do
+	"$MOAT" session exec "$KS" -- true >/dev/null 2>&1 && { ok=yes; break; }
+	sleep 0.1
+done
+t_eq "the held connections closed, the keeper takes clients again" yes "$ok"
+"$MOAT" session rm --purge "$KS" >/dev/null 2>&1
 
 # --- Another user: needs a second uid, which only root can take on.
 if is_root; then

@@ -8,29 +8,12 @@
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
-MOATD="$(dirname "$MOAT")/moatd"
-SOCK="$MOAT_TDIR/moatd.sock"
-STATE="$MOAT_TDIR/state"
+. "$MOAT_SRC/integration/moatd_lib.bash"
 N="da$$"
-jq_() { python3 -c "import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-tcode() {
-	local tok="$1" m="$2" u="$3"
-	shift 3
-	curl -sS --max-time 60 -o body -w '%{http_code}' -H "Authorization: Bearer $tok" -X "$m" "http://127.0.0.1:$port$u" \
-		${1+--data-binary "$1"}
-}
-DPID=""
 kpid=""
 cleanup() {
 	[ -n "$kpid" ] && kill -CONT "$kpid" 2>/dev/null
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-	for s in $("$MOAT" session ls --json 2>/dev/null | python3 -c "
-import json,sys
-for s in json.load(sys.stdin):
-    if (s.get('name') or '').startswith('$N'): print(s['id'])"); do
-		"$MOAT" session rm "$s" >/dev/null 2>&1
-	done
+	moatd_cleanup "$N"
 }
 trap cleanup EXIT
 
@@ -39,7 +22,6 @@ mkdir -p bin
 printf '#!/bin/sh\necho "ran: $*"\n' >bin/git
 chmod 755 bin bin/git
 chmod 755 "$MOAT_TDIR"
-hash() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 TA="agent-a-$RANDOM$RANDOM" TB="agent-b-$RANDOM$RANDOM" TV="viewer-$RANDOM$RANDOM" TO="operator-$RANDOM$RANDOM"
 cat >tokens <<EOT
 agent $(hash "$TA") alice
@@ -62,9 +44,7 @@ listen: 127.0.0.1:$port
 token_limits:
   alice: {policy: $MOAT_TDIR/alice.yaml}
 EOT
-"$MOATD" --socket "$SOCK" --state-dir "$STATE" --config moatd.yaml 2>>moatd.err &
-DPID=$!
-for _ in $(seq 100); do curl -s --unix-socket "$SOCK" http://m/v1/health >/dev/null 2>&1 && break; sleep 0.1; done
+moatd_start moatd.yaml
 
 # The profile's 10 s wall would end a push held longer than that, and with
 # it the session (its approvals withdrawn): on a loaded machine the steps
@@ -219,7 +199,5 @@ for l in open('$AUD'):
     if e['type']=='api.call' and e['call']=='approval.decide' and e['identity']=='token:alice':
         print(e['identity'], e['status']); break")"
 
-kill "$DPID"
-wait "$DPID"
-DPID=""
-t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat "$MOAT_TDIR"/*.err 2>/dev/null)"
+moatd_stop
+moatd_no_sanitizer_report

@@ -2,45 +2,14 @@
 # moatd's detached execs (docs/api.md): POST .../exec?wait=false answers an
 # exec id at once; GET .../exec/ID tells its state, exit code, result JSON
 # and output (capped like a run's). The command outlives its client and a
-# moatd killed with SIGKILL and started again; another agent cannot see it.
+# moatd killed with SIGKILL and started again; an exec whose watcher was
+# killed is reported lost, exactly; another agent cannot see it.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
-MOATD="$(dirname "$MOAT")/moatd"
-SOCK="$MOAT_TDIR/moatd.sock"
-STATE="$MOAT_TDIR/state"
+. "$MOAT_SRC/integration/moatd_lib.bash"
 N="dd$$"
-c() { curl -sS --max-time 60 --unix-socket "$SOCK" "$@"; }
-code() { c -o body -w '%{http_code}' -X "$1" "http://moatd$2" ${3+--data-binary "$3"}; }
-jq_() { python3 -c "import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-tcode() {
-	local tok="$1" m="$2" u="$3"
-	shift 3
-	curl -sS --max-time 60 -o body -w '%{http_code}' -H "Authorization: Bearer $tok" -X "$m" "http://127.0.0.1:$port$u" \
-		${1+--data-binary "$1"}
-}
-DPID=""
-start_moatd() {
-	"$MOATD" --socket "$SOCK" --state-dir "$STATE" --config "$MOAT_TDIR/moatd.yaml" 2>>moatd.err &
-	DPID=$!
-	for _ in $(seq 100); do
-		c http://moatd/v1/health >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
-cleanup() {
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-	for s in $("$MOAT" session ls --json 2>/dev/null | python3 -c "
-import json,sys
-for s in json.load(sys.stdin):
-    if (s.get('name') or '').startswith('$N'): print(s['id'])"); do
-		"$MOAT" session rm "$s" >/dev/null 2>&1
-	done
-}
-trap cleanup EXIT
-hash() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+trap 'moatd_cleanup "$N"' EXIT
 TA="agent-a-$RANDOM$RANDOM" TB="agent-b-$RANDOM$RANDOM"
 printf 'agent %s alice\nagent %s bob\n' "$(hash "$TA")" "$(hash "$TB")" >tokens
 cat >moatd.yaml <<EOT
@@ -48,7 +17,7 @@ output_cap: 4K
 tokens: $MOAT_TDIR/tokens
 listen: 127.0.0.1:$port
 EOT
-start_moatd
+moatd_start
 t_eq "moatd answers" 0 $?
 
 code POST /v1/sessions "{\"name\":\"$N-a\"}" >/dev/null
@@ -85,14 +54,50 @@ t_eq "a detached exec's output is capped at output_cap and says so" "4096 True 1
 mark="moatd-detach-$$"
 code POST "/v1/sessions/$id/exec?wait=false" "{\"argv\":[\"sh\",\"-c\",\"sleep 3; echo after-restart # $mark\"]}" >/dev/null
 x3=$(jq_ 'j["id"]' <body)
-kill -KILL "$DPID"
-wait "$DPID" 2>/dev/null
-DPID=""
-start_moatd
+moatd_stop KILL
+moatd_start
 t_eq "moatd restarts" 0 $?
 t_eq "after a restart the detached exec is known" running "$(c "http://moatd/v1/sessions/$id/exec/$x3" | jq_ 'j["state"]')"
 t_eq "and it survived the restart to its end" "exited 0 after-restart" \
 	"$(poll "$x3") $(jq_ 'str(j["exit_code"])+" "+j["stdout"].split()[0]' <exec.json)"
+
+# lost: the watcher that records how the exec ends is killed before the
+# command does. Its lock goes with it and no status.json is written, so
+# moatd, before and after a restart, reports the exec lost: no exit code,
+# no result, the output it wrote so far.
+code POST "/v1/sessions/$id/exec?wait=false" "{\"argv\":[\"sh\",\"-c\",\"echo before-loss; exec sleep 600 # $mark-lost\"]}" >/dev/null
+xl=$(jq_ 'j["id"]' <body)
+for _ in $(seq 600); do
+	[ "$(c "http://moatd/v1/sessions/$id/exec/$xl" | jq_ 'j["stdout"]')" = before-loss ] && break
+	sleep 0.1
+done
+# The watcher is the process holding the exec's lock as its fd 3.
+wpid=""
+lockf=$(readlink -f "$STATE/execs/$xl/lock")
+for f in /proc/[0-9]*/fd/3; do
+	if [ "$(readlink "$f" 2>/dev/null)" = "$lockf" ]; then
+		wpid=${f#/proc/}
+		wpid=${wpid%%/*}
+		break
+	fi
+done
+t_match "the detached exec's watcher holds its lock" '^[0-9]+$' "$wpid"
+t_eq "while the watcher lives, the exec is running" running "$(c "http://moatd/v1/sessions/$id/exec/$xl" | jq_ 'j["state"]')"
+[ -n "$wpid" ] && kill -KILL "$wpid"
+lost() {
+	python3 -c '
+import json,sys
+j=json.load(sys.stdin)
+print(j["id"]==sys.argv[1], j["session"]==sys.argv[2], j["argv"][:2], j["state"], j["exit_code"], j["result"],
+      repr(j["stdout"]), repr(j["stderr"]), j["stdout_truncated"])' "$xl" "$id"
+}
+WANT_LOST="True True ['sh', '-c'] lost None None 'before-loss\n' '' False"
+t_eq "a detached exec whose watcher was killed is lost: no exit code, no result, its output so far" \
+	"200 $WANT_LOST" "$(poll "$xl" >/dev/null; code GET "/v1/sessions/$id/exec/$xl") $(lost <body)"
+moatd_stop KILL
+moatd_start
+t_eq "a restarted moatd reports the lost exec exactly so" "200 $WANT_LOST" \
+	"$(code GET "/v1/sessions/$id/exec/$xl") $(lost <body)"
 
 # tests/attacks/moatd_exec_record.c: a detached command that tries to
 # rewrite its own record (moatd would then report what it wrote).
@@ -143,7 +148,5 @@ t_eq "DELETE the session" 200 "$(code DELETE "/v1/sessions/$id")"
 t_check "its ended execs' records go with it" test ! -e "$STATE/execs/$x1" -a ! -e "$STATE/execs/$x3"
 t_check "another session's stay" test -d "$STATE/execs/$ax"
 
-kill "$DPID"
-wait "$DPID"
-DPID=""
-t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat "$MOAT_TDIR"/*.err 2>/dev/null)"
+moatd_stop
+moatd_no_sanitizer_report

@@ -3,50 +3,20 @@
 # ceiling bounds every run and session it asks for (more is 403 naming the
 # field; what it leaves unsaid takes the ceiling's value), whatever its
 # role; and its cpu_seconds quota counts the CPU time of its runs and
-# execs, 429 naming the limit once used up, across a restart.
+# execs, 429 naming the limit once used up, across a restart. A unix
+# peer's peer_limits entry carries the same ceiling and quotas.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
-MOATD="$(dirname "$MOAT")/moatd"
-SOCK="$MOAT_TDIR/moatd.sock"
-STATE="$MOAT_TDIR/state"
+. "$MOAT_SRC/integration/moatd_lib.bash"
 N="dl$$"
-jq_() { python3 -c "import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-tcode() {
-	local tok="$1" m="$2" u="$3"
-	shift 3
-	curl -sS --max-time 120 -o body -w '%{http_code}' -H "Authorization: Bearer $tok" -X "$m" "http://127.0.0.1:$port$u" \
-		${1+--data-binary "$1"}
-}
-err_field() { jq_ 'j.get("error","").split(":")[0]' <body; }
-DPID=""
-start_moatd() {
-	"$MOATD" --socket "$SOCK" --state-dir "$STATE" --config "$1" 2>>moatd.err &
-	DPID=$!
-	for _ in $(seq 100); do
-		curl -s --unix-socket "$SOCK" http://m/v1/health >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
-cleanup() {
-	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-	for s in $("$MOAT" session ls --json 2>/dev/null | python3 -c "
-import json,sys
-for s in json.load(sys.stdin):
-    if (s.get('name') or '').startswith('$N'): print(s['id'])"); do
-		"$MOAT" session rm "$s" >/dev/null 2>&1
-	done
-}
-trap cleanup EXIT
+trap 'moatd_cleanup "$N"' EXIT
 
 mkdir -p data other
 echo inside >data/f
 echo secret >other/f
 chmod 755 "$MOAT_TDIR" data other
 chmod 644 data/f other/f
-hash() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 TA="agent-$RANDOM$RANDOM" TO="operator-$RANDOM$RANDOM" TC="cpu-$RANDOM$RANDOM" TJ="judge-$RANDOM$RANDOM"
 cat >tokens <<EOT
 agent $(hash "$TA") boxed
@@ -69,7 +39,21 @@ token_limits:
   burner: {quotas: {cpu_seconds: 1}}
   judger: {quotas: {cpu_seconds: 1}}
 EOT
-start_moatd moatd.yaml
+# Unix peers of other uids (as root: moat-test by its uid, nobody by its
+# group) carry the same ceiling and quotas under peer_limits.
+if is_root; then
+	PU=$(id -u moat-test) NG=$(getent group nogroup | cut -d: -f3)
+	cat >>moatd.yaml <<EOT
+roles:
+  agent: {uids: [$PU], gids: [$NG]}
+peer_limits:
+  uid:$PU:
+    policy: $MOAT_TDIR/ceiling.yaml
+    quotas: {sandboxes: 1, runs_per_minute: 2}
+  gid:$NG: {quotas: {runs_per_minute: 1}}
+EOT
+fi
+moatd_start moatd.yaml
 t_eq "moatd starts with token limits" 0 $?
 
 # --- the ceiling
@@ -110,6 +94,49 @@ tcode "$TA" POST "/v1/sessions/$sid/exec" '{"argv":["cat","/etc/moat/policy.yaml
 t_match "ceiling: the session's policy is narrowed to it" "memory: (256M|268435456)" \
 	"$(python3 -c 'import json; print("".join(json.loads(l).get("data","") for l in open("body")))')"
 
+# --- a unix peer's ceiling and quotas (peer_limits): the token form's rules
+if is_root; then
+	# ucode USER METHOD URL [BODY]: the status over the unix socket as USER
+	ucode() {
+		local u="$1" g="$2" m="$3" url="$4"
+		shift 4
+		setpriv --reuid="$u" --regid="$g" --clear-groups curl -sS --max-time 120 -o - -w '\n%{http_code}' \
+			-X "$m" --unix-socket "$SOCK" "http://m$url" ${1+--data-binary "$1"} >ubody
+		tail -n1 ubody
+		sed '$d' ubody >body
+	}
+	pc() { ucode moat-test moat-test "$@"; }
+	t_eq "peer ceiling: an agent peer asking for the network is 403 naming the field" "403 network.mode" \
+		"$(pc POST /v1/runs '{"argv":["true"],"allow_hosts":["example.com"]}') $(err_field)"
+	t_eq "peer ceiling: no limit above its own" "403 limits.memory" \
+		"$(pc POST /v1/runs '{"argv":["true"],"limits":{"memory":"1G"}}') $(err_field)"
+	t_eq "peer ceiling: its folder read-only, never read-write" "403 filesystem.read_write" \
+		"$(pc POST /v1/runs "{\"argv\":[\"true\"],\"policy\":{\"version\":1,\"filesystem\":{\"read_write\":[\"$MOAT_TDIR/data\"]}}}") $(err_field)"
+	st=$(pc POST /v1/runs "{\"argv\":[\"cat\",\"/d/f\"],\"policy\":{\"version\":1,\"filesystem\":{\"read_only\":[\"$MOAT_TDIR/data:/d\"]}}}")
+	t_eq "peer ceiling: a policy within it runs" "200 inside" "$st $(jq_ 'j["stdout"].strip()' <body)"
+	st=$(pc POST /v1/sessions "{\"name\":\"$N-p\"}")
+	psid=$(jq_ 'j.get("id")' <body)
+	t_eq "peer quota: a session, owned by the peer's uid" "201 uid:$PU" "$st $(jq_ 'j.get("owner")' <body)"
+	t_eq "peer quota: holding its one sandbox, a run is 429 naming sandboxes" "429 sandboxes uid:$PU" \
+		"$(pc POST /v1/runs '{"argv":["true"]}') $(jq_ 'j["limit"]+" "+j["error"].split()[-1]' <body)"
+	t_eq "peer: an agent peer never decides an approval" "403 approval.decide: the agent role may not call this" \
+		"$(pc POST /v1/approvals/a00000000 '{"decision":"approve"}') $(jq_ 'j["error"]' <body)"
+	t_eq "peer: deletes its session" 200 "$(pc DELETE "/v1/sessions/$psid")"
+	t_eq "peer quota: its second run of the minute passes (refused ones do not count)" 200 "$(pc POST /v1/runs '{"argv":["true"]}')"
+	t_eq "peer quota: past runs_per_minute, 429 naming it" "429 runs_per_minute" \
+		"$(pc POST /v1/runs '{"argv":["true"]}') $(jq_ 'j["limit"]' <body)"
+	# nobody takes its group's entry: no ceiling, its own quota.
+	t_eq "peer by gid: a run within its quota" 200 "$(ucode nobody nogroup POST /v1/runs '{"argv":["true"]}')"
+	t_eq "peer by gid: past its group's runs_per_minute, 429" "429 runs_per_minute" \
+		"$(ucode nobody nogroup POST /v1/runs '{"argv":["true"]}') $(jq_ 'j["limit"]' <body)"
+	t_eq "peer by gid: still an agent held to the profiles (no ceiling to widen it)" "403 policy" \
+		"$(ucode nobody nogroup POST /v1/runs '{"argv":["true"],"policy":{"version":1}}') $(err_field)"
+	t_eq "moatd's own user takes no peer limit" 200 \
+		"$(curl -sS -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" -d '{"argv":["true"],"limits":{"memory":"1G"}}' http://m/v1/runs)"
+else
+	t_na "unix peers' ceilings and quotas" "rootless moatd's socket is its user's alone"
+fi
+
 # --- cpu_seconds
 # Runs that burn CPU until the quota refuses one: how many it takes
 # depends on the machine's load, what they used before the refusal does not.
@@ -137,14 +164,11 @@ t_eq "cpu quota: a judge's cases count, 429 once used up" "429 cpu_seconds" "$jl
 t_eq "cpu quota: a session too" "429 cpu_seconds" \
 	"$(tcode "$TC" POST /v1/sessions '{}') $(jq_ 'j["limit"]' <body)"
 t_eq "cpu quota: another token is not touched" 200 "$(tcode "$TA" POST /v1/runs '{"argv":["true"]}')"
-kill "$DPID"
-wait "$DPID"
-start_moatd moatd.yaml
+moatd_stop
+moatd_start moatd.yaml
 t_eq "cpu quota: what was used is still counted after a restart" "429 cpu_seconds" \
 	"$(tcode "$TC" POST /v1/runs '{"argv":["true"]}') $(jq_ 'j["limit"]' <body)"
-kill "$DPID"
-wait "$DPID"
-DPID=""
+moatd_stop
 
 # --- a ceiling is checked at start
 printf 'version: 1\nfilesystem:\n  read_only: ["%s/data:/d"]\n' "$MOAT_TDIR" >moved.yaml
@@ -155,5 +179,12 @@ out=$("$MOATD" --check-config --config moved-moatd.yaml 2>&1)
 t_eq "--check-config reads the ceilings too, naming the one that is wrong" "1 moatd: token_limits.boxed.policy" \
 	"$? $(printf '%s' "$out" | cut -d: -f1-2)"
 t_check "--check-config takes good ones" "$MOATD" --check-config --config moatd.yaml
+printf 'peer_limits:\n  uid:4000000001: {policy: %s/moved.yaml}\n' "$MOAT_TDIR" >peer-moved.yaml
+out=$("$MOATD" --check-config --config peer-moved.yaml 2>&1)
+t_eq "--check-config reads a peer's ceiling too, naming its entry" "1 moatd: peer_limits.uid:4000000001.policy" \
+	"$? $(printf '%s' "$out" | cut -d: -f1-3)"
+printf 'peer_limits:\n  alice: {quotas: {sandboxes: 1}}\n' >peer-bad.yaml
+out=$("$MOATD" --check-config --config peer-bad.yaml 2>&1)
+t_match "--check-config: a peer_limits key that is no uid:N or gid:N is named" "peer_limits.alice: expected uid:N or gid:N" "$out"
 
-t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat "$MOAT_TDIR"/*.err 2>/dev/null)"
+moatd_no_sanitizer_report

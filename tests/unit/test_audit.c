@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <linux/limits.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -388,6 +389,96 @@ static void test_append_continues(void **state)
 	unlink(path);
 }
 
+/* A long-lived writer restarted after a SIGKILL that cut its last write
+ * short: the partial tail is set aside byte for byte, the log cut back to
+ * its last newline, an audit.partial_tail event names both, and the whole
+ * file verifies. A log that ends whole is left as it is; a "tail" longer
+ * than a line can be is refused, as moat_audit_open refuses it. */
+static void test_open_recover(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	size_t len;
+	free(fresh_log(&len));
+	static const char part[] = "{\"seq\":6,\"time\":\"2024-05";
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, part, strlen(part)), (ssize_t)strlen(part));
+	close(fd);
+	char moved[PATH_MAX], want[PATH_MAX + 32];
+	snprintf(want, sizeof(want), "%s.partial-%zu", path, len);
+	unlink(want);
+	_cleanup_audit_ moat_audit *a = NULL;
+	assert_int_equal(moat_audit_open_recover(path, NULL, &a, moved, &err), 0);
+	assert_string_equal(moved, want);
+	assert_int_equal(moat_audit_event(a, "test.after", NULL, MOAT_AUDIT_SYNC, &err), 0);
+	moat_audit_close(TAKE_PTR(a));
+	_cleanup_free_ char *aside = NULL;
+	assert_int_equal(moat__read_file_at(AT_FDCWD, moved, 1 << 20, &aside), (int)strlen(part));
+	assert_memory_equal(aside, part, strlen(part));
+	_cleanup_free_ char *buf = NULL;
+	int n = moat__read_file_at(AT_FDCWD, path, 1 << 20, &buf);
+	moat_audit_verdict v;
+	assert_int_equal(moat_audit_verify_buffer(buf, (size_t)n, 0, &v), 0);
+	assert_int_equal(v.events, 8);
+	assert_memory_equal(buf + len, "{\"seq\":6,", 9);
+	char *ev = strstr(buf + len, "\"type\":\"audit.partial_tail\"");
+	assert_non_null(ev);
+	char field[64];
+	snprintf(field, sizeof(field), "\"offset\":%zu", len);
+	assert_non_null(strstr(buf + len, field));
+	snprintf(field, sizeof(field), "\"bytes\":%zu", strlen(part));
+	assert_non_null(strstr(buf + len, field));
+	assert_non_null(strstr(buf + len, moved));
+	unlink(moved);
+
+	/* Whole: nothing set aside, nothing logged about it. */
+	assert_int_equal(moat_audit_open_recover(path, NULL, &a, moved, &err), 0);
+	assert_string_equal(moved, "");
+	moat_audit_close(TAKE_PTR(a));
+	free(buf);
+	buf = NULL;
+	n = moat__read_file_at(AT_FDCWD, path, 1 << 20, &buf);
+	assert_int_equal(moat_audit_verify_buffer(buf, (size_t)n, 0, &v), 0);
+	assert_int_equal(v.events, 8);
+
+	/* Only a partial first line: the log starts afresh after it. */
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_int_equal(write(fd, part, 10), 10);
+	close(fd);
+	snprintf(want, sizeof(want), "%s.partial-0", path);
+	unlink(want);
+	assert_int_equal(moat_audit_open_recover(path, NULL, &a, moved, &err), 0);
+	assert_string_equal(moved, want);
+	moat_audit_close(TAKE_PTR(a));
+	free(buf);
+	buf = NULL;
+	n = moat__read_file_at(AT_FDCWD, path, 1 << 20, &buf);
+	assert_int_equal(moat_audit_verify_buffer(buf, (size_t)n, 0, &v), 0);
+	assert_int_equal(v.events, 2);
+	assert_non_null(strstr(buf, "\"type\":\"log.start\""));
+	assert_non_null(strstr(buf, "\"type\":\"audit.partial_tail\""));
+	/* The name is taken: refused rather than overwritten. */
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_int_equal(write(fd, part, 10), 10);
+	close(fd);
+	assert_true(moat_audit_open_recover(path, NULL, &a, moved, &err) < 0);
+	unlink(want);
+
+	/* More than a line can be, without a newline: no cut write. */
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_int_equal(write(fd, "{}\n", 3), 3);
+	assert_int_equal(ftruncate(fd, 3 + MOAT_AUDIT_MAX_LINE + 10), 0);
+	close(fd);
+	memset(&err, 0, sizeof(err));
+	assert_true(moat_audit_open_recover(path, NULL, &a, moved, &err) < 0);
+	assert_non_null(strstr(err.msg, "without a newline"));
+	unlink(path);
+}
+
 static void test_redaction_in_log(void **state)
 {
 	(void)state;
@@ -549,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_truncate),
 		cmocka_unit_test(test_forged_append),
 		cmocka_unit_test(test_append_continues),
+		cmocka_unit_test(test_open_recover),
 		cmocka_unit_test(test_redaction_in_log),
 		cmocka_unit_test(test_oversize),
 		cmocka_unit_test(test_readable),

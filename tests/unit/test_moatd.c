@@ -406,6 +406,18 @@ static void test_decision(void **state)
 	}
 }
 
+/* A keeper's refusal of a decision: an approval decided or timed out
+ * since moatd listed it is a conflict (409), not moatd's failure (500). */
+static void test_decision_status(void **state)
+{
+	(void)state;
+	assert_int_equal(moatd_decision_status(-EALREADY), 409);
+	assert_int_equal(moatd_decision_status(-EINVAL), 400);
+	assert_int_equal(moatd_decision_status(-E2BIG), 400);
+	assert_int_equal(moatd_decision_status(-ENOMEM), 500);
+	assert_int_equal(moatd_decision_status(-EIO), 500);
+}
+
 static void test_token_limits(void **state)
 {
 	(void)state;
@@ -436,6 +448,11 @@ static void test_token_limits(void **state)
 		{"token_limits: {ci: {quotas: {cpu: 1}}}\n", "token_limits.ci.quotas.cpu"},
 		{"token_limits: {ci: {quotas: {cpu_seconds: lots}}}\n", "token_limits.ci.quotas.cpu_seconds"},
 		{"quotas: {agent: {cpu_seconds: -1}}\n", "quotas.agent.cpu_seconds"},
+		{"peer_limits:\n  uid:x: {quotas: {sandboxes: 1}}\n", "peer_limits.uid:x"},
+		{"peer_limits:\n  uid:4294967295: {}\n", "peer_limits.uid:4294967295"},
+		{"peer_limits:\n  uid:-1: {}\n", "peer_limits.uid:-1"},
+		{"peer_limits:\n  gid:7: {polcy: /x}\n", "peer_limits.gid:7.polcy"},
+		{"peer_limits:\n  gid:7: {quotas: {cpu: 1}}\n", "peer_limits.gid:7.quotas.cpu"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		moatd_config_init(&c);
@@ -447,13 +464,48 @@ static void test_token_limits(void **state)
 	}
 }
 
+/* peer_limits: the token form's ceiling and quotas, keyed by a unix
+ * peer's uid or gid; a uid's entry wins over its gid's, and neither is a
+ * token's. */
+static void test_peer_limits(void **state)
+{
+	(void)state;
+	moatd_config c;
+	moat_error err = {0};
+	moatd_config_init(&c);
+	const char *y = "token_limits:\n  uid:1001: {quotas: {sandboxes: 9}}\n"
+			"peer_limits:\n  uid:1001: {policy: /c.yaml, quotas: {sandboxes: 1, runs_per_minute: 3}}\n"
+			"  gid:2000: {quotas: {cpu_seconds: 1m}}\n";
+	assert_int_equal(moatd_config_parse(y, strlen(y), &c, &err), 0);
+	const moatd_token_limit *t = moatd_peer_limit_of(&c, 1001, 2000);
+	assert_non_null(t);
+	assert_true(t->peer);
+	assert_string_equal(t->section, "peer_limits");
+	assert_string_equal(t->policy, "/c.yaml");
+	assert_int_equal(t->quota.sandboxes, 1);
+	assert_int_equal(t->quota.runs_per_minute, 3);
+	t = moatd_peer_limit_of(&c, 1002, 2000);
+	assert_non_null(t);
+	assert_true(t->by_gid);
+	assert_null(t->policy);
+	assert_int_equal(t->quota.cpu_seconds, 60);
+	assert_null(moatd_peer_limit_of(&c, 1002, 2001));
+	/* A token named like a peer is a token: each form keeps to its own. */
+	t = moatd_token_limit_of(&c, "uid:1001");
+	assert_non_null(t);
+	assert_false(t->peer);
+	assert_int_equal(t->quota.sandboxes, 9);
+	moatd_config_done(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_routes),     cmocka_unit_test(test_roles),  cmocka_unit_test(test_decode_run),
 		cmocka_unit_test(test_decode_other), cmocka_unit_test(test_limits_within), cmocka_unit_test(test_bytes), cmocka_unit_test(test_config),
-		cmocka_unit_test(test_tokens), cmocka_unit_test(test_routes_sub), cmocka_unit_test(test_decision),
+		cmocka_unit_test(test_tokens), cmocka_unit_test(test_routes_sub), cmocka_unit_test(test_decision), cmocka_unit_test(test_decision_status),
 		cmocka_unit_test(test_token_limits),
+		cmocka_unit_test(test_peer_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
