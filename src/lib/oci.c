@@ -4,6 +4,7 @@
 #include "audit.h"
 #include "cgroup.h"
 #include "egress.h"
+#include "oci-netns.h"
 #include "oci-seccomp.h"
 #include "oci-spec.h"
 #include "policy.h"
@@ -874,11 +875,17 @@ static long map_inside_id(pid_t pid, const char *map)
  * is a namespace of another moat-oci container under the same --root
  * (its init's, compared by inode), all of them one container's; the
  * sandbox then joins that container's user namespace too, which maps one
- * user, so process.user must be that container's. Anything else (the
+ * user, so process.user must be that container's. The one exception is a
+ * Kubernetes pod's network namespace (made by the CNI plugin; the pause
+ * container gets its path, the others the pause container's
+ * /proc/PID/ns/net): joined only with the policy's network.mode: pod and
+ * never the host's (oci-netns.h), entered by the runtime before the
+ * sandbox's own user namespace is made (net_foreign). Anything else (the
  * host's namespaces, another user's, a runtime's of another root, a
- * stopped container's) is refused, naming the field. fds gets the open
- * namespaces (-1 where none), the caller's to close. */
-static int join_resolve(keeper *k, moat_sandbox_join *j, moat_error *err)
+ * stopped container's, a file that is not a namespace of the entry's
+ * type) is refused, naming the field. j gets the open namespaces (-1
+ * where none), the caller's to close. */
+static int join_resolve(keeper *k, moat_net_mode mode, moat_sandbox_join *j, moat_error *err)
 {
 	*j = (moat_sandbox_join){.userns_fd = -1, .netns_fd = -1, .ipcns_fd = -1, .utsns_fd = -1};
 	_cleanup_close_ int rootfd = openat(k->dfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -893,29 +900,45 @@ static int join_resolve(keeper *k, moat_sandbox_join *j, moat_error *err)
 			continue;
 		char field[64];
 		snprintf(field, sizeof(field), "linux.namespaces[%zu].path", k->spec->ns_path_index[joinable[t].ns]);
-		int *slot = joinable[t].type == CLONE_NEWNET ? &j->netns_fd
-			    : joinable[t].type == CLONE_NEWIPC ? &j->ipcns_fd
-							       : &j->utsns_fd;
+		bool net = joinable[t].type == CLONE_NEWNET;
+		int *slot = net ? &j->netns_fd : joinable[t].type == CLONE_NEWIPC ? &j->ipcns_fd : &j->utsns_fd;
 		char id[MOAT_OCI_ID_MAX + 1] = "", byname[64] = "";
 		pid_t kpid = keeper_pid_owner(rootfd, k->id, path, joinable[t].proc, id, sizeof(id));
 		if (kpid > 0)
 			snprintf(byname, sizeof(byname), "/proc/%d/ns/%s", (int)kpid, joinable[t].proc);
-		int fd = open(kpid > 0 ? byname : path, O_RDONLY | O_CLOEXEC);
+		int fd = moat__oci_ns_open(kpid > 0 ? byname : path, joinable[t].type, field, err);
 		if (fd < 0)
-			return moat_error_set(err, errno, "%s: %.256s", field, path);
+			return fd;
 		*slot = fd;
+		if (net) {
+			int r = moat__oci_netns_not_host(fd, field, path, err);
+			if (r < 0)
+				return r;
+		}
 		struct stat st;
 		if (fstat(fd, &st) < 0)
 			return moat_error_set(err, errno, "%s: %.256s", field, path);
-		if (ioctl(fd, NS_GET_NSTYPE) != joinable[t].type)
-			return moat_error_set(err, MOAT_EINPUT, "%s: %.256s is not a %s namespace", field, path,
-					      joinable[t].proc);
 		pid_t pid = ns_owner(rootfd, k->id, joinable[t].proc, &st, id, sizeof(id));
+		if (net) {
+			/* A container's own network namespace is owned by its
+			 * user namespace; one it joined as a pod's is not. */
+			char upath[64];
+			struct stat us;
+			snprintf(upath, sizeof(upath), "/proc/%d/ns/user", (int)pid);
+			if (pid == 0 || stat(upath, &us) < 0 || !moat__oci_ns_owned_by(fd, &us)) {
+				int r = moat__oci_podnet_allowed(fd, mode, field, path, err);
+				if (r < 0)
+					return r;
+				j->net_foreign = true;
+				continue;
+			}
+		}
 		if (pid == 0)
 			return moat_error_set(err, MOAT_EINPUT,
 					      "%s: %.256s is not the %s namespace of a running moat-oci container under "
 					      "this --root; joining it is refused (a container may join only another "
-					      "moat-oci container's network, ipc and uts namespaces)",
+					      "moat-oci container's network, ipc and uts namespaces, and with network.mode: "
+					      "pod a pod's network namespace)",
 					      field, path, joinable[t].proc);
 		if (owner && strcmp(id, owner_id) != 0)
 			return moat_error_set(err, MOAT_EINPUT,
@@ -955,9 +978,28 @@ static void join_close(moat_sandbox_join *j)
 			close(*fds[i]), *fds[i] = -1;
 }
 
+/* What the container's isolation is (its sandbox's own report, filled by
+ * the mechanisms that took effect), in state.json beside the spec's
+ * fields: "isolation", and "network": how its traffic leaves ("none",
+ * "proxy", "transparent", or "pod": the pod's network namespace, NOT
+ * through moat's gateway) and the path it joined, if any. */
+static void state_isolation(keeper *k)
+{
+	if (!k->sb)
+		return;
+	const moat_isolation *iso = moat__sandbox_isolation(k->sb);
+	json_t *net = json_pack("{s:s}", "mode", iso->egress[0] ? iso->egress : "none");
+	const char *path = k->spec->ns_paths[MOAT_OCI_NS_NETWORK];
+	if (net && path)
+		json_object_set_new(net, "path", json_string(path));
+	json_object_set_new(k->state, "isolation", moat_isolation_to_json(iso));
+	json_object_set_new(k->state, "network", net ? net : json_null());
+}
+
 static void keeper_set_status(keeper *k, const char *status)
 {
 	moat_error err = {0};
+	state_isolation(k);
 	json_object_set_new(k->state, "status", json_string(status));
 	(void)state_write(k->dfd, k->state, &err);
 }
@@ -1450,11 +1492,11 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 			return moat_error_set(err, r, "process.oomScoreAdj: set %d", k->spec->oom_score_adj);
 	}
 	moat_sandbox_join join;
-	if ((r = join_resolve(k, &join, err)) < 0) {
+	if ((r = join_resolve(k, (*ret_c)->net, &join, err)) < 0) {
 		join_close(&join);
 		return r;
 	}
-	if (join.netns_fd >= 0 && moat_net_uses_gateway((*ret_c)->net)) {
+	if (join.netns_fd >= 0 && !join.net_foreign && moat_net_uses_gateway((*ret_c)->net)) {
 		join_close(&join);
 		return moat_error_set(err, MOAT_EINPUT,
 				      "linux.namespaces[%zu].path: a joined network namespace is its container's, with "
@@ -1465,7 +1507,7 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 	moat_sandbox_opts_init(&o);
 	o.audit = *ret_audit;
 	o.gateway = moat_egress_gateway(egress);
-	if (join.userns_fd >= 0)
+	if (join.userns_fd >= 0 || join.netns_fd >= 0)
 		o.join = &join;
 	/* linux.cgroupsPath: the container's cgroup there (kubelet and
 	 * podman account a pod's containers so), with the spec's cpu
@@ -1506,6 +1548,7 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 	    listen(k->listen_fd, 16) < 0)
 		return moat_error_set(err, errno, "control socket");
 	json_object_set_new(k->state, "status", json_string("created"));
+	state_isolation(k);
 	return state_write(k->dfd, k->state, err);
 }
 

@@ -149,6 +149,9 @@ typedef struct moat_init_args {
 	bool file_trail;       /* install the file trail's notify filter */
 	bool uts_joined;       /* another sandbox's uts namespace: its hostname
 				* stays unless config->hostname names one */
+	bool net_joined;       /* another's network namespace: its loopback is
+				* as its maker left it (a pod's is not ours to
+				* change) */
 	const moat_host_srcs *host_srcs;
 	/* The run's own cgroup directories, bound read-only under
 	 * /sys/fs/cgroup so runtimes see their limits (mount.c). */

@@ -141,7 +141,8 @@ typedef struct moat_sandbox_opts {
 	 * refused, as an exec gate with no one to ask fails closed. */
 	struct moat_approvals *approvals;
 	/* Namespaces to join instead of making new ones (a pod's containers
-	 * share the first one's network, ipc and uts namespaces), or NULL.
+	 * share the first one's network, ipc and uts namespaces; with
+	 * network.mode: pod, the pod's network namespace), or NULL.
 	 * The caller vouches that they are another sandbox's of the same user
 	 * (oci.c checks it): the init joins that sandbox's user namespace and
 	 * the ones given here (-1: a new one), and makes its own mount, pid
@@ -154,8 +155,17 @@ typedef struct moat_sandbox_opts {
 } moat_sandbox_opts;
 
 typedef struct moat_sandbox_join {
-	int userns_fd; /* required: the owner of the others */
+	/* The owner of the ipc and uts namespaces, and of the network one
+	 * unless net_foreign; -1: a user namespace of the sandbox's own
+	 * (a pod's first container, joining only the pod's network). */
+	int userns_fd;
 	int netns_fd, ipcns_fd, utsns_fd;
+	/* The network namespace is not userns_fd's: a pod's (network.mode:
+	 * pod), made by the CNI plugin in the runtime's own user namespace.
+	 * It is entered first, while the runtime's privilege over it holds;
+	 * the sandbox's user has none there (it cannot change interfaces,
+	 * routes or addresses). */
+	bool net_foreign;
 } moat_sandbox_join;
 
 void moat_sandbox_opts_init(moat_sandbox_opts *o);
