@@ -29,9 +29,9 @@ wait_stopped() {
 	return 1
 }
 
-POD="$MOAT_TDIR/pod.yaml"
-printf 'version: 1\nname: pod-net\nnetwork:\n  mode: pod\n' >"$POD"
-chmod 644 "$POD"
+# The example policy of docs/kubernetes.md.
+POD="$MOAT_STAGE/examples/kubernetes/pod-network-policy.yaml"
+[ -f "$POD" ] || { t_fail "the example pod policy" "no $POD"; exit 0; }
 
 # bundle DIR ARGS_JSON NETWORK_PATH [POLICY]: a pod's container, its
 # network namespace given by path as the CRI gives it.
