@@ -110,6 +110,7 @@ HOSTNS="moat-test-host-$$"
 cleanup() {
 	oci delete --force app >/dev/null 2>&1
 	oci delete --force app2 >/dev/null 2>&1
+	oci delete --force atk >/dev/null 2>&1
 	oci delete --force pause >/dev/null 2>&1
 	ip netns delete "$NS" 2>/dev/null
 	umount "/run/netns/$HOSTNS" 2>/dev/null
@@ -183,6 +184,16 @@ t_match "it reaches the pause container over the pod's address" '^from-pause' "$
 t_match "it cannot change the pod's interfaces (no privilege over the namespace)" '^lo-unchanged' "$out"
 t_match "the pod's loopback is still up" 'UP' "$(ip -n "$NS" link show lo)"
 oci delete app
+
+# The attack program of tests/attacks, in the pod's namespace: no change
+# to the pod's interfaces.
+bundle atk '["/bin/attack"]' "$NSP" "$POD"
+cp "$MOAT_ATTACKS/attack_pod_net_admin" atk/rootfs/bin/attack
+oci create --bundle atk atk </dev/null >atk.out 2>atk.err
+oci start atk
+wait_stopped atk
+t_match "attack: reconfiguring the pod's interfaces from a container (attack_pod_net_admin)" '^BLOCKED: [1-9][0-9]* changes' "$(cat atk.out atk.err)"
+oci delete atk
 
 # As containerd's CRI writes it for a pod's containers: the pause
 # container's /proc/PID/ns/net (PID: its keeper, which state reports),
