@@ -1,5 +1,6 @@
 /* Namespaces handed to moat-oci by path (oci-netns.h). */
 #include "oci-netns.h"
+#include "syscalls.h"
 #include "util.h"
 
 #include <errno.h>
@@ -9,11 +10,13 @@
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef CLONE_NEWTIME
@@ -167,5 +170,72 @@ int moat__oci_podnet_allowed(int fd, moat_net_mode mode, const char *field, cons
 				      "only a pod network namespace made in its own user namespace by a runtime that is "
 				      "root there, as rootless containerd's is)",
 				      field, path);
+	return 0;
+}
+
+/* In the child: the write of one key, its errno or 0. */
+static int podnet_sysctl_one(const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	char path[256];
+	size_t n = eq ? (size_t)(eq - kv) : 0;
+	if (n == 0 || n >= sizeof(path))
+		return EINVAL;
+	/* The key has no slash or ".." of its own (oci-spec.c); the open
+	 * stays beneath /proc/sys, which resolves net through this
+	 * process's network namespace: the pod's. */
+	for (size_t i = 0; i < n; i++)
+		path[i] = kv[i] == '.' ? '/' : kv[i];
+	path[n] = '\0';
+	int sys = open("/proc/sys", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (sys < 0)
+		return errno;
+	int fd = moat__openat2(sys, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0,
+			       RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	int e = fd < 0 ? errno : 0;
+	close(sys);
+	if (fd < 0)
+		return e;
+	size_t len = strlen(eq + 1);
+	ssize_t w = write(fd, eq + 1, len);
+	e = w == (ssize_t)len ? 0 : w < 0 ? errno : EIO;
+	close(fd);
+	return e;
+}
+
+int moat__oci_podnet_sysctls(int fd, char **sysctls, moat_error *err)
+{
+	if (!sysctls)
+		return 0;
+	for (size_t i = 0; sysctls[i]; i++) {
+		const char *kv = sysctls[i];
+		if (strncmp(kv, "net.", 4) != 0)
+			continue;
+		/* A child enters the pod's namespace; the runtime stays in
+		 * its own. Its exit status is the write's errno. */
+		pid_t pid = fork();
+		if (pid < 0)
+			return moat_error_set(err, errno, "linux.sysctl: fork");
+		if (pid == 0)
+			_exit(setns(fd, CLONE_NEWNET) < 0 ? (errno & 0xff) : podnet_sysctl_one(kv) & 0xff);
+		int st = 0;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		int e = WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
+		const char *eq = strchr(kv, '=');
+		int n = eq ? (int)(eq - kv) : (int)strlen(kv);
+		if (e)
+			return moat_error_set(err, e, "linux.sysctl.%.*s: write %.64s in the pod's network namespace", n,
+					      kv, eq ? eq + 1 : "");
+	}
+	/* All written: the init gets the others only. */
+	size_t out = 0;
+	for (size_t i = 0; sysctls[i]; i++) {
+		if (strncmp(sysctls[i], "net.", 4) == 0)
+			free(sysctls[i]);
+		else
+			sysctls[out++] = sysctls[i];
+	}
+	sysctls[out] = NULL;
 	return 0;
 }

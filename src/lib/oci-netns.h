@@ -48,3 +48,13 @@ int moat__oci_podnet_allowed(int fd, moat_net_mode mode, const char *field, cons
 
 /* True when namespace fd is owned by the user namespace st is of. */
 bool moat__oci_ns_owned_by(int fd, const struct stat *userns);
+
+/* The network sysctls (net.*) of sysctls ("key=value", NULL-ended), in
+ * a pod's network namespace fd: written there by the runtime (a child
+ * that enters it), since the sandbox's user has no privilege over it,
+ * and taken out of sysctls (freed) so the sandbox's init writes only
+ * the rest. containerd's CRI asks some for every pod (net.ipv4.
+ * ip_unprivileged_port_start, net.ipv4.ping_group_range), as runc
+ * writes them: the pod's network settings are the pod's. A write the
+ * kernel refuses fails, naming the key. */
+int moat__oci_podnet_sysctls(int fd, char **sysctls, moat_error *err);

@@ -1496,6 +1496,12 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 		join_close(&join);
 		return r;
 	}
+	/* A pod's network sysctls go into the pod's namespace, written by
+	 * the runtime: the sandbox's init has no privilege there. */
+	if (join.net_foreign && (r = moat__oci_podnet_sysctls(join.netns_fd, (*ret_c)->sysctls, err)) < 0) {
+		join_close(&join);
+		return r;
+	}
 	if (join.netns_fd >= 0 && !join.net_foreign && moat_net_uses_gateway((*ret_c)->net)) {
 		join_close(&join);
 		return moat_error_set(err, MOAT_EINPUT,

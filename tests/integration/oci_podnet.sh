@@ -157,12 +157,20 @@ refused "network.mode: pod without a pod network namespace is refused" own 'netw
 # The pause container, in the pod's namespace: a listener on the pod's
 # address.
 bundle pause '["sh","-c","while true; do nc -l -p 8080 -e echo from-pause; done"]' "$NSP" "$POD"
+# The sysctls containerd's CRI asks for every pod (enable_unprivileged_ports
+# and _icmp, on by default since containerd 2.0): written in the pod's
+# namespace by the runtime, the sandbox's user having no privilege there.
+sed -i 's|"linux":{|"linux":{"sysctl":{"net.ipv4.ip_unprivileged_port_start":"0","net.ipv4.ping_group_range":"0 2147483647"},|' pause/config.json
+HOST_PORT_START=$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)
 oci create --bundle pause pause </dev/null >pause.out 2>pause.err
 t_eq "the pause container joining the pod's network namespace is created" "0 " "$? $(cat pause.err)"
 oci start pause
 t_eq "the pause container runs" "running" "$(status pause)"
 t_eq "its state reports network: pod, with the path" "pod $NSP pod" \
 	"$(oci state pause | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["network"]["mode"], s["network"]["path"], s["isolation"]["egress"])')"
+t_eq "the pod's network sysctls are written in the pod's namespace" "0 0	2147483647" \
+	"$(ip netns exec "$NS" cat /proc/sys/net/ipv4/ip_unprivileged_port_start /proc/sys/net/ipv4/ping_group_range | tr '\n' ' ' | sed 's/ $//')"
+t_eq "and not in the host's" "$HOST_PORT_START" "$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)"
 PK=$(cat "$R/pause/init.pid")
 t_eq "its init is in the pod's network namespace" "net:[$NSINO]" "$(readlink /proc/$PK/ns/net)"
 t_nomatch "its user namespace is its own, not the host's" "^$(readlink /proc/1/ns/user)\$" "$(readlink /proc/$PK/ns/user)"
