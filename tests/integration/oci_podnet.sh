@@ -11,7 +11,9 @@
 #
 # Rootless: a runtime without CAP_SYS_ADMIN in the user namespace owning
 # the pod's network namespace cannot enter it: refused, with the reason;
-# every refusal of a bad path holds rootless too.
+# as root of the user's own user namespace (rootless containerd under
+# rootlesskit) it joins one made there. Every refusal of a bad path holds
+# rootless too.
 . "$MOAT_SRC/lib.sh"
 cd "$MOAT_TDIR"
 
@@ -97,9 +99,46 @@ if ! is_root; then
 		"$NSF/proc/$SP/ns/net is not the network namespace of a moat-oci container under this --root .*network: \\{mode: pod\\}"
 	kill $SP
 	wait $SP 2>/dev/null
-	for c in "the pause container runs in the pod's network" "a second container shares it" "state reports network: pod"; do
-		t_na "$c" "a rootless runtime has no CAP_SYS_ADMIN over a pod's network namespace (tested as root)"
-	done
+
+	# Rootless Kubernetes (rootless containerd under rootlesskit): the
+	# runtime is root of a user namespace of the user's, and the pod's
+	# network namespace is made in that user namespace. moat-oci joins it
+	# there: a pause container listening on the pod's loopback, a second
+	# container reaching it.
+	cat >rl.sh <<'SH'
+set -u
+cd "$1"
+unshare -n sh -c 'ip link set lo up; exec sleep 1000' &
+SP=$!
+for _ in $(seq 50); do [ "$(readlink /proc/$SP/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break; sleep 0.1; done
+sleep 0.3
+sed -i "s|@NS@|/proc/$SP/ns/net|" pause/config.json app/config.json
+R="$1/rl-state"
+"$MOAT" oci --root "$R" create --bundle pause pause </dev/null >pause.out 2>pause.err
+echo "pause=$?"
+"$MOAT" oci --root "$R" start pause
+echo "state=$("$MOAT" oci --root "$R" state pause | tr -d ' \n' | grep -o '"network":{[^}]*}')"
+for _ in $(seq 100); do grep -q ':1F90 .* 0A ' /proc/$SP/net/tcp 2>/dev/null && break; sleep 0.1; done
+"$MOAT" oci --root "$R" create --bundle app app </dev/null >app.out 2>app.err
+echo "app=$?"
+"$MOAT" oci --root "$R" start app
+for _ in $(seq 100); do grep -q . app.out && break; sleep 0.1; done
+sleep 0.5
+"$MOAT" oci --root "$R" delete --force app
+"$MOAT" oci --root "$R" delete --force pause
+echo "podns=$(readlink /proc/$SP/ns/net)"
+kill $SP
+SH
+	bundle pause '["sh","-c","while true; do nc -l -p 8080 -e echo from-pause; done"]' @NS@ "$POD"
+	bundle app '["sh","-c","echo net=$(readlink /proc/self/ns/net); echo | nc 127.0.0.1 8080"]' @NS@ "$POD"
+	MOAT="$MOAT" unshare -Ur bash rl.sh "$MOAT_TDIR" >rl.out 2>&1
+	out="$(cat rl.out app.out 2>/dev/null)"
+	t_match "rootless, as root of the user's own user namespace: the pause container joins a pod namespace made there" '^pause=0' "$out $(cat pause.err 2>/dev/null)"
+	t_match "its state reports network: pod" '^state="network":\{"mode":"pod","path":"/proc/[0-9]+/ns/net"\}' "$out"
+	t_match "a second container joins it" '^app=0' "$out $(cat app.err 2>/dev/null)"
+	podns=$(sed -n 's/^podns=//p' rl.out)
+	t_match "it is in the pod's network namespace" "^net=${podns//[\[\]]/.}\$" "$out"
+	t_match "it reaches the pause container over the pod's loopback" '^from-pause' "$out"
 	exit 0
 fi
 
