@@ -178,6 +178,7 @@ typedef struct moat_boot {
 	bool file_trail;
 	moat_isolation *iso;   /* identity in (prepare); namespaces out */
 	const struct moat_sandbox_join *join; /* or NULL (sandbox.h) */
+	int *keep_ns_fds;      /* or NULL (sandbox.h) */
 	/* Armed, then called, right after the clone and before the maps:
 	 * what the init must never hold in its copy of our memory (the
 	 * secrets' values, the gateway's CA key) exists only from then on. */

@@ -694,6 +694,7 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		.file_trail = (config->audit_files && sb->opts.audit) || config->n_exec_approve,
 		.iso = &sb->r.isolation,
 		.join = sb->opts.join,
+		.keep_ns_fds = sb->opts.keep_ns_fds,
 		.secrets = sb->opts.secrets,
 		.audit = sb->opts.audit,
 		.after_clone = sb->opts.after_clone,

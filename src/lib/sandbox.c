@@ -557,6 +557,15 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 	close(TAKE_FD(ctl_init));
 	b->pidfd = pidfd;
 	b->pid = (pid_t)pid;
+	if (b->keep_ns_fds) {
+		/* Before GO: the init is as its clone made it (dumpable). */
+		static const char *const names[] = {"user", "net", "ipc", "uts"};
+		for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+			char path[64];
+			snprintf(path, sizeof(path), "/proc/%ld/ns/%s", pid, names[i]);
+			b->keep_ns_fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+		}
+	}
 
 	/* Secret values reach ordinary memory only now that the init, a copy
 	 * of this process, exists (secretstore.h). */

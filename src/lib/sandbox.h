@@ -148,6 +148,13 @@ typedef struct moat_sandbox_opts {
 	 * the ones given here (-1: a new one), and makes its own mount, pid
 	 * and cgroup namespaces. */
 	const struct moat_sandbox_join *join;
+	/* Or NULL; else 4 slots filled with the init's user, network, ipc
+	 * and uts namespaces (-1 where one cannot be opened), opened right
+	 * after the clone, while the init, not yet set up, may still be
+	 * opened by its creator: a rootless moat-oci keeper hands them to a
+	 * container of the same user that joins them (oci.c). The caller's
+	 * to close. */
+	int *keep_ns_fds;
 	/* The cgroup the caller names (an OCI bundle's cgroupsPath), or NULL
 	 * for moat's own beside its process's (cgroup.h). Read during
 	 * moat_sandbox_create only. */
