@@ -53,6 +53,12 @@ typedef enum moat_net_mode {
 	 * redirected to the gateway too (netnat.h), for programs that ignore
 	 * the proxy variables. */
 	MOAT_NET_TRANSPARENT,
+	/* The network namespace of the Kubernetes pod a moat-oci container
+	 * belongs to (made by the CNI plugin, handed over by path): joined
+	 * as it is, egress NOT through the gateway (docs/kubernetes.md). An
+	 * explicit opt-in of the policy; a sandbox with no pod network
+	 * namespace to join is refused (sandbox-object.c). */
+	MOAT_NET_POD,
 	_MOAT_NET_MAX,
 	_MOAT_NET_INVALID = -1,
 } moat_net_mode;

@@ -704,7 +704,7 @@ _noreturn_ void moat__init_main(const moat_init_args *a)
 		moat_error_set(&err, errno, "sethostname");
 		fail_setup(ctl, &err);
 	}
-	if (moat__net_loopback_up(&err) < 0)
+	if (!a->net_joined && moat__net_loopback_up(&err) < 0)
 		fail_setup(ctl, &err);
 	/* The transparent sockets go first: the supervisor starts the
 	 * gateway when the proxy port arrives, with them. */

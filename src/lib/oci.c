@@ -4,6 +4,7 @@
 #include "audit.h"
 #include "cgroup.h"
 #include "egress.h"
+#include "oci-netns.h"
 #include "oci-seccomp.h"
 #include "oci-spec.h"
 #include "policy.h"
@@ -756,6 +757,12 @@ typedef struct keeper {
 	int host_pty, sb_pty;
 	exec_wait execs[MAX_EXECS];
 	size_t n_execs;
+	/* Its sandbox's user, network, ipc and uts namespaces, opened when
+	 * its init was cloned (sandbox.h, keep_ns_fds): for a container of
+	 * the same user that joins them, which could not open them itself
+	 * (the init is not dumpable; a rootless keeper has no
+	 * CAP_SYS_PTRACE). */
+	int ns[4];
 } keeper;
 
 /* ---- a pod: namespaces of another container, joined by path ---- */
@@ -870,15 +877,85 @@ static long map_inside_id(pid_t pid, const char *map)
 	return (long)inside;
 }
 
+static void ns_fds_close(int (*fds)[4])
+{
+	for (int i = 0; i < 4; i++)
+		if ((*fds)[i] >= 0)
+			close((*fds)[i]);
+}
+
+/* The live container under the runtime's root (other than self) whose
+ * keeper or init has pid n: its init's pid and its id, or 0. */
+static pid_t pid_container(int rootfd, const char *self, pid_t n, char *ret_id, size_t len)
+{
+	_cleanup_close_ int dir = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
+	if (!d)
+		return false;
+	dir = -1;
+	pid_t found = 0;
+	for (struct dirent *e; !found && (e = readdir(d));) {
+		if (e->d_name[0] == '.' || strcmp(e->d_name, self) == 0 || !moat_oci_id_valid(e->d_name))
+			continue;
+		_cleanup_close_ int cfd = openat(rootfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_json_ json_t *st = NULL;
+		moat_error err = {0};
+		pid_t init = cfd >= 0 ? container_init_pid(cfd) : 0;
+		if (init <= 0)
+			continue;
+		bool keeper_is = state_read(cfd, &st, &err) == 0 && json_integer_value(json_object_get(st, "pid")) == n;
+		if (keeper_is || init == n) {
+			found = init;
+			snprintf(ret_id, len, "%s", e->d_name);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* Asks container id's keeper for its sandbox's namespaces (user, net,
+ * ipc, uts; keeper.ns). 0 with all four open, or a negative errno. */
+static int ask_ns(int rootfd, const char *id, int fds[4], moat_error *err)
+{
+	_cleanup_close_ int cfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (cfd < 0)
+		return moat_error_set(err, errno, "container %s", id);
+	_cleanup_close_ int conn = keeper_connect(cfd, id, err);
+	if (conn < 0)
+		return conn;
+	int r = send_msg(conn, "ns", NULL, 0);
+	if (r < 0)
+		return moat_error_set(err, r, "container %s: talk to its keeper", id);
+	char buf[512];
+	ssize_t n = recv_msg(conn, buf, sizeof(buf), fds);
+	bool all = n > 0 && strcmp(buf, "ok") == 0;
+	for (int i = 0; i < 4; i++)
+		all = all && fds[i] >= 0;
+	if (!all) {
+		for (int i = 0; i < 4; i++)
+			if (fds[i] >= 0)
+				close(fds[i]), fds[i] = -1;
+		return moat_error_set(err, n < 0 ? (int)n : MOAT_EINPUT, "container %s: %.200s", id,
+				      n > 4 && strncmp(buf, "err ", 4) == 0 ? buf + 4 : "its keeper handed over no namespaces");
+	}
+	return 0;
+}
+
 /* linux.namespaces[].path (network, ipc, uts): allowed only when the path
  * is a namespace of another moat-oci container under the same --root
  * (its init's, compared by inode), all of them one container's; the
  * sandbox then joins that container's user namespace too, which maps one
- * user, so process.user must be that container's. Anything else (the
+ * user, so process.user must be that container's. The one exception is a
+ * Kubernetes pod's network namespace (made by the CNI plugin; the pause
+ * container gets its path, the others the pause container's
+ * /proc/PID/ns/net): joined only with the policy's network.mode: pod and
+ * never the host's (oci-netns.h), entered by the runtime before the
+ * sandbox's own user namespace is made (net_foreign). Anything else (the
  * host's namespaces, another user's, a runtime's of another root, a
- * stopped container's) is refused, naming the field. fds gets the open
- * namespaces (-1 where none), the caller's to close. */
-static int join_resolve(keeper *k, moat_sandbox_join *j, moat_error *err)
+ * stopped container's, a file that is not a namespace of the entry's
+ * type) is refused, naming the field. j gets the open namespaces (-1
+ * where none), the caller's to close. */
+static int join_resolve(keeper *k, moat_net_mode mode, moat_sandbox_join *j, moat_error *err)
 {
 	*j = (moat_sandbox_join){.userns_fd = -1, .netns_fd = -1, .ipcns_fd = -1, .utsns_fd = -1};
 	_cleanup_close_ int rootfd = openat(k->dfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -887,35 +964,95 @@ static int join_resolve(keeper *k, moat_sandbox_join *j, moat_error *err)
 	pid_t owner = 0;
 	char owner_id[MOAT_OCI_ID_MAX + 1] = "";
 	int any = -1;
+	/* Namespaces a container's keeper handed over (ask_ns): user, net,
+	 * ipc, uts, in joinable's order after the user. */
+	_cleanup_(ns_fds_close) int kns[4] = {-1, -1, -1, -1};
+	char kns_id[MOAT_OCI_ID_MAX + 1] = "";
 	for (size_t t = 0; t < ELEMENTSOF(joinable); t++) {
 		const char *path = k->spec->ns_paths[joinable[t].ns];
 		if (!path)
 			continue;
 		char field[64];
 		snprintf(field, sizeof(field), "linux.namespaces[%zu].path", k->spec->ns_path_index[joinable[t].ns]);
-		int *slot = joinable[t].type == CLONE_NEWNET ? &j->netns_fd
-			    : joinable[t].type == CLONE_NEWIPC ? &j->ipcns_fd
-							       : &j->utsns_fd;
+		bool net = joinable[t].type == CLONE_NEWNET;
+		int *slot = net ? &j->netns_fd : joinable[t].type == CLONE_NEWIPC ? &j->ipcns_fd : &j->utsns_fd;
 		char id[MOAT_OCI_ID_MAX + 1] = "", byname[64] = "";
 		pid_t kpid = keeper_pid_owner(rootfd, k->id, path, joinable[t].proc, id, sizeof(id));
 		if (kpid > 0)
 			snprintf(byname, sizeof(byname), "/proc/%d/ns/%s", (int)kpid, joinable[t].proc);
-		int fd = open(kpid > 0 ? byname : path, O_RDONLY | O_CLOEXEC);
+		int fd = moat__oci_ns_open(kpid > 0 ? byname : path, joinable[t].type, field, err);
+		/* Rootless, another sandbox's namespaces cannot be opened
+		 * (its init is not dumpable): a /proc/N/ns path naming a
+		 * container of this root (its keeper's pid or its init's)
+		 * gets them from that container's keeper, which opened them
+		 * when it cloned the init. */
+		pid_t from_keeper = 0;
+		int n = 0, end = 0;
+		char name[16] = "";
+		if (fd == -EACCES && sscanf(path, "/proc/%d/ns/%15[a-z]%n", &n, name, &end) == 2 && path[end] == '\0' &&
+		    (from_keeper = pid_container(rootfd, k->id, n, id, sizeof(id))) > 0) {
+			if (strcmp(kns_id, id) != 0) {
+				for (int i = 0; i < 4; i++)
+					if (kns[i] >= 0)
+						close(kns[i]), kns[i] = -1;
+				int r = ask_ns(rootfd, id, kns, err);
+				if (r < 0)
+					return moat_error_wrap(err, "%s: %.256s", field, path);
+				snprintf(kns_id, sizeof(kns_id), "%s", id);
+			}
+			/* The one the path names (user, net, ipc, uts), then
+			 * checked to be of the entry's type. */
+			static const char *const kns_names[] = {"user", "net", "ipc", "uts"};
+			size_t which = 0;
+			while (which < ELEMENTSOF(kns_names) && strcmp(kns_names[which], name) != 0)
+				which++;
+			fd = which < ELEMENTSOF(kns_names) ? fcntl(kns[which], F_DUPFD_CLOEXEC, 3) : -1;
+			if (fd < 0 && which < ELEMENTSOF(kns_names))
+				return moat_error_set(err, errno, "%s: %.256s", field, path);
+			int got = fd >= 0 ? ioctl(fd, NS_GET_NSTYPE) : -1;
+			if (got != joinable[t].type) {
+				if (fd >= 0)
+					close(fd);
+				if (got < 0)
+					return moat_error_set(err, MOAT_EINPUT, "%s: %.256s is not a %s namespace", field,
+							      path, joinable[t].proc);
+				return moat_error_set(err, MOAT_EINPUT, "%s: %.256s is a namespace of type %s, not %s",
+						      field, path, moat__oci_ns_type_name(got), joinable[t].proc);
+			}
+		}
 		if (fd < 0)
-			return moat_error_set(err, errno, "%s: %.256s", field, path);
+			return fd;
 		*slot = fd;
+		if (net) {
+			int r = moat__oci_netns_not_host(fd, field, path, err);
+			if (r < 0)
+				return r;
+		}
 		struct stat st;
 		if (fstat(fd, &st) < 0)
 			return moat_error_set(err, errno, "%s: %.256s", field, path);
-		if (ioctl(fd, NS_GET_NSTYPE) != joinable[t].type)
-			return moat_error_set(err, MOAT_EINPUT, "%s: %.256s is not a %s namespace", field, path,
-					      joinable[t].proc);
-		pid_t pid = ns_owner(rootfd, k->id, joinable[t].proc, &st, id, sizeof(id));
+		pid_t pid = from_keeper ? from_keeper : ns_owner(rootfd, k->id, joinable[t].proc, &st, id, sizeof(id));
+		if (net) {
+			/* A container's own network namespace is owned by its
+			 * user namespace; one it joined as a pod's is not. */
+			char upath[64];
+			struct stat us;
+			snprintf(upath, sizeof(upath), "/proc/%d/ns/user", (int)pid);
+			bool us_ok = from_keeper ? fstat(kns[0], &us) == 0 : stat(upath, &us) == 0;
+			if (pid == 0 || !us_ok || !moat__oci_ns_owned_by(fd, &us)) {
+				int r = moat__oci_podnet_allowed(fd, mode, field, path, err);
+				if (r < 0)
+					return r;
+				j->net_foreign = true;
+				continue;
+			}
+		}
 		if (pid == 0)
 			return moat_error_set(err, MOAT_EINPUT,
 					      "%s: %.256s is not the %s namespace of a running moat-oci container under "
 					      "this --root; joining it is refused (a container may join only another "
-					      "moat-oci container's network, ipc and uts namespaces)",
+					      "moat-oci container's network, ipc and uts namespaces, and with network.mode: "
+					      "pod a pod's network namespace)",
 					      field, path, joinable[t].proc);
 		if (owner && strcmp(id, owner_id) != 0)
 			return moat_error_set(err, MOAT_EINPUT,
@@ -934,7 +1071,8 @@ static int join_resolve(keeper *k, moat_sandbox_join *j, moat_error *err)
 	struct stat us, theirs;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)owner);
-	if (j->userns_fd < 0 || fstat(j->userns_fd, &us) < 0 || stat(path, &theirs) < 0 || !same_file(&us, &theirs))
+	bool theirs_ok = strcmp(kns_id, owner_id) == 0 ? fstat(kns[0], &theirs) == 0 : stat(path, &theirs) == 0;
+	if (j->userns_fd < 0 || fstat(j->userns_fd, &us) < 0 || !theirs_ok || !same_file(&us, &theirs))
 		return moat_error_set(err, EPERM, "linux.namespaces: the namespaces of container %s are not owned by its "
 						  "own user namespace; joining them is refused",
 				      owner_id);
@@ -955,9 +1093,28 @@ static void join_close(moat_sandbox_join *j)
 			close(*fds[i]), *fds[i] = -1;
 }
 
+/* What the container's isolation is (its sandbox's own report, filled by
+ * the mechanisms that took effect), in state.json beside the spec's
+ * fields: "isolation", and "network": how its traffic leaves ("none",
+ * "proxy", "transparent", or "pod": the pod's network namespace, NOT
+ * through moat's gateway) and the path it joined, if any. */
+static void state_isolation(keeper *k)
+{
+	if (!k->sb)
+		return;
+	const moat_isolation *iso = moat__sandbox_isolation(k->sb);
+	json_t *net = json_pack("{s:s}", "mode", iso->egress[0] ? iso->egress : "none");
+	const char *path = k->spec->ns_paths[MOAT_OCI_NS_NETWORK];
+	if (net && path)
+		json_object_set_new(net, "path", json_string(path));
+	json_object_set_new(k->state, "isolation", moat_isolation_to_json(iso));
+	json_object_set_new(k->state, "network", net ? net : json_null());
+}
+
 static void keeper_set_status(keeper *k, const char *status)
 {
 	moat_error err = {0};
+	state_isolation(k);
 	json_object_set_new(k->state, "status", json_string(status));
 	(void)state_write(k->dfd, k->state, &err);
 }
@@ -1144,7 +1301,17 @@ static void keeper_serve(keeper *k, int conn)
 		keeper_start(k, conn);
 	else if (strncmp(buf, "kill ", 5) == 0)
 		keeper_kill(k, conn, buf + 5);
-	else if (strncmp(buf, "exec ", 5) == 0) {
+	else if (strcmp(buf, "ns") == 0) {
+		/* Same user or root only (above): the namespaces of a
+		 * sandbox of that user, for a container joining them. */
+		bool all = k->sb && !k->ended;
+		for (size_t i = 0; i < ELEMENTSOF(k->ns); i++)
+			all = all && k->ns[i] >= 0;
+		if (all)
+			send_msg(conn, "ok", k->ns, ELEMENTSOF(k->ns));
+		else
+			reply(conn, "err container %s has no namespaces to hand over", k->id);
+	} else if (strncmp(buf, "exec ", 5) == 0) {
 		keeper_exec(k, conn, buf + 5, fds);
 		fds[0] = fds[1] = fds[2] = -1;
 	} else
@@ -1450,11 +1617,17 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 			return moat_error_set(err, r, "process.oomScoreAdj: set %d", k->spec->oom_score_adj);
 	}
 	moat_sandbox_join join;
-	if ((r = join_resolve(k, &join, err)) < 0) {
+	if ((r = join_resolve(k, (*ret_c)->net, &join, err)) < 0) {
 		join_close(&join);
 		return r;
 	}
-	if (join.netns_fd >= 0 && moat_net_uses_gateway((*ret_c)->net)) {
+	/* A pod's network sysctls go into the pod's namespace, written by
+	 * the runtime: the sandbox's init has no privilege there. */
+	if (join.net_foreign && (r = moat__oci_podnet_sysctls(join.netns_fd, (*ret_c)->sysctls, err)) < 0) {
+		join_close(&join);
+		return r;
+	}
+	if (join.netns_fd >= 0 && !join.net_foreign && moat_net_uses_gateway((*ret_c)->net)) {
 		join_close(&join);
 		return moat_error_set(err, MOAT_EINPUT,
 				      "linux.namespaces[%zu].path: a joined network namespace is its container's, with "
@@ -1465,8 +1638,9 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 	moat_sandbox_opts_init(&o);
 	o.audit = *ret_audit;
 	o.gateway = moat_egress_gateway(egress);
-	if (join.userns_fd >= 0)
+	if (join.userns_fd >= 0 || join.netns_fd >= 0)
 		o.join = &join;
+	o.keep_ns_fds = k->ns;
 	/* linux.cgroupsPath: the container's cgroup there (kubelet and
 	 * podman account a pod's containers so), with the spec's cpu
 	 * settings; without it, moat's own beside the keeper's cgroup. */
@@ -1506,13 +1680,14 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 	    listen(k->listen_fd, 16) < 0)
 		return moat_error_set(err, errno, "control socket");
 	json_object_set_new(k->state, "status", json_string("created"));
+	state_isolation(k);
 	return state_write(k->dfd, k->state, err);
 }
 
 int moat__oci_keeper_main(const char *root, const char *id, const char *bundle, const char *console_socket,
 			  int setup_fd)
 {
-	keeper k = {.id = id, .listen_fd = -1, .host_pty = -1, .sb_pty = -1, .dfd = -1};
+	keeper k = {.id = id, .listen_fd = -1, .host_pty = -1, .sb_pty = -1, .dfd = -1, .ns = {-1, -1, -1, -1}};
 	moat_error err = {0};
 	_cleanup_policy_ moat_policy *p = NULL;
 	_cleanup_config_ moat_config *c = NULL;
@@ -1556,6 +1731,9 @@ int moat__oci_keeper_main(const char *root, const char *id, const char *bundle, 
 		close(k.host_pty);
 	if (k.sb_pty >= 0)
 		close(k.sb_pty);
+	for (size_t i = 0; i < ELEMENTSOF(k.ns); i++)
+		if (k.ns[i] >= 0)
+			close(k.ns[i]);
 	moat_egress_done(&egress);
 	moat_audit_close(audit);
 	moat_oci_spec_free(k.spec);

@@ -220,7 +220,10 @@ static void emit_policy(emitter *em, const moat_policy *p)
 	plain(em, "network");
 	map_start(em, false);
 	kv(em, "default", "deny");
-	kv(em, "mode", p->net == MOAT_NET_TRANSPARENT ? "transparent" : p->net == MOAT_NET_PROXY ? "proxy" : "none");
+	kv(em, "mode", p->net == MOAT_NET_TRANSPARENT ? "transparent"
+		       : p->net == MOAT_NET_PROXY     ? "proxy"
+		       : p->net == MOAT_NET_POD       ? "pod"
+						      : "none");
 	rules(em, "allow", &p->allow);
 	rules(em, "deny", &p->deny);
 	rules(em, "approve", &p->approve);
@@ -539,6 +542,9 @@ char *moat_policy_explain(const moat_policy *p)
 	add(&t, "\nnetwork:\n");
 	if (p->net == MOAT_NET_NONE) {
 		add(&t, "  none: only loopback inside the sandbox\n");
+	} else if (p->net == MOAT_NET_POD) {
+		add(&t, "  pod: the Kubernetes pod's network namespace (made by its CNI plugin), joined as it is by "
+			"moat-oci; egress does NOT pass moat's gateway and is not filtered or audited by moat\n");
 	} else {
 		add(&t, "  through the egress gateway only; anything not allowed below is denied\n");
 		if (p->net == MOAT_NET_TRANSPARENT)

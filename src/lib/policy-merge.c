@@ -536,7 +536,12 @@ static int intersect_files(const moat_policy *parent, const moat_policy *child, 
 static int intersect_network(const moat_policy *parent, const moat_policy *child, moat_policy *r, moat_error *err)
 {
 	if (parent->net == MOAT_NET_NONE && child->net != MOAT_NET_NONE)
-		return moat_error_set(err, MOAT_EINPUT, "network.mode: proxy, but the parent has no network");
+		return moat_error_set(err, MOAT_EINPUT, "network.mode: %s, but the parent has no network",
+				      child->net == MOAT_NET_POD ? "pod" : "proxy");
+	/* A pod's network is unfiltered: wider than any gateway's. */
+	if (child->net == MOAT_NET_POD && parent->net != MOAT_NET_POD)
+		return moat_error_set(err, MOAT_EINPUT,
+				      "network.mode: pod, but the parent's egress goes through the gateway");
 	for (size_t i = 0; i < child->allow.n; i++)
 		if (!rules_cover(&parent->allow, MOAT_NET_ALLOW, &child->allow.v[i], MOAT_NET_ALLOW))
 			return moat_error_set(err, MOAT_EINPUT, "network.allow[%zu]: %s is not allowed by the parent", i,

@@ -996,8 +996,10 @@ static int k_net_mode(const ctx *x, const node *k, const node *v, const char *pa
 		x->p->net = MOAT_NET_PROXY;
 	else if (strcmp(s, "transparent") == 0)
 		x->p->net = MOAT_NET_TRANSPARENT;
+	else if (strcmp(s, "pod") == 0)
+		x->p->net = MOAT_NET_POD;
 	else
-		return fail(x, v, "%s: '%s' (expected none, proxy or transparent)", path, s);
+		return fail(x, v, "%s: '%s' (expected none, proxy, transparent or pod)", path, s);
 	return 0;
 }
 
@@ -1206,6 +1208,15 @@ static int k_network(const ctx *x, const node *k, const node *v, const char *pat
 	else if (x->p->net == MOAT_NET_NONE && wants_egress)
 		return fail(x, mode, "%s.mode: none, but network.allow or network.approve lists hosts (expected proxy "
 				     "or transparent, or no rules)", path);
+	/* In a pod's network namespace nothing of moat's sees the traffic:
+	 * a rule there would read as enforced and hold nothing. */
+	else if (x->p->net == MOAT_NET_POD &&
+		 (wants_egress || x->p->deny.n || x->p->n_hosts || x->p->resolver || x->p->allow_private ||
+		  map_get(v, "budget")))
+		return fail(x, mode, "%s.mode: pod, but the policy has egress rules (allow, deny, approve, hosts, "
+				     "resolver, allow_private, budget): a pod's traffic does not pass moat's gateway, so none "
+				     "of them would hold; drop them, or use proxy or transparent",
+			    path);
 	return 0;
 }
 

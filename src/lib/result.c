@@ -88,7 +88,7 @@ void moat_result_init(moat_result *r)
 	snprintf(r->isolation.cgroup, sizeof(r->isolation.cgroup), "none");
 }
 
-static json_t *isolation_json(const moat_isolation *i)
+json_t *moat_isolation_to_json(const moat_isolation *i)
 {
 	json_t *o = json_object();
 	json_object_set_new(o, "userns", json_boolean(i->userns));
@@ -161,7 +161,7 @@ char *moat_result_to_json(const moat_result *r)
 	if (r->error[0])
 		json_object_set_new(o, "error", json_string(r->error));
 	json_object_set_new(o, "exit_status", json_integer(r->exit_status));
-	json_object_set_new(o, "isolation", isolation_json(&r->isolation));
+	json_object_set_new(o, "isolation", moat_isolation_to_json(&r->isolation));
 	json_object_set_new(o, "enforced", enforced_json(r));
 	if (r->limits_note[0])
 		json_object_set_new(o, "limits_note", json_string(r->limits_note));
@@ -180,7 +180,7 @@ json_t *moat__result_sandbox_json(const moat_result *r, bool cpu_known)
 		json_object_set_new(o, "cpu_sys_ms", json_u64(r->cpu_sys_ms));
 	}
 	json_object_set_new(o, "memory_peak_bytes", r->memory_peak_known ? json_u64(r->memory_peak_bytes) : json_null());
-	json_object_set_new(o, "isolation", isolation_json(&r->isolation));
+	json_object_set_new(o, "isolation", moat_isolation_to_json(&r->isolation));
 	json_object_set_new(o, "enforced", enforced_json(r));
 	if (r->limits_note[0])
 		json_object_set_new(o, "limits_note", json_string(r->limits_note));

@@ -25,7 +25,8 @@ const char *moat_status_to_string(moat_status s);
  * as they succeed, never from what was asked. */
 typedef struct moat_isolation {
 	bool userns, mountns, pidns, netns, ipcns, utsns, cgroupns;
-	/* How egress leaves: "none", "proxy" or "transparent". */
+	/* How egress leaves: "none", "proxy", "transparent" or "pod" (the
+	 * pod's network namespace, not through moat). */
 	char egress[16];
 	bool rootless;              /* started by an unprivileged user */
 	uint32_t host_uid, host_gid; /* what the sandbox user is on the host */
@@ -124,6 +125,9 @@ void moat_result_init(moat_result *r);
 void moat_result_enforce(moat_result *r, moat_limit_kind k, uint64_t v, moat_mechanism m);
 /* The JSON object (compact, one line, no trailing newline); caller frees. */
 char *moat_result_to_json(const moat_result *r);
+/* The "isolation" object of that JSON, alone (a new reference). */
+struct json_t;
+struct json_t *moat_isolation_to_json(const moat_isolation *i);
 /* Writes the JSON plus a newline to path ("-" for stdout). */
 int moat_result_write(const moat_result *r, const char *path, moat_error *err);
 

@@ -149,6 +149,9 @@ typedef struct moat_init_args {
 	bool file_trail;       /* install the file trail's notify filter */
 	bool uts_joined;       /* another sandbox's uts namespace: its hostname
 				* stays unless config->hostname names one */
+	bool net_joined;       /* another's network namespace: its loopback is
+				* as its maker left it (a pod's is not ours to
+				* change) */
 	const moat_host_srcs *host_srcs;
 	/* The run's own cgroup directories, bound read-only under
 	 * /sys/fs/cgroup so runtimes see their limits (mount.c). */
@@ -175,6 +178,7 @@ typedef struct moat_boot {
 	bool file_trail;
 	moat_isolation *iso;   /* identity in (prepare); namespaces out */
 	const struct moat_sandbox_join *join; /* or NULL (sandbox.h) */
+	int *keep_ns_fds;      /* or NULL (sandbox.h) */
 	/* Armed, then called, right after the clone and before the maps:
 	 * what the init must never hold in its copy of our memory (the
 	 * secrets' values, the gateway's CA key) exists only from then on. */

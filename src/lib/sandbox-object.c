@@ -661,6 +661,17 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 				   config->exec_approve[0].path);
 		goto fail;
 	}
+	/* network.mode: pod names a network moat does not make: only a
+	 * caller that hands one over (moat-oci, from the pod's config.json)
+	 * has it, and without one the sandbox is refused, not given a
+	 * network of another kind. */
+	if (config->net == MOAT_NET_POD && !(sb->opts.join && sb->opts.join->netns_fd >= 0)) {
+		r = moat_error_set(err, MOAT_EINPUT,
+				   "network.mode: pod joins a Kubernetes pod's network namespace, which only moat-oci "
+				   "is handed (linux.namespaces in a pod's config.json); this sandbox has none: use "
+				   "none, proxy or transparent");
+		goto fail;
+	}
 	moat_config checked = *config;
 	char *placeholder[] = {"/bin/true", NULL};
 	if (!checked.argv || !checked.argv[0])
@@ -683,6 +694,7 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 		.file_trail = (config->audit_files && sb->opts.audit) || config->n_exec_approve,
 		.iso = &sb->r.isolation,
 		.join = sb->opts.join,
+		.keep_ns_fds = sb->opts.keep_ns_fds,
 		.secrets = sb->opts.secrets,
 		.audit = sb->opts.audit,
 		.after_clone = sb->opts.after_clone,

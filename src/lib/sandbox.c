@@ -337,11 +337,15 @@ static long clone_joined(struct clone_args *ca, const moat_sandbox_join *j, int 
 		close(sv[0]);
 		long r[2] = {0, 0};
 		int pidfd = -1;
-		if (setns(j->userns_fd, CLONE_NEWUSER) < 0 || (j->netns_fd >= 0 && setns(j->netns_fd, CLONE_NEWNET) < 0) ||
+		/* A pod's network namespace first: entering another user
+		 * namespace gives up the runtime's privilege over it. */
+		if ((j->net_foreign && setns(j->netns_fd, CLONE_NEWNET) < 0) ||
+		    (j->userns_fd >= 0 && setns(j->userns_fd, CLONE_NEWUSER) < 0) ||
+		    (!j->net_foreign && j->netns_fd >= 0 && setns(j->netns_fd, CLONE_NEWNET) < 0) ||
 		    (j->ipcns_fd >= 0 && setns(j->ipcns_fd, CLONE_NEWIPC) < 0) ||
 		    (j->utsns_fd >= 0 && setns(j->utsns_fd, CLONE_NEWUTS) < 0)) {
 			r[1] = errno;
-		} else if ((r[1] = -allow_namespaces(ca->flags)) != 0) {
+		} else if (j->userns_fd >= 0 && (r[1] = -allow_namespaces(ca->flags)) != 0) {
 			/* r[1] says why. */
 		} else {
 			ca->flags |= CLONE_PARENT;
@@ -520,7 +524,8 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 	b->t0 = moat__now_ns();
 	long pid;
 	if (b->join) {
-		ca.flags &= ~(uint64_t)CLONE_NEWUSER;
+		if (b->join->userns_fd >= 0)
+			ca.flags &= ~(uint64_t)CLONE_NEWUSER;
 		if (b->join->netns_fd >= 0)
 			ca.flags &= ~(uint64_t)CLONE_NEWNET;
 		if (b->join->ipcns_fd >= 0)
@@ -528,7 +533,8 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 		if (b->join->utsns_fd >= 0)
 			ca.flags &= ~(uint64_t)CLONE_NEWUTS;
 		ia.uts_joined = b->join->utsns_fd >= 0;
-		/* Not into the cgroup at clone time: the go-between is in
+		ia.net_joined = b->join->netns_fd >= 0;
+		/* Not into the cgroup at clone time: the go-between may be in
 		 * another user namespace; the cgroup is joined below. */
 		pid = clone_joined(&ca, b->join, &pidfd);
 	} else {
@@ -544,10 +550,22 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 	/* A run whose transparent egress cannot be set up fails in the init
 	 * (netnat.h): a sandbox that gets this far has the mode it asked for. */
 	snprintf(iso->egress, sizeof(iso->egress), "%s",
-		 b->c->net == MOAT_NET_TRANSPARENT ? "transparent" : b->c->net == MOAT_NET_PROXY ? "proxy" : "none");
+		 b->c->net == MOAT_NET_TRANSPARENT ? "transparent"
+		 : b->c->net == MOAT_NET_PROXY     ? "proxy"
+		 : b->c->net == MOAT_NET_POD       ? "pod"
+						   : "none");
 	close(TAKE_FD(ctl_init));
 	b->pidfd = pidfd;
 	b->pid = (pid_t)pid;
+	if (b->keep_ns_fds) {
+		/* Before GO: the init is as its clone made it (dumpable). */
+		static const char *const names[] = {"user", "net", "ipc", "uts"};
+		for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+			char path[64];
+			snprintf(path, sizeof(path), "/proc/%ld/ns/%s", pid, names[i]);
+			b->keep_ns_fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+		}
+	}
 
 	/* Secret values reach ordinary memory only now that the init, a copy
 	 * of this process, exists (secretstore.h). */
@@ -555,7 +573,7 @@ int moat__sandbox_boot(moat_boot *b, moat_error *err)
 	if (ret >= 0 && b->after_clone)
 		ret = b->after_clone(b->after_clone_arg, err);
 	/* A joined user namespace has its maps already. */
-	if (ret >= 0 && !b->join)
+	if (ret >= 0 && (!b->join || b->join->userns_fd < 0))
 		ret = moat__userns_write_maps((pid_t)pid, iso->rootless, iso->uid, iso->gid, iso->host_uid, iso->host_gid,
 					      err);
 	if (ret >= 0) {

@@ -141,12 +141,20 @@ typedef struct moat_sandbox_opts {
 	 * refused, as an exec gate with no one to ask fails closed. */
 	struct moat_approvals *approvals;
 	/* Namespaces to join instead of making new ones (a pod's containers
-	 * share the first one's network, ipc and uts namespaces), or NULL.
+	 * share the first one's network, ipc and uts namespaces; with
+	 * network.mode: pod, the pod's network namespace), or NULL.
 	 * The caller vouches that they are another sandbox's of the same user
 	 * (oci.c checks it): the init joins that sandbox's user namespace and
 	 * the ones given here (-1: a new one), and makes its own mount, pid
 	 * and cgroup namespaces. */
 	const struct moat_sandbox_join *join;
+	/* Or NULL; else 4 slots filled with the init's user, network, ipc
+	 * and uts namespaces (-1 where one cannot be opened), opened right
+	 * after the clone, while the init, not yet set up, may still be
+	 * opened by its creator: a rootless moat-oci keeper hands them to a
+	 * container of the same user that joins them (oci.c). The caller's
+	 * to close. */
+	int *keep_ns_fds;
 	/* The cgroup the caller names (an OCI bundle's cgroupsPath), or NULL
 	 * for moat's own beside its process's (cgroup.h). Read during
 	 * moat_sandbox_create only. */
@@ -154,8 +162,17 @@ typedef struct moat_sandbox_opts {
 } moat_sandbox_opts;
 
 typedef struct moat_sandbox_join {
-	int userns_fd; /* required: the owner of the others */
+	/* The owner of the ipc and uts namespaces, and of the network one
+	 * unless net_foreign; -1: a user namespace of the sandbox's own
+	 * (a pod's first container, joining only the pod's network). */
+	int userns_fd;
 	int netns_fd, ipcns_fd, utsns_fd;
+	/* The network namespace is not userns_fd's: a pod's (network.mode:
+	 * pod), made by the CNI plugin in the runtime's own user namespace.
+	 * It is entered first, while the runtime's privilege over it holds;
+	 * the sandbox's user has none there (it cannot change interfaces,
+	 * routes or addresses). */
+	bool net_foreign;
 } moat_sandbox_join;
 
 void moat_sandbox_opts_init(moat_sandbox_opts *o);

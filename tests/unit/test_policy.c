@@ -584,6 +584,38 @@ static void test_audit_max_size(void **state)
 	moat_policy_free(TAKE_PTR(r));
 }
 
+/* network.mode: pod (a Kubernetes pod's network namespace, joined by
+ * moat-oci): parsed, refused beside rules nothing would enforce, never a
+ * child's widening of a gateway or of no network, kept by the YAML. */
+static void test_net_pod(void **state)
+{
+	(void)state;
+	moat_error err = {0};
+	_cleanup_policy_ moat_policy *pod = parse_ok("version: 1\nnetwork: {mode: pod}\n");
+	assert_int_equal(pod->net, MOAT_NET_POD);
+	assert_false(moat_net_uses_gateway(pod->net));
+	parse_fails("version: 1\nnetwork:\n  mode: pod\n  allow: [example.com]\n", 3, 9,
+		    "network.mode: pod, but the policy has egress rules");
+	parse_fails("version: 1\nnetwork:\n  mode: pod\n  budget: {bytes_up: 1M}\n", 3, 9, "network.mode: pod, but");
+	parse_fails("version: 1\nnetwork:\n  mode: pod\n  hosts: {a.example.com: 10.0.0.1}\n", 3, 9,
+		    "network.mode: pod, but");
+	parse_fails("version: 1\nnetwork: {mode: host}\n", 2, 17, "expected none, proxy, transparent or pod");
+	_cleanup_policy_ moat_policy *none = parse_ok("version: 1\n");
+	_cleanup_policy_ moat_policy *proxy = parse_ok("version: 1\nnetwork: {allow: [example.com]}\n");
+	moat_policy *r = NULL;
+	assert_int_equal(moat_policy_intersect(none, pod, &r, &err), -MOAT_EINPUT);
+	assert_non_null(strstr(err.msg, "network.mode: pod, but the parent has no network"));
+	assert_int_equal(moat_policy_intersect(proxy, pod, &r, &err), -MOAT_EINPUT);
+	assert_non_null(strstr(err.msg, "network.mode: pod, but the parent's egress goes through the gateway"));
+	assert_int_equal(moat_policy_intersect(pod, pod, &r, &err), 0);
+	assert_int_equal(r->net, MOAT_NET_POD);
+	moat_policy_free(TAKE_PTR(r));
+	_cleanup_free_ char *y = moat_policy_to_yaml(pod);
+	assert_non_null(strstr(y, "mode: pod"));
+	_cleanup_free_ char *x = moat_policy_explain(pod);
+	assert_non_null(strstr(x, "egress does NOT pass moat's gateway"));
+}
+
 static void test_intersect(void **state)
 {
 	(void)state;
@@ -1009,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(test_yaml_round_trip),
 		cmocka_unit_test(test_audit_max_size),
 		cmocka_unit_test(test_intersect),
+		cmocka_unit_test(test_net_pod),
 		cmocka_unit_test(test_net_budget),
 		cmocka_unit_test(test_net_decide),
 		cmocka_unit_test(test_required),
