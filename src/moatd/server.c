@@ -520,6 +520,12 @@ static void job_free(job *j)
 	free(j);
 }
 
+/* A request's head (its request line and headers) is read before any
+ * token or role is checked, and libevent's default cap is none: a client
+ * sending one without end would have moatd buffer it all. A bearer token
+ * is at most 4 KiB (config.c); past this, the connection is closed. */
+#define MOATD_MAX_HEAD (64 << 10)
+
 /* Output streamed to a client waits in its connection's buffer; past this
  * much, moatd stops reading the command's pipes until the client drains it
  * (the command then blocks on its full pipe), so a slow reader costs moatd
@@ -2429,6 +2435,7 @@ static int listen_tcp(srv *s, moat_error *err)
 	}
 	evhttp_set_gencb(s->http_tcp, handle_tcp, s);
 	evhttp_set_max_body_size(s->http_tcp, (ev_ssize_t)s->cfg->max_body);
+	evhttp_set_max_headers_size(s->http_tcp, MOATD_MAX_HEAD);
 	evhttp_set_timeout(s->http_tcp, (int)s->cfg->timeout_s);
 	evhttp_set_allowed_methods(s->http_tcp,
 				   EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE);
@@ -2483,6 +2490,7 @@ int moatd_serve(moatd_config *cfg, const char *moat, const char *openapi, moat_e
 	}
 	evhttp_set_gencb(s->http_unix, handle_unix, s);
 	evhttp_set_max_body_size(s->http_unix, (ev_ssize_t)cfg->max_body);
+	evhttp_set_max_headers_size(s->http_unix, MOATD_MAX_HEAD);
 	evhttp_set_timeout(s->http_unix, (int)cfg->timeout_s);
 	evhttp_set_allowed_methods(s->http_unix,
 				   EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE);

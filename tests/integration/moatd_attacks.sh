@@ -1,0 +1,63 @@
+#!/bin/bash
+# Attacks on moatd itself (tests/attacks/moatd_client_*.c): clients that try to
+# take the daemon's host down or have it act on the host for them. Each is
+# run against a moatd this script starts, on its unix socket and on TCP with
+# a token, and passes only on BLOCKED with moatd still answering.
+. "$MOAT_SRC/lib.sh"
+cd "$MOAT_TDIR"
+
+MOATD="$(dirname "$MOAT")/moatd"
+SOCK="$MOAT_TDIR/moatd.sock"
+STATE="$MOAT_TDIR/state"
+N="da$$"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+DPID=""
+start_moatd() {
+	"$MOATD" --socket "$SOCK" --state-dir "$STATE" --config "$MOAT_TDIR/moatd.yaml" 2>>moatd.err &
+	DPID=$!
+	for _ in $(seq 100); do
+		curl -s --unix-socket "$SOCK" http://m/v1/health >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+cleanup() {
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+	for s in $("$MOAT" session ls --json 2>/dev/null | python3 -c "
+import json,sys
+for s in json.load(sys.stdin):
+    if (s.get('name') or '').startswith('$N'): print(s['id'])"); do
+		"$MOAT" session rm "$s" >/dev/null 2>&1
+	done
+}
+trap cleanup EXIT
+
+TA="agent-$RANDOM$RANDOM"
+printf 'agent %s a\n' "$(printf '%s' "$TA" | sha256sum | cut -d' ' -f1)" >tokens
+cat >moatd.yaml <<EOT
+tokens: $MOAT_TDIR/tokens
+listen: 127.0.0.1:$port
+EOT
+start_moatd
+t_eq "moatd starts on its unix socket and TCP" 0 $?
+
+# attack NAME TARGET...: runs the attack program on the host.
+attack() {
+	local name="$1" what="$2"
+	shift 2
+	local out r
+	out=$(timeout -k 5 300 "$MOAT_ATTACKS/attack_$name" "$@" 2>&1)
+	r=$?
+	local v
+	v=$(printf '%s\n' "$out" | grep -E '^(BLOCKED|ESCAPED|ERROR): ' | tail -1)
+	if [ "$r" = 0 ] && [ "${v%%:*}" = BLOCKED ] && kill -0 "$DPID" 2>/dev/null; then
+		t_ok "attack $name ($what): ${v#BLOCKED: }"
+	else
+		t_fail "attack $name ($what): blocked" "exit $r; $(printf '%s' "$out" | tail -5 | tr '\n' ' ')"
+	fi
+}
+
+attack moatd_client_header_flood "unix socket" "unix:$SOCK"
+attack moatd_client_header_flood "TCP" "tcp:$port"
+
+t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat "$MOAT_TDIR"/*.err 2>/dev/null)"
