@@ -756,7 +756,10 @@ static void job_finish(job *j)
 		 * device, the session's limits) are the caller's 400. */
 		if (code != 0) {
 			_cleanup_free_ char *m = moat_message(j);
-			reply_error(s, j->req, code == 125 ? 400 : 500, NULL, "%s", m);
+			if (code == 125 && m && strstr(m, "over its cap of"))
+				reply_error(s, j->req, 413, "output_cap", "session files: %s", m);
+			else
+				reply_error(s, j->req, code == 125 ? 400 : 500, NULL, "%s", m);
 			break;
 		}
 		if (j->kind == JOB_FILE_PUT) {
@@ -1537,7 +1540,12 @@ static void do_session_file(srv *s, struct evhttp_request *req, conn *cn, const 
 	if (rc == 0 && put)
 		rc = argv_add(&argv, "%s", j->file_host) | argv_add(&argv, "%s:%s", v.id, j->file_path);
 	else if (rc == 0)
-		rc = argv_add(&argv, "%s:%s", v.id, j->file_path) | argv_add(&argv, "%s", j->file_host);
+		/* A file, at most output_cap: a sparse file in the session is
+		 * dense here, and a folder's tree would stay in the job's
+		 * folder (job_free removes files only). */
+		rc = argv_add(&argv, "--max-bytes=%llu", (unsigned long long)s->cfg->output_cap) |
+		     argv_add(&argv, "--file") | argv_add(&argv, "%s:%s", v.id, j->file_path) |
+		     argv_add(&argv, "%s", j->file_host);
 	if (rc < 0) {
 		reply_error(s, req, 500, NULL, "session files: cannot stage the copy: %s", strerror(errno ? errno : ENOMEM));
 		if (j)

@@ -37,6 +37,7 @@ printf 'agent %s a\n' "$(printf '%s' "$TA" | sha256sum | cut -d' ' -f1)" >tokens
 cat >moatd.yaml <<EOT
 tokens: $MOAT_TDIR/tokens
 listen: 127.0.0.1:$port
+output_cap: 1M
 EOT
 start_moatd
 t_eq "moatd starts on its unix socket and TCP" 0 $?
@@ -59,5 +60,35 @@ attack() {
 
 attack moatd_client_header_flood "unix socket" "unix:$SOCK"
 attack moatd_client_header_flood "TCP" "tcp:$port"
+
+# --- downloads from a session (tests/attacks/moatd_session_download.c): a
+# sparse file and a folder's tree, planted for GET .../files to copy onto
+# the host. Judged by what the copies did: the session's log counts what
+# each wrote on the host, and moatd's job folders must be empty after.
+c() { curl -sS --max-time 120 --unix-socket "$SOCK" "$@"; }
+jq_() { python3 -c "import json,sys; j=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"; }
+st=$(c -o body -w '%{http_code}' -X POST "http://m/v1/sessions" \
+	--data-binary "{\"name\":\"$N-dl\",\"policy\":{\"version\":1,\"filesystem\":{\"read_only\":[\"$MOAT_ATTACKS:/attacks\"]}}}")
+id=$(jq_ 'j.get("id","")' <body)
+t_eq "a session for the download attack" "201" "$st"
+c -X POST -d '{"argv":["/attacks/attack_moatd_session_download"]}' "http://m/v1/sessions/$id/exec" >ev
+t_match "attack moatd_session_download: planted" 'BLOCKED: planted' "$(cat ev)"
+sparse=$(c -o body -w '%{http_code}' "http://m/v1/sessions/$id/files?path=/tmp/sparse")
+sparse="$sparse $(jq_ 'j.get("limit","")' <body 2>/dev/null)"
+tree=$(c -o body -w '%{http_code}' "http://m/v1/sessions/$id/files?path=/tmp/tree")
+left=$(find "$STATE/jobs" -mindepth 1 2>/dev/null | head -5)
+wrote=$("$MOAT" session logs "$id" --type session.cp 2>/dev/null | python3 -c '
+import json,sys
+for l in sys.stdin:
+    try: e=json.loads(l)
+    except ValueError: continue
+    if e.get("direction")=="out" and (e.get("bytes",0)>1<<20 or e.get("files",0)>1):
+        print(e.get("path"), e.get("files"), e.get("bytes"))')
+if [ "$sparse" = "413 output_cap" ] && [ "$tree" = 400 ] && [ -z "$left" ] && [ -z "$wrote" ]; then
+	t_ok "attack moatd_session_download (a sparse file and a folder downloaded onto the host): blocked"
+else
+	t_fail "attack moatd_session_download (a sparse file and a folder downloaded onto the host): blocked" \
+		"sparse: $sparse, tree: $tree" "left in the job folders: $left" "written on the host: $wrote"
+fi
 
 t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat "$MOAT_TDIR"/*.err 2>/dev/null)"
