@@ -34,6 +34,7 @@
 #include "keeper.h"
 #include "policy.h"
 #include "pool.h"
+#include "sandbox-internal.h" /* MOAT_ROOT_HOST_UID: the sandbox's host user, as root */
 #include "session.h"
 #include "util.h"
 
@@ -1065,8 +1066,12 @@ static int write_job_file(job *j, const char *name, const char *data, size_t len
 	if (moat__random_hex(16, rnd) < 0)
 		return -1;
 	snprintf(ret, ret_len, "%s/%s-%s", j->dir, rnd, name);
-	_cleanup_close_ int fd = open(ret, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0 || moat__write_all(fd, data, len) < 0)
+	/* The path is in the command line of the moat moatd starts, which
+	 * every local user may read (ps): the file is for moat (root, or
+	 * moatd's own user) and the sandbox's user alone, never 0644. */
+	_cleanup_close_ int fd = open(ret, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0400);
+	if (fd < 0 || moat__write_all(fd, data, len) < 0 ||
+	    (geteuid() == 0 && fchown(fd, MOAT_ROOT_HOST_UID, MOAT_ROOT_HOST_GID) < 0))
 		return -1;
 	return 0;
 }

@@ -91,4 +91,25 @@ else
 		"sparse: $sparse, tree: $tree" "left in the job folders: $left" "written on the host: $wrote"
 fi
 
+# --- another local user reads a run's files (tests/attacks/moatd_client_job_files.c):
+# their paths are on the command line of the moat moatd starts. As root
+# only: rootless there is no other user to be.
+if [ "$(id -u)" = 0 ]; then
+	chmod 755 "$MOAT_TDIR"
+	c -o runbody -X POST "http://m/v1/runs" \
+		--data-binary '{"argv":["sleep","8"],"files":[{"path":"/in/secret","content":"moat-job-secret"}],"stdin":"moat-job-stdin"}' &
+	RPID=$!
+	out=$(setpriv --reuid=moat-test --regid=moat-test --clear-groups timeout -k 5 120 \
+		"$MOAT_ATTACKS/attack_moatd_client_job_files" 2>&1)
+	r=$?
+	wait "$RPID"
+	v=$(printf '%s\n' "$out" | grep -E '^(BLOCKED|ESCAPED|ERROR): ' | tail -1)
+	if [ "$r" = 0 ] && [ "${v%%:*}" = BLOCKED ]; then
+		t_ok "attack moatd_client_job_files (another user reads a run's files): ${v#BLOCKED: }"
+	else
+		t_fail "attack moatd_client_job_files (another user reads a run's files): blocked" "exit $r: $out"
+	fi
+	t_eq "the run beside the attack still works" exited "$(jq_ 'j.get("status")' <runbody)"
+fi
+
 t_nomatch "moatd: no sanitizer report" "AddressSanitizer|LeakSanitizer|runtime error" "$(cat "$MOAT_TDIR"/*.err 2>/dev/null)"
