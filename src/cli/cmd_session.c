@@ -19,7 +19,7 @@ static void session_usage(FILE *f)
 		   "                           [--record] [--json]\n"
 		   "       moat session exec ID|NAME [-t] [-i] [--env NAME[=VALUE]] [--cwd DIR] [--time DUR]\n"
 		   "                     [--result FILE] [--detach] -- COMMAND [ARG...]\n"
-		   "       moat session cp HOST_PATH ID|NAME:PATH | ID|NAME:PATH HOST_PATH\n"
+		   "       moat session cp HOST_PATH ID|NAME:PATH | [--max-bytes SIZE] [--file] ID|NAME:PATH HOST_PATH\n"
 		   "       moat session ls [--json]\n"
 		   "       moat session show ID|NAME\n"
 		   "       moat session logs ID|NAME [--follow] [--type TYPE]\n"
@@ -370,13 +370,36 @@ static int cmd_exec(int argc, char **argv)
 	return x.exit.exit_status;
 }
 
-/* cp SRC ID:DST | ID:SRC DST: exactly one side names a session. */
+/* cp [--max-bytes SIZE] [--file] SRC ID:DST | ID:SRC DST: exactly one
+ * side names a session. The caps are for a copy out made for someone else
+ * (moatd's GET .../files): a sparse file in the session is dense on the
+ * host, and a folder's tree would stay wherever it landed. */
 static int cmd_cp(int argc, char **argv)
 {
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		session_usage(stdout);
 		return 0;
 	}
+	moat_session_cp_caps caps = {0};
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1] == '-'; i++) {
+		const char *v = NULL;
+		if (strcmp(argv[i], "--file") == 0)
+			caps.file_only = true;
+		else if (strncmp(argv[i], "--max-bytes=", 12) == 0)
+			v = argv[i] + 12;
+		else if (strcmp(argv[i], "--max-bytes") == 0 && i + 1 < argc)
+			v = argv[++i];
+		else
+			return moat_cli_fail("session cp: unknown option '%s' (expected --max-bytes SIZE, --file)",
+					     argv[i]);
+		moat_error e = {0};
+		if (v && (moat_parse_size(v, &caps.max_bytes, &e) < 0 || caps.max_bytes == 0 ||
+			  caps.max_bytes == MOAT_UNLIMITED))
+			return moat_cli_fail("session cp: --max-bytes %s: expected a size above 0 (4K, 16M)", v);
+	}
+	argc -= i - 1;
+	argv += i - 1;
 	if (argc != 3)
 		return moat_cli_fail("session cp: expected a source and a destination (usage: moat session cp SRC "
 				     "ID:DST, or ID:SRC DST)");
@@ -388,6 +411,8 @@ static int cmd_cp(int argc, char **argv)
 		return moat_cli_fail("session cp: exactly one of '%s' and '%s' must be ID:/PATH in a session", argv[1],
 				     argv[2]);
 	bool into = s2;
+	if (into && (caps.file_only || caps.max_bytes))
+		return moat_cli_fail("session cp: --max-bytes and --file are for a copy out of a session");
 	moat_session_info s;
 	if (find("cp", into ? k2 : k1, &s) < 0)
 		return MOAT_EXIT_ERROR;
@@ -395,7 +420,7 @@ static int cmd_cp(int argc, char **argv)
 		return moat_cli_fail("session cp: session %s is not running (%s)", into ? k2 : k1, s.reason);
 	moat_session_cp_stats st;
 	moat_error err = {0};
-	if (moat_session_cp(&s, into, into ? argv[1] : argv[2], into ? p2 : p1, &st, &err) < 0)
+	if (moat_session_cp_capped(&s, into, into ? argv[1] : argv[2], into ? p2 : p1, &caps, &st, &err) < 0)
 		return fail_err("cp", &err);
 	printf("%llu files, %llu folders, %llu bytes\n", (unsigned long long)st.files, (unsigned long long)st.dirs,
 	       (unsigned long long)st.bytes);

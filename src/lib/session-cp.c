@@ -216,6 +216,8 @@ typedef struct writer {
 	const char *where;  /* "in the session" or "on the host", for messages */
 	const char *shown;  /* the destination as the user gave it */
 	unsigned entries;
+	uint64_t max_bytes; /* what the whole copy may write (0: no cap) */
+	uint64_t total;     /* what it wrote so far */
 } writer;
 
 /* The folder that holds top_name/rel and the entry's own name. */
@@ -233,7 +235,9 @@ static int writer_parent(writer *w, const char *rel, const char **ret_name, char
 	return fd < 0 ? -errno : fd;
 }
 
-static int copy_data(int in, int out, uint64_t *bytes)
+/* Copies in to out; -EFBIG once more than room bytes came (a file that
+ * grows while it is read, or a sparse one, is dense on this side). */
+static int copy_data(int in, int out, uint64_t *bytes, uint64_t room)
 {
 	char b[65536];
 	for (;;) {
@@ -244,6 +248,8 @@ static int copy_data(int in, int out, uint64_t *bytes)
 			return -errno;
 		if (n == 0)
 			return 0;
+		if ((uint64_t)n > room - *bytes)
+			return -EFBIG;
 		int r = moat__write_all(out, b, (size_t)n);
 		if (r < 0)
 			return r;
@@ -323,7 +329,7 @@ static int writer_entry(writer *w, int sock, const cp_msg *m, int fd, uint64_t *
 	if (ftruncate(out, 0) < 0)
 		r = -errno;
 	if (r >= 0)
-		r = copy_data(content, out, &bytes);
+		r = copy_data(content, out, &bytes, w->max_bytes ? w->max_bytes - w->total : UINT64_MAX);
 	/* Never a setuid or setgid bit, whatever the source had. */
 	if (r >= 0 && fchmod(out, mode) < 0)
 		r = -errno;
@@ -331,9 +337,14 @@ static int writer_entry(writer *w, int sock, const cp_msg *m, int fd, uint64_t *
 		/* Half a file is worse than none (a limit hit, above all): the
 		 * one this copy made or truncated goes. */
 		(void)unlinkat(dir, name, 0);
-		reply(sock, -r, bytes, 0, NULL, "%s %s: %s", shown, w->where, strerror(-r));
+		if (r == -EFBIG)
+			reply(sock, EFBIG, bytes, 0, NULL, "%s %s: the copy is over its cap of %llu bytes (refused)",
+			      shown, w->where, (unsigned long long)w->max_bytes);
+		else
+			reply(sock, -r, bytes, 0, NULL, "%s %s: %s", shown, w->where, strerror(-r));
 		return -1;
 	}
+	w->total += bytes;
 	*ret_bytes = bytes;
 	return reply(sock, 0, bytes, 0, NULL, NULL) < 0 ? -1 : 0;
 }
@@ -861,7 +872,8 @@ static int land_on_host(const char *dst, const char *name, writer *w, moat_error
 }
 
 /* Copy out: the sandbox's src, walked by the child, written here. */
-static int copy_out(cp_run *run, const char *src, const char *dst, moat_session_cp_stats *st, moat_error *err)
+static int copy_out(cp_run *run, const char *src, const char *dst, const moat_session_cp_caps *caps,
+		    moat_session_cp_stats *st, moat_error *err)
 {
 	cp_msg m = {.op = OP_OUT_START};
 	snprintf(m.path, sizeof(m.path), "%s", src);
@@ -873,7 +885,11 @@ static int copy_out(cp_run *run, const char *src, const char *dst, moat_session_
 		close(afd);
 	if (a.err)
 		return moat_error_set_said(err, a.err, "%s", a.path);
-	writer w = {.top_dir = -1, .where = "on the host", .shown = dst};
+	/* The source is open in the child: what it is cannot change now. */
+	if (caps && caps->file_only && !S_ISREG(a.mode))
+		return moat_error_set(err, MOAT_EINPUT, "%s in the session: not a regular file (a file is asked for)",
+				      src);
+	writer w = {.top_dir = -1, .where = "on the host", .shown = dst, .max_bytes = caps ? caps->max_bytes : 0};
 	int r = land_on_host(dst, a.name, &w, err);
 	if (r < 0)
 		return r;
@@ -909,6 +925,12 @@ static int copy_out(cp_run *run, const char *src, const char *dst, moat_session_
 int moat_session_cp(const moat_session_info *s, bool into, const char *host_path, const char *sandbox_path,
 		    moat_session_cp_stats *ret, moat_error *err)
 {
+	return moat_session_cp_capped(s, into, host_path, sandbox_path, NULL, ret, err);
+}
+
+int moat_session_cp_capped(const moat_session_info *s, bool into, const char *host_path, const char *sandbox_path,
+			   const moat_session_cp_caps *caps, moat_session_cp_stats *ret, moat_error *err)
+{
 	memset(ret, 0, sizeof(*ret));
 	int r = moat__session_cp_path_check(sandbox_path, err);
 	if (r < 0)
@@ -917,7 +939,7 @@ int moat_session_cp(const moat_session_info *s, bool into, const char *host_path
 	r = run_start(s, &run, err);
 	if (r >= 0)
 		r = into ? copy_in(&run, host_path, sandbox_path, ret, err)
-			 : copy_out(&run, sandbox_path, host_path, ret, err);
+			 : copy_out(&run, sandbox_path, host_path, caps, ret, err);
 	if (run.k) {
 		/* The session's log says what moved, and why a copy stopped
 		 * (its keeper writes it: one writer, one chain). */

@@ -194,6 +194,17 @@ typedef struct moat_session_cp_stats {
 } moat_session_cp_stats;
 int moat_session_cp(const moat_session_info *s, bool into, const char *host_path, const char *sandbox_path,
 		    moat_session_cp_stats *ret, moat_error *err);
+/* A copy out with caps on what it writes on the host, for a caller that
+ * copies for someone else (moatd): max_bytes for the whole copy (a sparse
+ * or growing file in the session is dense on the host; 0: no cap), and
+ * file_only for a regular file, never a folder's tree. Over either, the
+ * copy fails and what it was writing is removed. */
+typedef struct moat_session_cp_caps {
+	uint64_t max_bytes;
+	bool file_only;
+} moat_session_cp_caps;
+int moat_session_cp_capped(const moat_session_info *s, bool into, const char *host_path, const char *sandbox_path,
+			   const moat_session_cp_caps *caps, moat_session_cp_stats *ret, moat_error *err);
 
 /* Pure: whether arg is KEY:PATH with KEY a session's name or id and PATH
  * absolute (then key and *ret_path are filled). */

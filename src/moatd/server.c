@@ -34,6 +34,7 @@
 #include "keeper.h"
 #include "policy.h"
 #include "pool.h"
+#include "sandbox-internal.h" /* MOAT_ROOT_HOST_UID: the sandbox's host user, as root */
 #include "session.h"
 #include "util.h"
 
@@ -525,6 +526,12 @@ static void job_free(job *j)
 	free(j);
 }
 
+/* A request's head (its request line and headers) is read before any
+ * token or role is checked, and libevent's default cap is none: a client
+ * sending one without end would have moatd buffer it all. A bearer token
+ * is at most 4 KiB (config.c); past this, the connection is closed. */
+#define MOATD_MAX_HEAD (64 << 10)
+
 /* Output streamed to a client waits in its connection's buffer; past this
  * much, moatd stops reading the command's pipes until the client drains it
  * (the command then blocks on its full pipe), so a slow reader costs moatd
@@ -755,7 +762,10 @@ static void job_finish(job *j)
 		 * device, the session's limits) are the caller's 400. */
 		if (code != 0) {
 			_cleanup_free_ char *m = moat_message(j);
-			reply_error(s, j->req, code == 125 ? 400 : 500, NULL, "%s", m);
+			if (code == 125 && m && strstr(m, "over its cap of"))
+				reply_error(s, j->req, 413, "output_cap", "session files: %s", m);
+			else
+				reply_error(s, j->req, code == 125 ? 400 : 500, NULL, "%s", m);
 			break;
 		}
 		if (j->kind == JOB_FILE_PUT) {
@@ -1061,8 +1071,12 @@ static int write_job_file(job *j, const char *name, const char *data, size_t len
 	if (moat__random_hex(16, rnd) < 0)
 		return -1;
 	snprintf(ret, ret_len, "%s/%s-%s", j->dir, rnd, name);
-	_cleanup_close_ int fd = open(ret, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0 || moat__write_all(fd, data, len) < 0)
+	/* The path is in the command line of the moat moatd starts, which
+	 * every local user may read (ps): the file is for moat (root, or
+	 * moatd's own user) and the sandbox's user alone, never 0644. */
+	_cleanup_close_ int fd = open(ret, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0400);
+	if (fd < 0 || moat__write_all(fd, data, len) < 0 ||
+	    (geteuid() == 0 && fchown(fd, MOAT_ROOT_HOST_UID, MOAT_ROOT_HOST_GID) < 0))
 		return -1;
 	return 0;
 }
@@ -1536,7 +1550,12 @@ static void do_session_file(srv *s, struct evhttp_request *req, conn *cn, const 
 	if (rc == 0 && put)
 		rc = argv_add(&argv, "%s", j->file_host) | argv_add(&argv, "%s:%s", v.id, j->file_path);
 	else if (rc == 0)
-		rc = argv_add(&argv, "%s:%s", v.id, j->file_path) | argv_add(&argv, "%s", j->file_host);
+		/* A file, at most output_cap: a sparse file in the session is
+		 * dense here, and a folder's tree would stay in the job's
+		 * folder (job_free removes files only). */
+		rc = argv_add(&argv, "--max-bytes=%llu", (unsigned long long)s->cfg->output_cap) |
+		     argv_add(&argv, "--file") | argv_add(&argv, "%s:%s", v.id, j->file_path) |
+		     argv_add(&argv, "%s", j->file_host);
 	if (rc < 0) {
 		reply_error(s, req, 500, NULL, "session files: cannot stage the copy: %s", strerror(errno ? errno : ENOMEM));
 		if (j)
@@ -2435,6 +2454,7 @@ static int listen_tcp(srv *s, moat_error *err)
 	}
 	evhttp_set_gencb(s->http_tcp, handle_tcp, s);
 	evhttp_set_max_body_size(s->http_tcp, (ev_ssize_t)s->cfg->max_body);
+	evhttp_set_max_headers_size(s->http_tcp, MOATD_MAX_HEAD);
 	evhttp_set_timeout(s->http_tcp, (int)s->cfg->timeout_s);
 	evhttp_set_allowed_methods(s->http_tcp,
 				   EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE);
@@ -2497,6 +2517,7 @@ int moatd_serve(moatd_config *cfg, const char *moat, const char *openapi, moat_e
 	}
 	evhttp_set_gencb(s->http_unix, handle_unix, s);
 	evhttp_set_max_body_size(s->http_unix, (ev_ssize_t)cfg->max_body);
+	evhttp_set_max_headers_size(s->http_unix, MOATD_MAX_HEAD);
 	evhttp_set_timeout(s->http_unix, (int)cfg->timeout_s);
 	evhttp_set_allowed_methods(s->http_unix,
 				   EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE);

@@ -145,7 +145,8 @@ for bin in "$MOAT_ATTACKS"/attack_*; do
 	# trail_attacks.sh runs them. The session cp attacks are judged by what
 	# a copy did on the host: session_cp.sh runs them in a session. The exec
 	# gate's need a session with exec.approve: approvals_exec.sh runs them.
-	case "$name" in net_* | trail_* | session_cp_* | exec_gate_*) continue ;; esac
+	# moatd_client_* are clients of the daemon, run on the host: moatd_attacks.sh.
+	case "$name" in net_* | trail_* | session_cp_* | exec_gate_* | moatd_client_*) continue ;; esac
 	case "$name" in *"${ATTACK_FILTER:-}"*) ;; *) continue ;; esac
 	n=$((n + 1))
 	if in_other_mode "$n"; then
