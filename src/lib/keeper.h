@@ -102,6 +102,21 @@ typedef struct moat_keeper_info {
 int moat_keeper_start(const char *policy_yaml, const moat_keeper_start_opts *opts, moat_keeper_info *ret,
 		      moat_error *err);
 
+/* For a daemon that must not wait, nor fork its own memory: starts a
+ * keeper for policy_yaml as the caller's child (posix_spawn; a session of
+ * its own, nothing of the caller's but its setup channel), sends it the
+ * policy and returns at once. *ret_fd (O_CLOEXEC, the caller's) then
+ * yields the keeper's one-line setup report, then end of file: read it
+ * whole and hand it to moat_keeper_ready_parse. The caller reaps the
+ * keeper (waitpid on *ret_pid) when it ends. */
+int moat_keeper_spawn_process(const char *policy_yaml, const moat_keeper_start_opts *opts, pid_t *ret_pid,
+			      int *ret_fd, moat_error *err);
+/* The most a setup report takes, its newline included. */
+#define MOAT_KEEPER_READY_MAX (MOAT_ERROR_MAX + PATH_MAX + 256)
+/* Parses a setup report (buf: len bytes, its first line read): ready
+ * fills ret; not ready is the keeper's reason, in err. */
+int moat_keeper_ready_parse(const char *buf, size_t len, moat_keeper_info *ret, moat_error *err);
+
 /* A connection to a keeper. Its calls block; one connection serves one
  * caller at a time (open several to wait on several commands at once). */
 typedef struct moat_keeper moat_keeper;

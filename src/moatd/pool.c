@@ -22,6 +22,13 @@
 /* How often moatd looks whether its ready sandboxes still live (one that
  * ended by itself, MOATD_POOL_IDLE_MS, is dropped and replaced). */
 #define CHECK_S 60
+/* Refills under way at once. One keeps the pool's CPU to one sandbox's
+ * making at a time; a second is started only while runs take sandboxes
+ * faster than one refill makes them (the pool below half its size), so
+ * that on a machine with two cores or more a steady stream of requests
+ * keeps finding a sandbox ready instead of falling back to cold runs,
+ * which cost more. */
+#define MOATD_POOL_FILLS 2
 /* The start latency histogram's bounds, seconds. */
 static const double start_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25};
 
@@ -52,6 +59,7 @@ static const char *const cold_reasons[] = {"policy", "files", "env", "options", 
 struct moatd_pool_run {
 	moatd_pool *p;
 	moat_keeper *k;
+	pid_t pid;
 	int pidfd;
 	char socket[PATH_MAX];
 	char sandbox[MOAT_KEEPER_ID_LEN]; /* its record's name */
@@ -64,6 +72,27 @@ struct moatd_pool_run {
 	moatd_pool_run *next;
 };
 
+/* A refill under way: a keeper moatd started (its child), which says on
+ * fd, its setup channel, whether it is ready. */
+typedef struct filling {
+	struct moatd_pool *p;
+	pid_t pid; /* 0: this slot is free */
+	int fd, prof;
+	char buf[MOAT_KEEPER_READY_MAX];
+	size_t len;
+	struct event *ev;
+} filling;
+
+/* A keeper moatd started and no longer uses, to be reaped once it ended
+ * (keepers are moatd's children: moat_keeper_spawn_process). */
+typedef struct reaping {
+	pid_t pid;
+	int pidfd;
+	struct event *ev;
+	struct moatd_pool *p;
+	struct reaping *next;
+} reaping;
+
 struct moatd_pool {
 	struct event_base *base;
 	moatd_pool_conf conf;
@@ -71,13 +100,9 @@ struct moatd_pool {
 	char dir[PATH_MAX]; /* STATE/pool: one record per ready sandbox */
 	char **kenv;        /* the keepers' environment */
 	prof pr[MOATD_POOL_MAX_PROFILES];
-	/* The one refill under way: a child of moatd that starts a keeper
-	 * and says on fill_fd what it made. */
-	pid_t filler;
-	int fill_fd, fill_prof;
-	char fill_buf[PATH_MAX + 128];
-	size_t fill_len;
-	struct event *fill_ev, *tick;
+	filling fill[MOATD_POOL_FILLS];
+	struct event *tick, *refill;
+	reaping *reap;
 	moatd_pool_run *runs;
 	bool closing;
 	uint64_t cold[ELEMENTSOF(cold_reasons)];
@@ -129,6 +154,66 @@ static void reap_left(moatd_pool *p)
 		closedir(d);
 }
 
+static void reaping_free(moatd_pool *p, reaping *w)
+{
+	for (reaping **q = &p->reap; *q; q = &(*q)->next)
+		if (*q == w) {
+			*q = w->next;
+			break;
+		}
+	if (w->ev)
+		event_free(w->ev);
+	if (w->pidfd >= 0)
+		close(w->pidfd);
+	free(w);
+}
+
+/* Reaps what ended; true when w was (and is freed). */
+static bool reaping_try(reaping *w)
+{
+	int st;
+	pid_t r = waitpid(w->pid, &st, WNOHANG);
+	if (r == 0 || (r < 0 && errno == EINTR))
+		return false;
+	reaping_free(w->p, w);
+	return true;
+}
+
+static void reaping_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)reaping_try(arg);
+}
+
+/* Keeper pid (moatd's child), stopped or about to be, is reaped once it
+ * ended; pidfd (its, or -1) is taken over. Its end makes the pidfd
+ * readable; without one, the pool's tick looks. */
+static void reap_later(moatd_pool *p, pid_t pid, int pidfd)
+{
+	if (pid <= 0) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return;
+	}
+	reaping *w = calloc(1, sizeof(*w));
+	if (!w) {
+		/* Left a zombie until moatd ends: better than waiting here. */
+		if (pidfd >= 0)
+			close(pidfd);
+		return;
+	}
+	w->p = p;
+	w->pid = pid;
+	w->pidfd = pidfd >= 0 ? pidfd : (int)syscall(SYS_pidfd_open, pid, 0);
+	w->next = p->reap;
+	p->reap = w;
+	if (reaping_try(w))
+		return;
+	if (w->pidfd >= 0 && (w->ev = event_new(p->base, w->pidfd, EV_READ, reaping_cb, w)))
+		event_add(w->ev, NULL);
+}
+
 /* Ends a keeper by its pidfd: SIGTERM, which its loop answers by stopping
  * the sandbox and exiting; moatd does not wait for it. */
 static void keeper_term(int pidfd)
@@ -149,8 +234,7 @@ static void entry_drop(moatd_pool *p, entry *e, bool stop)
 	if (e->ev)
 		event_free(e->ev);
 	moat_keeper_close(e->k);
-	if (e->pidfd >= 0)
-		close(e->pidfd);
+	reap_later(p, e->pid, e->pidfd);
 	record_path(p, e->id, path, sizeof(path));
 	unlink(path);
 	free(e);
@@ -177,149 +261,150 @@ static void entry_gone(evutil_socket_t fd, short what, void *arg)
 
 /* --- refill */
 
-/* The refill child: starts one keeper for yaml, sets its idle end, and
- * writes "ID PID SOCKET\n" (or "! why\n") on fd. It runs only library
- * code and exits; the keeper itself is a fresh exec of moat, so nothing
- * of moatd's memory (other requests' data) is in the sandbox. */
-_noreturn_ static void filler_main(const moatd_pool *p, const char *yaml, int fd)
+static void fill_free(filling *f)
 {
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGCHLD, SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
-	/* Nothing of moatd's but the answer pipe: a copy of a client's
-	 * connection held here would keep it open after moatd closed it. */
-	if (fd != 3 && dup3(fd, 3, O_CLOEXEC) < 0)
-		_exit(1);
-	fd = 3;
-	(void)moat__close_range(4, ~0u, 0);
-	moat_error err = {0};
-	moat_keeper_start_opts o = {.exe = p->moat, .envp = p->kenv};
-	moat_keeper_info info;
-	moat_keeper *k = NULL;
-	if (moat_keeper_start(yaml, &o, &info, &err) < 0) {
-		dprintf(fd, "! %s\n", err.msg);
-		_exit(1);
-	}
-	/* Left unclaimed (moatd killed and never started again), it ends
-	 * by itself. */
-	if (moat_keeper_connect(info.socket, &k, &err) < 0 ||
-	    moat_keeper_lifetime(k, 0, MOATD_POOL_IDLE_MS, -1, &err) < 0) {
-		moat_error serr = {0};
-		if (k)
-			(void)moat_keeper_stop(k, &serr);
-		dprintf(fd, "! %s\n", err.msg);
-		_exit(1);
-	}
-	moat_keeper_close(k);
-	dprintf(fd, "%s %d %s\n", info.id, (int)info.pid, info.socket);
-	_exit(0);
+	if (f->ev)
+		event_free(f->ev);
+	f->ev = NULL;
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	f->pid = 0;
 }
 
-static void fill_done(moatd_pool *p)
+/* Refill f's keeper said whether it is ready (and closed its channel):
+ * it joins the ready list, or is stopped and reaped. */
+static void fill_done(filling *f)
 {
-	if (p->fill_ev)
-		event_free(p->fill_ev);
-	p->fill_ev = NULL;
-	close(p->fill_fd);
-	p->fill_fd = -1;
-	int st;
-	while (waitpid(p->filler, &st, 0) < 0 && errno == EINTR)
-		;
-	p->filler = 0;
-	prof *pr = &p->pr[p->fill_prof];
-	p->fill_buf[p->fill_len] = '\0';
-	entry *e = calloc(1, sizeof(*e));
-	int pid = 0, n = -1;
-	if (e && p->fill_buf[0] != '!' &&
-	    sscanf(p->fill_buf, "%32s %d %n", e->id, &pid, &n) == 2 && n > 0 && moat__keeper_id_valid(e->id) && pid > 0) {
-		char *nl = strchr(p->fill_buf + n, '\n');
-		if (nl)
-			*nl = '\0';
-		snprintf(e->socket, sizeof(e->socket), "%s", p->fill_buf + n);
-		e->pid = pid;
-		char path[PATH_MAX];
-		record_path(p, e->id, path, sizeof(path));
-		_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		moat_error cerr = {0};
-		e->p = p;
-		e->prof = p->fill_prof;
-		e->pidfd = -1;
-		if (fd >= 0 && dprintf(fd, "%d %s\n", pid, e->socket) > 0 &&
-		    moat_keeper_connect(e->socket, &e->k, &cerr) == 0 && moat_keeper_pid(e->k) == pid &&
-		    (e->pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) >= 0 &&
-		    (e->ev = event_new(p->base, moat_keeper_fd(e->k), EV_READ, entry_gone, e)) &&
-		    event_add(e->ev, NULL) == 0) {
-			e->next = pr->ready;
-			pr->ready = e;
-			pr->n_ready++;
-			pr->refills++;
-			if (!p->closing)
-				fill_next(p);
-			return;
-		}
-		entry_drop(p, TAKE_PTR(e), true);
+	moatd_pool *p = f->p;
+	prof *pr = &p->pr[f->prof];
+	pid_t pid = f->pid;
+	moat_keeper_info info;
+	moat_error err = {0};
+	bool ok = moat_keeper_ready_parse(f->buf, f->len, &info, &err) == 0 && info.pid == pid;
+	int profi = f->prof;
+	fill_free(f);
+	entry *e = ok ? calloc(1, sizeof(*e)) : NULL;
+	if (!e) {
+		/* Not ready: the keeper ends by itself, after removing what
+		 * it made. */
+		if (ok)
+			keeper_end(info.socket);
+		reap_later(p, pid, -1);
+		pr->refill_failures++;
+		/* Tried again on the next tick. */
+		return;
 	}
-	free(e);
+	snprintf(e->id, sizeof(e->id), "%s", info.id);
+	snprintf(e->socket, sizeof(e->socket), "%s", info.socket);
+	e->pid = pid;
+	e->p = p;
+	e->prof = profi;
+	e->pidfd = -1;
+	char path[PATH_MAX];
+	record_path(p, e->id, path, sizeof(path));
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* Left unclaimed (moatd killed and never started again), it ends by
+	 * itself. The keeper answers at once: it is waiting in its loop. */
+	if (fd >= 0 && dprintf(fd, "%d %s\n", pid, e->socket) > 0 && moat_keeper_connect(e->socket, &e->k, &err) == 0 &&
+	    moat_keeper_pid(e->k) == pid && moat_keeper_lifetime(e->k, 0, MOATD_POOL_IDLE_MS, -1, &err) == 0 &&
+	    (e->pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) >= 0 &&
+	    (e->ev = event_new(p->base, moat_keeper_fd(e->k), EV_READ, entry_gone, e)) && event_add(e->ev, NULL) == 0) {
+		e->next = pr->ready;
+		pr->ready = e;
+		pr->n_ready++;
+		pr->refills++;
+		if (!p->closing)
+			fill_next(p);
+		return;
+	}
+	entry_drop(p, e, true);
 	pr->refill_failures++;
-	/* Tried again on the next tick. */
 }
 
 static void fill_read(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
-	moatd_pool *p = arg;
-	size_t room = sizeof(p->fill_buf) - 1 - p->fill_len;
-	ssize_t n = room ? read(fd, p->fill_buf + p->fill_len, room) : 0;
+	filling *f = arg;
+	size_t room = sizeof(f->buf) - 1 - f->len;
+	ssize_t n = room ? read(fd, f->buf + f->len, room) : 0;
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n > 0) {
-		p->fill_len += (size_t)n;
+		f->len += (size_t)n;
 		return;
 	}
-	fill_done(p);
+	fill_done(f);
 }
 
-/* Starts the next refill, one at a time: the pool takes one sandbox's
- * worth of CPU at most, and the rest is left to the runs. */
+/* Starts the refills the pool needs (MOATD_POOL_FILLS). */
 static void fill_next(moatd_pool *p)
 {
-	if (p->filler)
+	if (p->closing)
 		return;
-	int best = -1;
-	unsigned gap = 0;
-	for (size_t i = 0; i < p->conf.n; i++)
-		if (p->conf.e[i].size > p->pr[i].n_ready && p->conf.e[i].size - p->pr[i].n_ready > gap) {
-			gap = p->conf.e[i].size - p->pr[i].n_ready;
-			best = (int)i;
+	for (;;) {
+		filling *f = NULL;
+		unsigned busy = 0, have[MOATD_POOL_MAX_PROFILES] = {0}, ready = 0, size = 0;
+		for (size_t i = 0; i < MOATD_POOL_FILLS; i++) {
+			if (p->fill[i].pid) {
+				busy++;
+				have[p->fill[i].prof]++;
+			} else if (!f)
+				f = &p->fill[i];
 		}
-	if (best < 0)
-		return;
-	int fds[2];
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return;
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return;
+		int best = -1;
+		unsigned gap = 0;
+		for (size_t i = 0; i < p->conf.n; i++) {
+			unsigned got = p->pr[i].n_ready + have[i];
+			ready += p->pr[i].n_ready;
+			size += p->conf.e[i].size;
+			if (p->conf.e[i].size > got && p->conf.e[i].size - got > gap) {
+				gap = p->conf.e[i].size - got;
+				best = (int)i;
+			}
+		}
+		/* A second refill only while the pool is below half. */
+		if (!f || best < 0 || (busy && ready * 2 >= size))
+			return;
+		moat_error err = {0};
+		moat_keeper_start_opts o = {.exe = p->moat, .envp = p->kenv};
+		if (moat_keeper_spawn_process(p->pr[best].yaml, &o, &f->pid, &f->fd, &err) < 0) {
+			p->pr[best].refill_failures++;
+			return;
+		}
+		f->p = p;
+		f->prof = best;
+		f->len = 0;
+		if (fcntl(f->fd, F_SETFL, O_NONBLOCK) < 0 ||
+		    !(f->ev = event_new(p->base, f->fd, EV_READ | EV_PERSIST, fill_read, f)) ||
+		    event_add(f->ev, NULL) < 0) {
+			/* Without a watch its answer is never read: end it. */
+			kill(f->pid, SIGKILL);
+			reap_later(p, f->pid, -1);
+			fill_free(f);
+			p->pr[best].refill_failures++;
+			return;
+		}
 	}
-	if (pid == 0) {
-		close(fds[0]);
-		filler_main(p, p->pr[best].yaml, fds[1]);
-	}
-	close(fds[1]);
-	p->filler = pid;
-	p->fill_fd = fds[0];
-	p->fill_prof = best;
-	p->fill_len = 0;
-	p->fill_ev = event_new(p->base, fds[0], EV_READ | EV_PERSIST, fill_read, p);
-	if (!p->fill_ev || event_add(p->fill_ev, NULL) < 0) {
-		/* Without a watch the child's answer is never read: end it. */
-		kill(pid, SIGKILL);
-		fill_done(p);
-	}
+}
+
+/* After a run: its reply goes out first, then the refill starts, so that
+ * a sandbox's making never delays the answer of the request that took
+ * one. */
+static void refill_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	fill_next(arg);
+}
+
+static void fill_soon(moatd_pool *p)
+{
+	/* A timer of zero runs in this loop turn, before the reply's write:
+	 * one millisecond puts it after. */
+	struct timeval tv = {.tv_usec = 1000};
+	if (!p->refill || evtimer_add(p->refill, &tv) < 0)
+		fill_next(p);
 }
 
 /* Refills what is missing (a refill that failed is tried again here). */
@@ -328,6 +413,11 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	moatd_pool *p = arg;
+	for (reaping *w = p->reap, *next; w; w = next) {
+		next = w->next;
+		if (w->pidfd < 0)
+			(void)reaping_try(w);
+	}
 	fill_next(p);
 	bool full = true;
 	for (size_t i = 0; i < p->conf.n; i++)
@@ -362,7 +452,8 @@ int moatd_pool_new(struct event_base *base, const moatd_pool_conf *conf, const c
 		return moat_error_set(err, ENOMEM, "pool");
 	p->base = base;
 	p->conf = *conf;
-	p->fill_fd = -1;
+	for (size_t i = 0; i < MOATD_POOL_FILLS; i++)
+		p->fill[i].fd = -1;
 	snprintf(p->moat, sizeof(p->moat), "%s", moat);
 	snprintf(p->dir, sizeof(p->dir), "%s/pool", state);
 	int r = 0;
@@ -386,7 +477,7 @@ int moatd_pool_new(struct event_base *base, const moatd_pool_conf *conf, const c
 		}
 	}
 	reap_left(p);
-	if (!(p->tick = evtimer_new(base, tick_cb, p))) {
+	if (!(p->tick = evtimer_new(base, tick_cb, p)) || !(p->refill = evtimer_new(base, refill_cb, p))) {
 		r = moat_error_set(err, ENOMEM, "pool");
 		goto fail;
 	}
@@ -403,20 +494,24 @@ void moatd_pool_free(moatd_pool *p)
 	if (!p)
 		return;
 	p->closing = true;
-	if (p->filler) {
-		/* The keeper it may have started is found in no record: let
-		 * the child finish, then stop what it made. */
-		if (p->fill_ev)
-			event_free(p->fill_ev);
-		p->fill_ev = NULL;
+	for (size_t i = 0; i < MOATD_POOL_FILLS; i++) {
+		filling *f = &p->fill[i];
+		if (!f->pid)
+			continue;
+		/* The keeper it started is found in no record: let it say it
+		 * is ready, then stop it. */
+		if (f->ev)
+			event_free(f->ev);
+		f->ev = NULL;
+		(void)fcntl(f->fd, F_SETFL, 0);
 		for (;;) {
-			ssize_t n = read(p->fill_fd, p->fill_buf + p->fill_len, sizeof(p->fill_buf) - 1 - p->fill_len);
+			ssize_t n = read(f->fd, f->buf + f->len, sizeof(f->buf) - 1 - f->len);
 			if (n < 0 && errno == EINTR)
 				continue;
-			if (n <= 0 || (p->fill_len += (size_t)n) >= sizeof(p->fill_buf) - 1)
+			if (n <= 0 || (f->len += (size_t)n) >= sizeof(f->buf) - 1)
 				break;
 		}
-		fill_done(p);
+		fill_done(f);
 	}
 	for (size_t i = 0; i < p->conf.n; i++) {
 		for (entry *e = p->pr[i].ready, *next; e; e = next) {
@@ -431,8 +526,7 @@ void moatd_pool_free(moatd_pool *p)
 		 * signal the sandbox. */
 		moat_keeper_close(r->k);
 		keeper_term(r->pidfd);
-		if (r->pidfd >= 0)
-			close(r->pidfd);
+		reap_later(p, r->pid, r->pidfd);
 		char path[PATH_MAX];
 		record_path(p, r->sandbox, path, sizeof(path));
 		unlink(path);
@@ -444,6 +538,11 @@ void moatd_pool_free(moatd_pool *p)
 	}
 	if (p->tick)
 		event_free(p->tick);
+	if (p->refill)
+		event_free(p->refill);
+	/* Keepers not ended yet are left to the system's reaper. */
+	while (p->reap)
+		reaping_free(p, p->reap);
 	moat__strv_free(p->kenv);
 	free(p);
 }
@@ -465,16 +564,16 @@ static void run_free(moatd_pool_run *r)
 	/* Never used again: the sandbox and its keeper end now, without
 	 * moatd waiting for them (the reply is on its way). */
 	keeper_term(r->pidfd);
-	if (r->pidfd >= 0)
-		close(r->pidfd);
+	reap_later(p, r->pid, r->pidfd);
 	moat_keeper_close(r->k);
 	char path[PATH_MAX];
 	record_path(p, r->sandbox, path, sizeof(path));
 	unlink(path);
 	free(r);
-	/* The refill starts once the run is over, not while it runs: a
-	 * sandbox's making never competes with the request that took one. */
-	fill_next(p);
+	/* The refill starts once the run is over and its reply is out, not
+	 * while it runs: a sandbox's making never competes with the request
+	 * that took one. */
+	fill_soon(p);
 }
 
 static void on_wait(evutil_socket_t fd, short what, void *arg)
@@ -575,6 +674,7 @@ int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const
 	r->cb = cb;
 	r->arg = arg;
 	r->k = TAKE_PTR(e->k);
+	r->pid = e->pid;
 	r->pidfd = TAKE_FD(e->pidfd);
 	snprintf(r->socket, sizeof(r->socket), "%s", e->socket);
 	snprintf(r->sandbox, sizeof(r->sandbox), "%s", e->id);
@@ -606,13 +706,13 @@ fail:
 	if (r->timer)
 		event_free(r->timer);
 	keeper_term(r->pidfd);
-	close(r->pidfd);
+	reap_later(p, r->pid, r->pidfd);
 	moat_keeper_close(r->k);
 	char path[PATH_MAX];
 	record_path(p, r->sandbox, path, sizeof(path));
 	unlink(path);
 	free(r);
-	fill_next(p);
+	fill_soon(p);
 	return rc;
 }
 
