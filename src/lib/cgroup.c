@@ -660,7 +660,37 @@ static int v2_prepare_parent(moat_cgroup *cg, const char *own, const char *want)
  * "moat-supervisor-PID", whose maker is gone (sweep.h; a reused pid is
  * told apart by its start time). rmdir only ever succeeds on a cgroup
  * without tasks, so a live run is never disturbed. */
-static void sweep_stale(const char *parent)
+/* What a sweep learnt of each maker pid: it looks at every hierarchy,
+ * where one live run (a session's or a pool's keeper) has a cgroup in
+ * each, and reads its /proc entry once rather than once per hierarchy. */
+typedef struct maker_memo {
+	size_t n;
+	struct {
+		pid_t pid;
+		int state; /* moat__maker_started's answer */
+		time_t started;
+	} e[64];
+} maker_memo;
+
+static bool memo_gone(maker_memo *m, pid_t pid, time_t made)
+{
+	size_t i = 0;
+	while (i < m->n && m->e[i].pid != pid)
+		i++;
+	if (i == m->n) {
+		time_t started = 0;
+		int state = moat__maker_started(pid, &started);
+		if (m->n == ELEMENTSOF(m->e))
+			return state == 0 || (state > 0 && moat__maker_gone_since(started, made));
+		m->e[i].pid = pid;
+		m->e[i].state = state;
+		m->e[i].started = started;
+		m->n++;
+	}
+	return m->e[i].state == 0 || (m->e[i].state > 0 && moat__maker_gone_since(m->e[i].started, made));
+}
+
+static void sweep_stale(const char *parent, maker_memo *memo)
 {
 	DIR *d = opendir(parent);
 	if (!d)
@@ -681,7 +711,7 @@ static void sweep_stale(const char *parent)
 		int n = snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
 		struct stat st;
 		if (n < 0 || (size_t)n >= sizeof(path) || lstat(path, &st) < 0 ||
-		    !moat__maker_gone((pid_t)pid, st.st_ctim.tv_sec))
+		    !memo_gone(memo, (pid_t)pid, st.st_ctim.tv_sec))
 			continue;
 		(void)rmdir(path);
 	}
@@ -695,6 +725,7 @@ static void sweep_layout(const moat_cgroup_layout *layout)
 {
 	const char *seen[_MOAT_CG_MAX + 1];
 	size_t n = 0;
+	maker_memo memo = {.n = 0};
 	for (int c = 0; c <= _MOAT_CG_MAX; c++) {
 		const char *dir = c < _MOAT_CG_MAX ? (layout->ctrl[c].version ? layout->ctrl[c].dir : NULL)
 						   : (layout->v2_mounted ? layout->v2_dir : NULL);
@@ -707,7 +738,7 @@ static void sweep_layout(const moat_cgroup_layout *layout)
 			continue;
 		seen[n++] = dir;
 		if (access(dir, W_OK) == 0)
-			sweep_stale(dir);
+			sweep_stale(dir, &memo);
 	}
 }
 

@@ -16,33 +16,42 @@
 
 bool moat__maker_gone(pid_t pid, time_t made)
 {
+	time_t started;
+	int r = moat__maker_started(pid, &started);
+	return r == 0 || (r > 0 && moat__maker_gone_since(started, made));
+}
+
+bool moat__maker_gone_since(time_t started, time_t made) { return started > made + MAKER_SLACK_S; }
+
+int moat__maker_started(pid_t pid, time_t *ret)
+{
 	if (pid <= 0)
-		return false;
+		return -1;
 	if (kill(pid, 0) < 0 && errno == ESRCH)
-		return true;
+		return 0;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	_cleanup_free_ char *stat = NULL;
 	if (moat__read_file_at(AT_FDCWD, path, 4096, &stat) < 0)
-		return false;
+		return -1;
 	/* Field 22, starttime in clock ticks since boot, counting from
 	 * after the command name, which may hold spaces and parentheses. */
 	const char *p = strrchr(stat, ')');
 	if (!p)
-		return false;
+		return -1;
 	unsigned long long start = 0;
 	int field = 2;
 	for (p++; *p && field < 22; p++)
 		if (*p == ' ')
 			field++;
 	if (field != 22 || sscanf(p, "%llu", &start) != 1)
-		return false;
+		return -1;
 	long hz = sysconf(_SC_CLK_TCK);
 	struct timespec boot, real;
 	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0 || clock_gettime(CLOCK_REALTIME, &real) < 0)
-		return false;
-	time_t started = real.tv_sec - boot.tv_sec + (time_t)(start / (unsigned long long)hz);
-	return started > made + MAKER_SLACK_S;
+		return -1;
+	*ret = real.tv_sec - boot.tv_sec + (time_t)(start / (unsigned long long)hz);
+	return 1;
 }
 
 /* The staged files are plain files moat wrote into a folder only the

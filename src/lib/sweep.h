@@ -23,6 +23,13 @@
  * or the one that has it started after the object was made (the pid was
  * reused). Unsure (an unreadable /proc entry) is false. */
 bool moat__maker_gone(pid_t pid, time_t made);
+/* moat__maker_gone in two halves, for a caller that asks of one pid for
+ * several objects (a sweep of every cgroup hierarchy): whether pid lives
+ * (1, *ret its start, CLOCK_REALTIME seconds), is gone (0) or unsure (-1);
+ * and whether a maker started at started is not the one of an object made
+ * at made. */
+int moat__maker_started(pid_t pid, time_t *ret);
+bool moat__maker_gone_since(time_t started, time_t made);
 
 /* Removes the judge's staging folders and the nested runs' socket folders
  * that a killed moat of this user left in tmpdir (NULL: $TMPDIR, else
