@@ -466,27 +466,84 @@ int moat_keeper_spawn_attached(moat_keeper *k, const moat_spawn_spec *spec, bool
 	return moat_keeper_spawn_recorded(k, spec, attached, NULL, ret, err);
 }
 
-int moat_keeper_spawn_recorded(moat_keeper *k, const moat_spawn_spec *spec, bool attached, const char *record,
-			       moat_command *ret, moat_error *err)
+/* A spawn request for spec, its descriptors into fds (*ret_n of them). */
+static void spawn_msg(moat_keeper_msg *m, const moat_spawn_spec *spec, bool attached, const char *record, int *fds,
+		      size_t *ret_n)
 {
-	moat_keeper_msg m, a;
-	moat_keeper_msg_init(&m, MOAT_KEEPER_SPAWN);
-	m.attached = attached;
-	m.record = (char *)record;
-	m.argv = (char **)spec->argv;
-	m.env = (char **)spec->env;
-	m.cwd = (char *)spec->cwd;
-	m.tty = spec->tty;
-	m.rows = spec->tty ? spec->tty_rows : 0;
-	m.cols = spec->tty ? spec->tty_cols : 0;
-	int fds[3];
+	moat_keeper_msg_init(m, MOAT_KEEPER_SPAWN);
+	m->attached = attached;
+	m->record = (char *)record;
+	m->argv = (char **)spec->argv;
+	m->env = (char **)spec->env;
+	m->cwd = (char *)spec->cwd;
+	m->tty = spec->tty;
+	m->rows = spec->tty ? spec->tty_rows : 0;
+	m->cols = spec->tty ? spec->tty_cols : 0;
 	size_t n = 0;
 	const int std[3] = {spec->stdin_fd, spec->stdout_fd, spec->stderr_fd};
 	for (size_t i = 0; i < 3; i++)
 		if (std[i] >= 0) {
-			m.stdio[i] = true;
+			m->stdio[i] = true;
 			fds[n++] = std[i];
 		}
+	*ret_n = n;
+}
+
+int moat_keeper_spawn_wait_send(moat_keeper *k, const moat_spawn_spec *spec, bool attached, moat_error *err)
+{
+	if (spec->tty)
+		return moat_error_set(err, EINVAL, "spawn: a terminal's master cannot be polled for");
+	moat_keeper_msg m;
+	int fds[3];
+	size_t n = 0;
+	spawn_msg(&m, spec, attached, NULL, fds, &n);
+	m.and_wait = true;
+	m.tag = ++k->tag;
+	return moat__keeper_send(k->fd, &m, fds, n, err);
+}
+
+int moat_keeper_spawn_wait_recv(moat_keeper *k, moat_command *ret_cmd, moat_keeper_exit *ret_exit,
+				json_t **ret_sandbox, moat_error *err)
+{
+	moat_keeper_msg a;
+	int got[3];
+	size_t n = 0;
+	moat_keeper_msg_init(&a, _MOAT_KEEPER_MSG_INVALID);
+	int r = moat__keeper_recv(k->fd, &a, got, 3, &n, err);
+	for (size_t i = 0; i < n; i++)
+		close(got[i]);
+	if (r < 0) {
+		moat_keeper_msg_done(&a);
+		return r == -EAGAIN ? MOAT_KEEPER_RECV_OTHER : moat_error_wrap(err, "keeper");
+	}
+	if (a.tag != k->tag)
+		r = MOAT_KEEPER_RECV_OTHER;
+	else if (a.type == MOAT_KEEPER_ERROR)
+		r = moat_error_set_said(err, a.error_errno ? a.error_errno : EIO, "keeper: %s",
+					a.message ? a.message : "error");
+	else if (a.type == MOAT_KEEPER_SPAWNED) {
+		ret_cmd->id = a.id;
+		ret_cmd->pid = a.pid;
+		ret_cmd->pty_fd = -1;
+		r = MOAT_KEEPER_RECV_SPAWNED;
+	} else if (a.type == MOAT_KEEPER_EXIT) {
+		*ret_exit = a.exit;
+		if (ret_sandbox)
+			*ret_sandbox = TAKE_PTR(a.sandbox_report);
+		r = MOAT_KEEPER_RECV_EXIT;
+	} else
+		r = moat_error_set(err, EPROTO, "keeper: answered spawn with %s", moat_keeper_msg_type_to_string(a.type));
+	moat_keeper_msg_done(&a);
+	return r;
+}
+
+int moat_keeper_spawn_recorded(moat_keeper *k, const moat_spawn_spec *spec, bool attached, const char *record,
+			       moat_command *ret, moat_error *err)
+{
+	moat_keeper_msg m, a;
+	int fds[3];
+	size_t n = 0;
+	spawn_msg(&m, spec, attached, record, fds, &n);
 	int pty = -1;
 	int r = call(k, &m, fds, n, &a, &pty, err);
 	if (r < 0)

@@ -156,6 +156,19 @@ int moat_keeper_spawn_attached(moat_keeper *k, const moat_spawn_spec *spec, bool
  * the keeper's log names (command.start). */
 int moat_keeper_spawn_recorded(moat_keeper *k, const moat_spawn_spec *spec, bool attached, const char *record,
 			       moat_command *ret, moat_error *err);
+/* For a front that polls and runs one command: spawns spec (no tty) and
+ * waits for its end in the same request, so that its exit comes without a
+ * wait of its own (one round trip less). Then, each time moat_keeper_fd
+ * is readable, moat_keeper_spawn_wait_recv takes one answer: SPAWNED
+ * (ret_cmd filled), EXIT (ret_exit and *ret_sandbox, as
+ * moat_keeper_wait_recv_report fills them: the end), OTHER (an answer to
+ * nothing of this spawn's), or a negative errno (the keeper refused the
+ * spawn or the wait, or the connection broke). Nothing else may be asked
+ * on this connection in between. */
+enum { MOAT_KEEPER_RECV_EXIT = 0, MOAT_KEEPER_RECV_SPAWNED = 1, MOAT_KEEPER_RECV_OTHER = 2 };
+int moat_keeper_spawn_wait_send(moat_keeper *k, const moat_spawn_spec *spec, bool attached, moat_error *err);
+int moat_keeper_spawn_wait_recv(moat_keeper *k, moat_command *ret_cmd, moat_keeper_exit *ret_exit,
+				struct json_t **ret_sandbox, moat_error *err);
 /* Blocks until command id has ended, and says how. */
 int moat_keeper_wait(moat_keeper *k, uint32_t id, moat_keeper_exit *ret, moat_error *err);
 /* The same wait in two halves, for a front that polls: the request, then

@@ -68,7 +68,8 @@ struct moatd_pool_run {
 	moatd_pool_run_cb cb;
 	void *arg;
 	const char *limit;
-	bool stopped;
+	bool stopped, spawned;
+	uint64_t t0; /* when the request took the sandbox */
 	moatd_pool_run *next;
 };
 
@@ -576,6 +577,10 @@ static void run_free(moatd_pool_run *r)
 	fill_soon(p);
 }
 
+static void observe_start(moatd_pool *p, uint64_t ns);
+
+/* The keeper answered the run's spawn: spawned (its start, timed), then
+ * its exit, or why not. */
 static void on_wait(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -584,10 +589,24 @@ static void on_wait(evutil_socket_t fd, short what, void *arg)
 	moatd_pool_end end;
 	memset(&end, 0, sizeof(end));
 	moat_error err = {0};
-	if (moat_keeper_wait_recv_report(r->k, &end.x, &end.sandbox, &err) == 0)
+	moat_command cmd;
+	int rc = moat_keeper_spawn_wait_recv(r->k, &cmd, &end.x, &end.sandbox, &err);
+	if (rc == MOAT_KEEPER_RECV_OTHER)
+		return;
+	if (rc == MOAT_KEEPER_RECV_SPAWNED) {
+		r->id = cmd.id;
+		r->spawned = true;
+		observe_start(r->p, moat__now_ns() - r->t0);
+		return;
+	}
+	if (rc == MOAT_KEEPER_RECV_EXIT)
 		end.ok = true;
 	else {
 		snprintf(end.error, sizeof(end.error), "%s", err.msg);
+		/* Refused before it started: the request's own fault, or
+		 * the sandbox's. */
+		if (!r->spawned)
+			end.spawn_error = err.code ? err.code : EIO;
 	}
 	end.limit = r->limit;
 	r->cb(r->arg, &end);
@@ -636,11 +655,13 @@ int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const
 	spec.stdin_fd = in;
 	spec.stdout_fd = out;
 	spec.stderr_fd = errfd;
-	moat_command cmd;
 	entry *e;
 	int rc = 0;
 	/* A ready sandbox whose keeper ended a moment ago (before its watch
-	 * said so) fails its spawn: dropped, and the next one tried. */
+	 * said so) fails its spawn's send: dropped, and the next one tried.
+	 * The spawn asks for the command's end in the same request
+	 * (moat_keeper_spawn_wait_send): moatd does not wait for the
+	 * keeper's answer here, and sends no wait of its own after it. */
 	while ((e = pr->ready)) {
 		pr->ready = e->next;
 		pr->n_ready--;
@@ -650,7 +671,7 @@ int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const
 		event_free(TAKE_PTR(e->ev));
 		moat_error serr = {0};
 		/* Attached: if moatd dies, the keeper kills the command. */
-		if ((rc = moat_keeper_spawn_attached(e->k, &spec, true, &cmd, &serr)) == 0)
+		if ((rc = moat_keeper_spawn_wait_send(e->k, &spec, true, &serr)) == 0)
 			break;
 		entry_drop(p, e, true);
 		if (rc == -EINVAL || rc == -E2BIG) {
@@ -673,16 +694,14 @@ int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const
 	r->p = p;
 	r->cb = cb;
 	r->arg = arg;
+	r->t0 = t0;
 	r->k = TAKE_PTR(e->k);
 	r->pid = e->pid;
 	r->pidfd = TAKE_FD(e->pidfd);
 	snprintf(r->socket, sizeof(r->socket), "%s", e->socket);
 	snprintf(r->sandbox, sizeof(r->sandbox), "%s", e->id);
 	free(e);
-	r->id = cmd.id;
-	if ((rc = moat_keeper_wait_send(r->k, cmd.id, err)) < 0)
-		goto fail;
-	r->ev = event_new(p->base, moat_keeper_fd(r->k), EV_READ, on_wait, r);
+	r->ev = event_new(p->base, moat_keeper_fd(r->k), EV_READ | EV_PERSIST, on_wait, r);
 	if (!r->ev || event_add(r->ev, NULL) < 0) {
 		rc = moat_error_set(err, ENOMEM, "pool");
 		goto fail;
@@ -697,7 +716,6 @@ int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const
 	}
 	r->next = p->runs;
 	p->runs = r;
-	observe_start(p, moat__now_ns() - t0);
 	*ret = r;
 	return 0;
 fail:
