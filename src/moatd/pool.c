@@ -22,13 +22,15 @@
 /* How often moatd looks whether its ready sandboxes still live (one that
  * ended by itself, MOATD_POOL_IDLE_MS, is dropped and replaced). */
 #define CHECK_S 60
-/* Refills under way at once. One keeps the pool's CPU to one sandbox's
- * making at a time; a second is started only while runs take sandboxes
- * faster than one refill makes them (the pool below half its size), so
- * that on a machine with two cores or more a steady stream of requests
- * keeps finding a sandbox ready instead of falling back to cold runs,
- * which cost more. */
-#define MOATD_POOL_FILLS 2
+/* Refills under way at once, at most. In the background one keeps the
+ * pool's CPU to one sandbox's making at a time; a second is started only
+ * while runs take sandboxes faster than one refill makes them (the pool
+ * below half its size). Beyond that, each request that finds its pool
+ * empty has one made for it and waits for it, as it would wait for a
+ * cold one (which costs more to make through moatd), up to as many at
+ * once as the pool holds (at least two, and this many); past them a
+ * request runs cold. */
+#define MOATD_POOL_FILLS 8
 /* The start latency histogram's bounds, seconds. */
 static const double start_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25};
 
@@ -70,6 +72,15 @@ struct moatd_pool_run {
 	const char *limit;
 	bool stopped, spawned;
 	uint64_t t0; /* when the request took the sandbox */
+	/* Queued (no sandbox was ready, one is being made for it): what
+	 * its spawn needs, the caller's streams duplicated. */
+	bool queued;
+	int prof;
+	char **argv, **env, *cwd;
+	int std[3];
+	uint64_t time_ms;
+	char fail[256]; /* why a queued run ended unstarted */
+	int fail_code;
 	moatd_pool_run *next;
 };
 
@@ -112,6 +123,9 @@ struct moatd_pool {
 };
 
 static void fill_next(moatd_pool *p);
+static bool queue_serve(moatd_pool *p, struct entry *e);
+static void queue_fail(moatd_pool *p, int pi, const char *why);
+static void run_copies_free(moatd_pool_run *r);
 
 static void record_path(const moatd_pool *p, const char *id, char *ret, size_t len)
 {
@@ -293,6 +307,7 @@ static void fill_done(filling *f)
 			keeper_end(info.socket);
 		reap_later(p, pid, -1);
 		pr->refill_failures++;
+		queue_fail(p, profi, err.msg[0] ? err.msg : "out of memory");
 		/* Tried again on the next tick. */
 		return;
 	}
@@ -311,16 +326,20 @@ static void fill_done(filling *f)
 	    moat_keeper_pid(e->k) == pid && moat_keeper_lifetime(e->k, 0, MOATD_POOL_IDLE_MS, -1, &err) == 0 &&
 	    (e->pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) >= 0 &&
 	    (e->ev = event_new(p->base, moat_keeper_fd(e->k), EV_READ, entry_gone, e)) && event_add(e->ev, NULL) == 0) {
-		e->next = pr->ready;
-		pr->ready = e;
-		pr->n_ready++;
 		pr->refills++;
+		/* A request waiting for this profile takes it at once. */
+		if (!queue_serve(p, e)) {
+			e->next = pr->ready;
+			pr->ready = e;
+			pr->n_ready++;
+		}
 		if (!p->closing)
 			fill_next(p);
 		return;
 	}
 	entry_drop(p, e, true);
 	pr->refill_failures++;
+	queue_fail(p, profi, err.msg[0] ? err.msg : "its keeper did not start");
 }
 
 static void fill_read(evutil_socket_t fd, short what, void *arg)
@@ -338,14 +357,24 @@ static void fill_read(evutil_socket_t fd, short what, void *arg)
 	fill_done(f);
 }
 
-/* Starts the refills the pool needs (MOATD_POOL_FILLS). */
+/* Runs queued for profile pi and not stopped. */
+static unsigned queued_for(const moatd_pool *p, int pi)
+{
+	unsigned n = 0;
+	for (moatd_pool_run *r = p->runs; r; r = r->next)
+		n += r->queued && !r->stopped && r->prof == pi;
+	return n;
+}
+
+/* Starts the refills the pool needs: the background's one (two while
+ * the pool is below half), and one for each queued request. */
 static void fill_next(moatd_pool *p)
 {
 	if (p->closing)
 		return;
 	for (;;) {
 		filling *f = NULL;
-		unsigned busy = 0, have[MOATD_POOL_MAX_PROFILES] = {0}, ready = 0, size = 0;
+		unsigned busy = 0, have[MOATD_POOL_MAX_PROFILES] = {0}, ready = 0, size = 0, waiting = 0;
 		for (size_t i = 0; i < MOATD_POOL_FILLS; i++) {
 			if (p->fill[i].pid) {
 				busy++;
@@ -356,16 +385,20 @@ static void fill_next(moatd_pool *p)
 		int best = -1;
 		unsigned gap = 0;
 		for (size_t i = 0; i < p->conf.n; i++) {
-			unsigned got = p->pr[i].n_ready + have[i];
+			unsigned q = queued_for(p, (int)i), got = p->pr[i].n_ready + have[i];
 			ready += p->pr[i].n_ready;
 			size += p->conf.e[i].size;
-			if (p->conf.e[i].size > got && p->conf.e[i].size - got > gap) {
-				gap = p->conf.e[i].size - got;
+			waiting += q;
+			/* A queued request is a sandbox wanted beyond the size. */
+			if (p->conf.e[i].size + q > got && p->conf.e[i].size + q - got > gap) {
+				gap = p->conf.e[i].size + q - got;
 				best = (int)i;
 			}
 		}
-		/* A second refill only while the pool is below half. */
-		if (!f || best < 0 || (busy && ready * 2 >= size))
+		unsigned limit = 1 + (ready * 2 < size) + waiting;
+		if (limit > size && limit > 2)
+			limit = size > 2 ? size : 2;
+		if (!f || best < 0 || busy >= limit)
 			return;
 		moat_error err = {0};
 		moat_keeper_start_opts o = {.exe = p->moat, .envp = p->kenv};
@@ -525,16 +558,19 @@ void moatd_pool_free(moatd_pool *p)
 		next = r->next;
 		/* The spawn was attached: closing ends the command, and the
 		 * signal the sandbox. */
-		moat_keeper_close(r->k);
-		keeper_term(r->pidfd);
-		reap_later(p, r->pid, r->pidfd);
-		char path[PATH_MAX];
-		record_path(p, r->sandbox, path, sizeof(path));
-		unlink(path);
+		if (r->k) {
+			moat_keeper_close(r->k);
+			keeper_term(r->pidfd);
+			reap_later(p, r->pid, r->pidfd);
+			char path[PATH_MAX];
+			record_path(p, r->sandbox, path, sizeof(path));
+			unlink(path);
+		}
 		if (r->ev)
 			event_free(r->ev);
 		if (r->timer)
 			event_free(r->timer);
+		run_copies_free(r);
 		free(r);
 	}
 	if (p->tick)
@@ -550,6 +586,16 @@ void moatd_pool_free(moatd_pool *p)
 
 /* --- runs */
 
+static void run_copies_free(moatd_pool_run *r)
+{
+	moat__strv_free(TAKE_PTR(r->argv));
+	moat__strv_free(TAKE_PTR(r->env));
+	free(TAKE_PTR(r->cwd));
+	for (size_t i = 0; i < 3; i++)
+		if (r->std[i] >= 0)
+			close(TAKE_FD(r->std[i]));
+}
+
 static void run_free(moatd_pool_run *r)
 {
 	moatd_pool *p = r->p;
@@ -564,12 +610,15 @@ static void run_free(moatd_pool_run *r)
 		event_free(r->timer);
 	/* Never used again: the sandbox and its keeper end now, without
 	 * moatd waiting for them (the reply is on its way). */
-	keeper_term(r->pidfd);
-	reap_later(p, r->pid, r->pidfd);
-	moat_keeper_close(r->k);
-	char path[PATH_MAX];
-	record_path(p, r->sandbox, path, sizeof(path));
-	unlink(path);
+	if (r->k) {
+		keeper_term(r->pidfd);
+		reap_later(p, r->pid, r->pidfd);
+		moat_keeper_close(r->k);
+		char path[PATH_MAX];
+		record_path(p, r->sandbox, path, sizeof(path));
+		unlink(path);
+	}
+	run_copies_free(r);
 	free(r);
 	/* The refill starts once the run is over and its reply is out, not
 	 * while it runs: a sandbox's making never competes with the request
@@ -621,12 +670,38 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	moatd_pool_run_stop(arg, "wall");
 }
 
+/* A queued run ends without having started: stopped, or its sandbox
+ * could not be made. */
+static void queued_end(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	moatd_pool_run *r = arg;
+	moatd_pool_end end;
+	memset(&end, 0, sizeof(end));
+	snprintf(end.error, sizeof(end.error), "%s", r->fail[0] ? r->fail : "stopped before a sandbox was ready");
+	end.limit = r->limit;
+	end.spawn_error = r->fail_code ? r->fail_code : ECANCELED;
+	r->cb(r->arg, &end);
+	run_free(r);
+}
+
 void moatd_pool_run_stop(moatd_pool_run *r, const char *limit)
 {
 	if (!r || r->stopped)
 		return;
 	r->stopped = true;
 	r->limit = limit;
+	if (r->queued) {
+		/* Not from here: the caller may be in the middle of its own
+		 * handling of this run. */
+		struct timeval tv = {0};
+		if (!r->timer)
+			r->timer = evtimer_new(r->p->base, queued_end, r);
+		if (r->timer)
+			evtimer_add(r->timer, &tv);
+		return;
+	}
 	/* The run's connection waits for the command's end, which the stop
 	 * brings. */
 	keeper_term(r->pidfd);
@@ -642,6 +717,143 @@ static void observe_start(moatd_pool *p, uint64_t ns)
 	p->start_sum += sec;
 }
 
+/* Sends spec's spawn to a ready sandbox of pr, taken off the ready list
+ * (*ret). A ready sandbox whose keeper ended a moment ago (before its
+ * watch said so) fails the send: dropped, and the next one tried.
+ * -ENOENT: none was ready; -EINVAL, -E2BIG: the request cannot be sent. */
+static int spawn_ready(moatd_pool *p, prof *pr, const moat_spawn_spec *spec, entry **ret, moat_error *err)
+{
+	entry *e;
+	while ((e = pr->ready)) {
+		pr->ready = e->next;
+		pr->n_ready--;
+		/* Taken: it leaves the ready list for good. Its record stays
+		 * until its run is over, so that a moatd killed meanwhile has
+		 * its successor stop it. */
+		event_free(TAKE_PTR(e->ev));
+		moat_error serr = {0};
+		/* Attached: if moatd dies, the keeper kills the command. */
+		int rc = moat_keeper_spawn_wait_send(e->k, spec, true, &serr);
+		if (rc == 0) {
+			*ret = e;
+			return 0;
+		}
+		entry_drop(p, e, true);
+		if (rc == -EINVAL || rc == -E2BIG) {
+			/* The request's own fault: it would fail anywhere. */
+			*err = serr;
+			return rc;
+		}
+	}
+	return -ENOENT;
+}
+
+/* r's spawn went to e's keeper: r takes the sandbox over and watches
+ * for the keeper's answers. */
+static int run_attach(moatd_pool_run *r, entry *e, uint64_t time_ms, moat_error *err)
+{
+	moatd_pool *p = r->p;
+	p->pr[e->prof].hits++;
+	r->k = TAKE_PTR(e->k);
+	r->pid = e->pid;
+	r->pidfd = TAKE_FD(e->pidfd);
+	snprintf(r->socket, sizeof(r->socket), "%s", e->socket);
+	snprintf(r->sandbox, sizeof(r->sandbox), "%s", e->id);
+	free(e);
+	r->ev = event_new(p->base, moat_keeper_fd(r->k), EV_READ | EV_PERSIST, on_wait, r);
+	if (!r->ev || event_add(r->ev, NULL) < 0)
+		return moat_error_set(err, ENOMEM, "pool");
+	if (time_ms && time_ms != MOAT_UNLIMITED) {
+		struct timeval tv = {.tv_sec = (time_t)(time_ms / 1000), .tv_usec = (suseconds_t)(time_ms % 1000) * 1000};
+		if (!(r->timer = evtimer_new(p->base, on_timer, r)) || evtimer_add(r->timer, &tv) < 0)
+			return moat_error_set(err, ENOMEM, "pool");
+	}
+	return 0;
+}
+
+static void run_spec(const moatd_pool_run *r, moat_spawn_spec *spec)
+{
+	moat_spawn_spec_init(spec);
+	spec->argv = r->argv;
+	spec->env = r->env;
+	spec->cwd = r->cwd;
+	spec->stdin_fd = r->std[0];
+	spec->stdout_fd = r->std[1];
+	spec->stderr_fd = r->std[2];
+}
+
+/* The oldest run queued for profile pi, or NULL. */
+static moatd_pool_run *queue_oldest(moatd_pool *p, int pi)
+{
+	moatd_pool_run *found = NULL;
+	for (moatd_pool_run *r = p->runs; r; r = r->next)
+		if (r->queued && !r->stopped && r->prof == pi)
+			found = r; /* the list is newest first */
+	return found;
+}
+
+/* Ends queued run r unstarted, why (errno code), from the loop. */
+static void queue_end(moatd_pool_run *r, int code, const char *why)
+{
+	snprintf(r->fail, sizeof(r->fail), "%s", why);
+	r->fail_code = code;
+	moatd_pool_run_stop(r, NULL);
+}
+
+/* A sandbox just made: the oldest request waiting for its profile takes
+ * it. false: none waits (e is for the ready list). */
+static bool queue_serve(moatd_pool *p, entry *e)
+{
+	moatd_pool_run *r = p->closing ? NULL : queue_oldest(p, e->prof);
+	if (!r)
+		return false;
+	moat_spawn_spec spec;
+	run_spec(r, &spec);
+	moat_error err = {0};
+	int rc = moat_keeper_spawn_wait_send(e->k, &spec, true, &err);
+	if (rc == -EINVAL || rc == -E2BIG) {
+		/* Nothing was sent: the sandbox stays ready for another. */
+		queue_end(r, -rc, err.msg);
+		return false;
+	}
+	event_free(TAKE_PTR(e->ev));
+	if (rc < 0) {
+		/* Its keeper ended meanwhile: r waits for the next one. */
+		entry_drop(p, e, true);
+		return true;
+	}
+	r->queued = false;
+	r->t0 = moat__now_ns();
+	run_copies_free(r);
+	if (run_attach(r, e, r->time_ms, &err) < 0) {
+		r->queued = true;
+		queue_end(r, ENOMEM, err.msg);
+	}
+	return true;
+}
+
+/* A refill of profile pi failed: a request waiting for it would wait
+ * for ever if no other refill of prof is under way. */
+static void queue_fail(moatd_pool *p, int pi, const char *why)
+{
+	moatd_pool_run *r = p->closing ? NULL : queue_oldest(p, pi);
+	if (!r)
+		return;
+	char msg[256];
+	snprintf(msg, sizeof(msg), "no sandbox could be made for it: %s", why);
+	queue_end(r, EAGAIN, msg);
+}
+
+/* Whether every run queued for profile pi has a refill of pi under way
+ * to wait for. */
+static bool queue_covered(const moatd_pool *p, int pi)
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < MOATD_POOL_FILLS; i++)
+		n += p->fill[i].pid && p->fill[i].prof == pi;
+	return n >= queued_for(p, pi);
+}
+
 int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const *argv, int in, int out, int errfd,
 			 moatd_pool_run_cb cb, void *arg, moatd_pool_run **ret, moat_error *err)
 {
@@ -655,65 +867,65 @@ int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const
 	spec.stdin_fd = in;
 	spec.stdout_fd = out;
 	spec.stderr_fd = errfd;
-	entry *e;
-	int rc = 0;
-	/* A ready sandbox whose keeper ended a moment ago (before its watch
-	 * said so) fails its spawn's send: dropped, and the next one tried.
-	 * The spawn asks for the command's end in the same request
+	/* The spawn asks for the command's end in the same request
 	 * (moat_keeper_spawn_wait_send): moatd does not wait for the
 	 * keeper's answer here, and sends no wait of its own after it. */
-	while ((e = pr->ready)) {
-		pr->ready = e->next;
-		pr->n_ready--;
-		/* Taken: it leaves the ready list for good. Its record stays
-		 * until its run is over, so that a moatd killed meanwhile has
-		 * its successor stop it. */
-		event_free(TAKE_PTR(e->ev));
-		moat_error serr = {0};
-		/* Attached: if moatd dies, the keeper kills the command. */
-		if ((rc = moat_keeper_spawn_wait_send(e->k, &spec, true, &serr)) == 0)
-			break;
-		entry_drop(p, e, true);
-		if (rc == -EINVAL || rc == -E2BIG) {
-			/* The request's own fault: it would fail anywhere. */
-			*err = serr;
-			return rc;
-		}
-	}
-	if (!e) {
+	entry *e = NULL;
+	int rc = spawn_ready(p, pr, &spec, &e, err);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	if (rc == -ENOENT && p->closing) {
 		pr->misses++;
-		fill_next(p);
 		return -ENOENT;
 	}
-	pr->hits++;
 	moatd_pool_run *r = calloc(1, sizeof(*r));
 	if (!r) {
-		entry_drop(p, e, true);
+		if (e)
+			entry_drop(p, e, true);
 		return moat_error_set(err, ENOMEM, "pool");
 	}
 	r->p = p;
 	r->cb = cb;
 	r->arg = arg;
 	r->t0 = t0;
-	r->k = TAKE_PTR(e->k);
-	r->pid = e->pid;
-	r->pidfd = TAKE_FD(e->pidfd);
-	snprintf(r->socket, sizeof(r->socket), "%s", e->socket);
-	snprintf(r->sandbox, sizeof(r->sandbox), "%s", e->id);
-	free(e);
-	r->ev = event_new(p->base, moat_keeper_fd(r->k), EV_READ | EV_PERSIST, on_wait, r);
-	if (!r->ev || event_add(r->ev, NULL) < 0) {
-		rc = moat_error_set(err, ENOMEM, "pool");
-		goto fail;
-	}
-	if (plan->time_ms && plan->time_ms != MOAT_UNLIMITED) {
-		struct timeval tv = {.tv_sec = (time_t)(plan->time_ms / 1000),
-				     .tv_usec = (suseconds_t)(plan->time_ms % 1000) * 1000};
-		if (!(r->timer = evtimer_new(p->base, on_timer, r)) || evtimer_add(r->timer, &tv) < 0) {
-			rc = moat_error_set(err, ENOMEM, "pool");
-			goto fail;
+	r->pidfd = -1;
+	r->prof = plan->profile;
+	r->time_ms = plan->time_ms;
+	for (size_t i = 0; i < 3; i++)
+		r->std[i] = -1;
+	if (!e) {
+		const int std[3] = {in, out, errfd};
+		bool ok = (r->argv = moat__strv_copy(argv)) != NULL &&
+			  (!spec.env || (r->env = moat__strv_copy((char **)spec.env)) != NULL) &&
+			  (!plan->cwd || (r->cwd = strdup(plan->cwd)) != NULL);
+		for (size_t i = 0; i < 3 && ok; i++)
+			ok = std[i] < 0 || (r->std[i] = fcntl(std[i], F_DUPFD_CLOEXEC, 3)) >= 0;
+		if (!ok) {
+			run_copies_free(r);
+			free(r);
+			pr->misses++;
+			return -ENOENT;
 		}
+		/* None ready: the request waits for a sandbox of its
+		 * profile made for it (or one already under way), which is
+		 * sooner ready than a cold one made through moatd. When none
+		 * can be started (MOATD_POOL_FILLS under way) it runs cold. */
+		r->queued = true;
+		r->next = p->runs;
+		p->runs = r;
+		fill_next(p);
+		if (!queue_covered(p, r->prof)) {
+			p->runs = r->next;
+			run_copies_free(r);
+			free(r);
+			pr->misses++;
+			return -ENOENT;
+		}
+		*ret = r;
+		return 0;
 	}
+	if ((rc = run_attach(r, e, plan->time_ms, err)) < 0)
+		goto fail;
 	r->next = p->runs;
 	p->runs = r;
 	*ret = r;
