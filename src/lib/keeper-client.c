@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
+#include <spawn.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -136,7 +137,7 @@ _noreturn_ static void exec_keeper(int setup, int devnull, const char *exe, char
 
 static int read_ready(int fd, moat_keeper_info *ret, moat_error *err)
 {
-	char buf[MOAT_ERROR_MAX + PATH_MAX + 256];
+	char buf[MOAT_KEEPER_READY_MAX];
 	size_t len = 0;
 	while (len < sizeof(buf) - 1) {
 		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
@@ -150,8 +151,12 @@ static int read_ready(int fd, moat_keeper_info *ret, moat_error *err)
 		if (memchr(buf, '\n', len))
 			break;
 	}
-	buf[len] = '\0';
-	char *nl = strchr(buf, '\n');
+	return moat_keeper_ready_parse(buf, len, ret, err);
+}
+
+int moat_keeper_ready_parse(const char *buf, size_t len, moat_keeper_info *ret, moat_error *err)
+{
+	const char *nl = memchr(buf, '\n', len);
 	if (!nl)
 		return moat_error_set(err, EPIPE, "keeper: ended before it said it was ready");
 	json_error_t je;
@@ -218,6 +223,73 @@ int moat_keeper_start(const char *policy_yaml, const moat_keeper_start_opts *opt
 	}
 	(void)shutdown(mine, SHUT_WR);
 	return read_ready(mine, ret, err);
+}
+
+int moat_keeper_spawn_process(const char *policy_yaml, const moat_keeper_start_opts *opts, pid_t *ret_pid,
+			      int *ret_fd, moat_error *err)
+{
+	const char *exe = opts && opts->exe ? opts->exe : "/proc/self/exe";
+	static char *const empty_env[] = {NULL};
+	char *const *envp = opts && opts->envp ? opts->envp : empty_env;
+	char *argv[] = {(char *)exe, "__keeper", NULL};
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return moat_error_errno(err, errno, "keeper: make its setup channel");
+	_cleanup_close_ int mine = sp[0], theirs = sp[1];
+	/* What exec_keeper does by hand, done by posix_spawn, which starts
+	 * the child in the caller's memory (CLONE_VM|CLONE_VFORK) instead of
+	 * a copy of it: a fork of a daemon copies its page tables and then
+	 * every page either side writes, the largest part of a pooled
+	 * sandbox's making. Nothing of the caller's crosses the exec but
+	 * the setup channel (fd 3) and /dev/null: descriptors from 4 up are
+	 * closed, every signal is default and unblocked, and the keeper has
+	 * a session of its own. */
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		return moat_error_set(err, ENOMEM, "keeper: spawn");
+	if (posix_spawnattr_init(&at) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return moat_error_set(err, ENOMEM, "keeper: spawn");
+	}
+	sigset_t all, none;
+	sigfillset(&all);
+	sigemptyset(&none);
+	int r = 0;
+	if ((r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDWR, 0)) != 0 ||
+	    (r = posix_spawn_file_actions_adddup2(&fa, 0, 1)) != 0 ||
+	    (r = posix_spawn_file_actions_adddup2(&fa, 0, 2)) != 0 ||
+	    (r = posix_spawn_file_actions_adddup2(&fa, theirs, 3)) != 0 ||
+	    (r = posix_spawn_file_actions_addclosefrom_np(&fa, 4)) != 0 ||
+	    (r = posix_spawn_file_actions_addchdir_np(&fa, "/")) != 0 ||
+	    (r = posix_spawnattr_setsigdefault(&at, &all)) != 0 || (r = posix_spawnattr_setsigmask(&at, &none)) != 0 ||
+	    (r = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)) !=
+		    0)
+		r = moat_error_set(err, r, "keeper: spawn");
+	pid_t pid = 0;
+	if (r == 0 && (r = posix_spawn(&pid, exe, &fa, &at, argv, envp)) != 0)
+		r = moat_error_errno(err, r, "keeper: %s", exe);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (r < 0)
+		return r;
+	close(TAKE_FD(theirs));
+	/* The keeper reads the whole policy before it does anything else,
+	 * so this write does not wait on anything but the keeper's start. */
+	size_t len = strlen(policy_yaml);
+	for (size_t off = 0; off < len;) {
+		ssize_t n = send(mine, policy_yaml + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			/* The keeper is gone already: its report says why. */
+			break;
+		off += (size_t)n;
+	}
+	(void)shutdown(mine, SHUT_WR);
+	*ret_pid = pid;
+	*ret_fd = TAKE_FD(mine);
+	return 0;
 }
 
 /* ---- a connection ---- */
@@ -407,27 +479,84 @@ int moat_keeper_spawn_attached(moat_keeper *k, const moat_spawn_spec *spec, bool
 	return moat_keeper_spawn_recorded(k, spec, attached, NULL, ret, err);
 }
 
-int moat_keeper_spawn_recorded(moat_keeper *k, const moat_spawn_spec *spec, bool attached, const char *record,
-			       moat_command *ret, moat_error *err)
+/* A spawn request for spec, its descriptors into fds (*ret_n of them). */
+static void spawn_msg(moat_keeper_msg *m, const moat_spawn_spec *spec, bool attached, const char *record, int *fds,
+		      size_t *ret_n)
 {
-	moat_keeper_msg m, a;
-	moat_keeper_msg_init(&m, MOAT_KEEPER_SPAWN);
-	m.attached = attached;
-	m.record = (char *)record;
-	m.argv = (char **)spec->argv;
-	m.env = (char **)spec->env;
-	m.cwd = (char *)spec->cwd;
-	m.tty = spec->tty;
-	m.rows = spec->tty ? spec->tty_rows : 0;
-	m.cols = spec->tty ? spec->tty_cols : 0;
-	int fds[3];
+	moat_keeper_msg_init(m, MOAT_KEEPER_SPAWN);
+	m->attached = attached;
+	m->record = (char *)record;
+	m->argv = (char **)spec->argv;
+	m->env = (char **)spec->env;
+	m->cwd = (char *)spec->cwd;
+	m->tty = spec->tty;
+	m->rows = spec->tty ? spec->tty_rows : 0;
+	m->cols = spec->tty ? spec->tty_cols : 0;
 	size_t n = 0;
 	const int std[3] = {spec->stdin_fd, spec->stdout_fd, spec->stderr_fd};
 	for (size_t i = 0; i < 3; i++)
 		if (std[i] >= 0) {
-			m.stdio[i] = true;
+			m->stdio[i] = true;
 			fds[n++] = std[i];
 		}
+	*ret_n = n;
+}
+
+int moat_keeper_spawn_wait_send(moat_keeper *k, const moat_spawn_spec *spec, bool attached, moat_error *err)
+{
+	if (spec->tty)
+		return moat_error_set(err, EINVAL, "spawn: a terminal's master cannot be polled for");
+	moat_keeper_msg m;
+	int fds[3];
+	size_t n = 0;
+	spawn_msg(&m, spec, attached, NULL, fds, &n);
+	m.and_wait = true;
+	m.tag = ++k->tag;
+	return moat__keeper_send(k->fd, &m, fds, n, err);
+}
+
+int moat_keeper_spawn_wait_recv(moat_keeper *k, moat_command *ret_cmd, moat_keeper_exit *ret_exit,
+				json_t **ret_sandbox, moat_error *err)
+{
+	moat_keeper_msg a;
+	int got[3];
+	size_t n = 0;
+	moat_keeper_msg_init(&a, _MOAT_KEEPER_MSG_INVALID);
+	int r = moat__keeper_recv(k->fd, &a, got, 3, &n, err);
+	for (size_t i = 0; i < n; i++)
+		close(got[i]);
+	if (r < 0) {
+		moat_keeper_msg_done(&a);
+		return r == -EAGAIN ? MOAT_KEEPER_RECV_OTHER : moat_error_wrap(err, "keeper");
+	}
+	if (a.tag != k->tag)
+		r = MOAT_KEEPER_RECV_OTHER;
+	else if (a.type == MOAT_KEEPER_ERROR)
+		r = moat_error_set_said(err, a.error_errno ? a.error_errno : EIO, "keeper: %s",
+					a.message ? a.message : "error");
+	else if (a.type == MOAT_KEEPER_SPAWNED) {
+		ret_cmd->id = a.id;
+		ret_cmd->pid = a.pid;
+		ret_cmd->pty_fd = -1;
+		r = MOAT_KEEPER_RECV_SPAWNED;
+	} else if (a.type == MOAT_KEEPER_EXIT) {
+		*ret_exit = a.exit;
+		if (ret_sandbox)
+			*ret_sandbox = TAKE_PTR(a.sandbox_report);
+		r = MOAT_KEEPER_RECV_EXIT;
+	} else
+		r = moat_error_set(err, EPROTO, "keeper: answered spawn with %s", moat_keeper_msg_type_to_string(a.type));
+	moat_keeper_msg_done(&a);
+	return r;
+}
+
+int moat_keeper_spawn_recorded(moat_keeper *k, const moat_spawn_spec *spec, bool attached, const char *record,
+			       moat_command *ret, moat_error *err)
+{
+	moat_keeper_msg m, a;
+	int fds[3];
+	size_t n = 0;
+	spawn_msg(&m, spec, attached, record, fds, &n);
 	int pty = -1;
 	int r = call(k, &m, fds, n, &a, &pty, err);
 	if (r < 0)

@@ -73,7 +73,7 @@ unsigned moat__keeper_pick_version(const unsigned *theirs, size_t n)
 /* The fields each type may carry ("type" and "tag" aside). */
 static const char *const fields[_MOAT_KEEPER_MSG_MAX][12] = {
 	[MOAT_KEEPER_HELLO] = {"versions", "version", "sandbox", "pid"},
-	[MOAT_KEEPER_SPAWN] = {"argv", "env", "cwd", "tty", "rows", "cols", "stdio", "attached", "record"},
+	[MOAT_KEEPER_SPAWN] = {"argv", "env", "cwd", "tty", "rows", "cols", "stdio", "attached", "record", "wait"},
 	[MOAT_KEEPER_WAIT] = {"id"},
 	[MOAT_KEEPER_SIGNAL] = {"id", "signal"},
 	[MOAT_KEEPER_STOP] = {NULL},
@@ -206,6 +206,8 @@ int moat__keeper_encode(const moat_keeper_msg *m, char **ret, moat_error *err)
 		oom |= json_object_set_new(o, "stdio", json_pack("[bbb]", m->stdio[0], m->stdio[1], m->stdio[2])) < 0;
 		if (m->attached)
 			oom |= json_object_set_new(o, "attached", json_true()) < 0;
+		if (m->and_wait)
+			oom |= json_object_set_new(o, "wait", json_true()) < 0;
 		if (m->record) {
 			if (m->record[0] != '/' || strlen(m->record) > MOAT_KEEPER_MAX_STRING) {
 				r = moat_error_set(err, EINVAL, "spawn.record: not an absolute path");
@@ -534,6 +536,7 @@ static int decode_object(json_t *o, moat_keeper_msg *m, moat_error *err)
 		    (r = get_str(o, tn, "cwd", false, NULL, 0, &m->cwd, err)) < 0 ||
 		    (r = get_bool(o, tn, "tty", &m->tty, err)) < 0 ||
 		    (r = get_bool(o, tn, "attached", &m->attached, err)) < 0 ||
+		    (r = get_bool(o, tn, "wait", &m->and_wait, err)) < 0 ||
 		    (r = get_str(o, tn, "record", false, NULL, 0, &m->record, err)) < 0)
 			return r;
 		if (m->cwd && m->cwd[0] != '/')

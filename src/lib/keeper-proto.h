@@ -15,7 +15,9 @@
  *   hello  {versions}               hello  {version, sandbox, pid}
  *   spawn  {tag, argv, env, cwd,    spawned {tag, id, pid}
  *           tty, rows, cols, stdio,
- *           attached, record} + fds
+ *           attached, record, wait} + fds
+ *     (wait: the spawn is a wait too, its exit answered with the
+ *      spawn's tag: a front that runs one command saves a round trip)
  *   wait   {tag, id}                exit   {tag, id, status, exit_code,
  *                                           signal, exit_status, wall_ms,
  *                                           cpu_user_ms, cpu_sys_ms,
@@ -140,6 +142,9 @@ typedef struct moat_keeper_msg {
 	 * command lives, the keeper kills the command, so that nothing runs on
 	 * unattended. */
 	bool attached;
+	/* spawn: after spawned, the command's exit comes with the same tag,
+	 * as if a wait had been asked at once */
+	bool and_wait;
 	/* spawn: where the front records the command's terminal (asciicast),
 	 * for the log only (command.start names it); NULL: not recorded */
 	char *record;

@@ -239,6 +239,8 @@ static void do_hello(conn *c, const moat_keeper_msg *m)
 	answer(c, &a, -1);
 }
 
+static void add_waiter(conn *c, uint64_t tag, uint32_t id);
+
 static void do_spawn(conn *c, const moat_keeper_msg *m, int *fds, size_t n_fds)
 {
 	keeper *k = c->k;
@@ -284,6 +286,32 @@ static void do_spawn(conn *c, const moat_keeper_msg *m, int *fds, size_t n_fds)
 	answer(c, &a, cmd.pty_fd);
 	if (cmd.pty_fd >= 0)
 		close(cmd.pty_fd);
+	/* Its end cannot have been seen yet: the sandbox's events are read
+	 * by this loop, after this request. The answer above may have
+	 * closed c, which is then only marked (conn_reap frees it). */
+	if (m->and_wait && c->fd >= 0)
+		add_waiter(c, m->tag, cmd.id);
+}
+
+/* c waits for live command id's end, answered with tag. */
+static void add_waiter(conn *c, uint64_t tag, uint32_t id)
+{
+	keeper *k = c->k;
+	if (k->n_waiters >= KEEPER_MAX_WAITS) {
+		answer_error(c, tag, EAGAIN, "wait: %d waits are open already", KEEPER_MAX_WAITS);
+		return;
+	}
+	waiter *w = calloc(1, sizeof(*w));
+	if (!w) {
+		answer_error(c, tag, ENOMEM, "wait: out of memory");
+		return;
+	}
+	w->c = c;
+	w->tag = tag;
+	w->id = id;
+	w->next = k->waiters;
+	k->waiters = w;
+	k->n_waiters++;
 }
 
 static void do_wait(conn *c, const moat_keeper_msg *m)
@@ -298,21 +326,7 @@ static void do_wait(conn *c, const moat_keeper_msg *m)
 		answer_error(c, m->tag, ESRCH, "wait.id: no command %u in this sandbox", (unsigned)m->id);
 		return;
 	}
-	if (k->n_waiters >= KEEPER_MAX_WAITS) {
-		answer_error(c, m->tag, EAGAIN, "wait: %d waits are open already", KEEPER_MAX_WAITS);
-		return;
-	}
-	waiter *w = calloc(1, sizeof(*w));
-	if (!w) {
-		answer_error(c, m->tag, ENOMEM, "wait: out of memory");
-		return;
-	}
-	w->c = c;
-	w->tag = m->tag;
-	w->id = m->id;
-	w->next = k->waiters;
-	k->waiters = w;
-	k->n_waiters++;
+	add_waiter(c, m->tag, m->id);
 }
 
 static void do_signal(conn *c, const moat_keeper_msg *m)

@@ -104,6 +104,21 @@ typedef struct moat_keeper_info {
 int moat_keeper_start(const char *policy_yaml, const moat_keeper_start_opts *opts, moat_keeper_info *ret,
 		      moat_error *err);
 
+/* For a daemon that must not wait, nor fork its own memory: starts a
+ * keeper for policy_yaml as the caller's child (posix_spawn; a session of
+ * its own, nothing of the caller's but its setup channel), sends it the
+ * policy and returns at once. *ret_fd (O_CLOEXEC, the caller's) then
+ * yields the keeper's one-line setup report, then end of file: read it
+ * whole and hand it to moat_keeper_ready_parse. The caller reaps the
+ * keeper (waitpid on *ret_pid) when it ends. */
+int moat_keeper_spawn_process(const char *policy_yaml, const moat_keeper_start_opts *opts, pid_t *ret_pid,
+			      int *ret_fd, moat_error *err);
+/* The most a setup report takes, its newline included. */
+#define MOAT_KEEPER_READY_MAX (MOAT_ERROR_MAX + PATH_MAX + 256)
+/* Parses a setup report (buf: len bytes, its first line read): ready
+ * fills ret; not ready is the keeper's reason, in err. */
+int moat_keeper_ready_parse(const char *buf, size_t len, moat_keeper_info *ret, moat_error *err);
+
 /* A connection to a keeper. Its calls block; one connection serves one
  * caller at a time (open several to wait on several commands at once). */
 typedef struct moat_keeper moat_keeper;
@@ -143,6 +158,19 @@ int moat_keeper_spawn_attached(moat_keeper *k, const moat_spawn_spec *spec, bool
  * the keeper's log names (command.start). */
 int moat_keeper_spawn_recorded(moat_keeper *k, const moat_spawn_spec *spec, bool attached, const char *record,
 			       moat_command *ret, moat_error *err);
+/* For a front that polls and runs one command: spawns spec (no tty) and
+ * waits for its end in the same request, so that its exit comes without a
+ * wait of its own (one round trip less). Then, each time moat_keeper_fd
+ * is readable, moat_keeper_spawn_wait_recv takes one answer: SPAWNED
+ * (ret_cmd filled), EXIT (ret_exit and *ret_sandbox, as
+ * moat_keeper_wait_recv_report fills them: the end), OTHER (an answer to
+ * nothing of this spawn's), or a negative errno (the keeper refused the
+ * spawn or the wait, or the connection broke). Nothing else may be asked
+ * on this connection in between. */
+enum { MOAT_KEEPER_RECV_EXIT = 0, MOAT_KEEPER_RECV_SPAWNED = 1, MOAT_KEEPER_RECV_OTHER = 2 };
+int moat_keeper_spawn_wait_send(moat_keeper *k, const moat_spawn_spec *spec, bool attached, moat_error *err);
+int moat_keeper_spawn_wait_recv(moat_keeper *k, moat_command *ret_cmd, moat_keeper_exit *ret_exit,
+				struct json_t **ret_sandbox, moat_error *err);
 /* Blocks until command id has ended, and says how. */
 int moat_keeper_wait(moat_keeper *k, uint32_t id, moat_keeper_exit *ret, moat_error *err);
 /* The same wait in two halves, for a front that polls: the request, then

@@ -22,6 +22,15 @@
 /* How often moatd looks whether its ready sandboxes still live (one that
  * ended by itself, MOATD_POOL_IDLE_MS, is dropped and replaced). */
 #define CHECK_S 60
+/* Refills under way at once, at most. In the background one keeps the
+ * pool's CPU to one sandbox's making at a time; a second is started only
+ * while runs take sandboxes faster than one refill makes them (the pool
+ * below half its size). Beyond that, each request that finds its pool
+ * empty has one made for it and waits for it, as it would wait for a
+ * cold one (which costs more to make through moatd), up to as many at
+ * once as the pool holds (at least two, and this many); past them a
+ * request runs cold. */
+#define MOATD_POOL_FILLS 8
 /* The start latency histogram's bounds, seconds. */
 static const double start_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25};
 
@@ -52,6 +61,7 @@ static const char *const cold_reasons[] = {"policy", "files", "env", "options", 
 struct moatd_pool_run {
 	moatd_pool *p;
 	moat_keeper *k;
+	pid_t pid;
 	int pidfd;
 	char socket[PATH_MAX];
 	char sandbox[MOAT_KEEPER_ID_LEN]; /* its record's name */
@@ -60,9 +70,40 @@ struct moatd_pool_run {
 	moatd_pool_run_cb cb;
 	void *arg;
 	const char *limit;
-	bool stopped;
+	bool stopped, spawned;
+	uint64_t t0; /* when the request took the sandbox */
+	/* Queued (no sandbox was ready, one is being made for it): what
+	 * its spawn needs, the caller's streams duplicated. */
+	bool queued;
+	int prof;
+	char **argv, **env, *cwd;
+	int std[3];
+	uint64_t time_ms;
+	char fail[256]; /* why a queued run ended unstarted */
+	int fail_code;
 	moatd_pool_run *next;
 };
+
+/* A refill under way: a keeper moatd started (its child), which says on
+ * fd, its setup channel, whether it is ready. */
+typedef struct filling {
+	struct moatd_pool *p;
+	pid_t pid; /* 0: this slot is free */
+	int fd, prof;
+	char buf[MOAT_KEEPER_READY_MAX];
+	size_t len;
+	struct event *ev;
+} filling;
+
+/* A keeper moatd started and no longer uses, to be reaped once it ended
+ * (keepers are moatd's children: moat_keeper_spawn_process). */
+typedef struct reaping {
+	pid_t pid;
+	int pidfd;
+	struct event *ev;
+	struct moatd_pool *p;
+	struct reaping *next;
+} reaping;
 
 struct moatd_pool {
 	struct event_base *base;
@@ -71,13 +112,9 @@ struct moatd_pool {
 	char dir[PATH_MAX]; /* STATE/pool: one record per ready sandbox */
 	char **kenv;        /* the keepers' environment */
 	prof pr[MOATD_POOL_MAX_PROFILES];
-	/* The one refill under way: a child of moatd that starts a keeper
-	 * and says on fill_fd what it made. */
-	pid_t filler;
-	int fill_fd, fill_prof;
-	char fill_buf[PATH_MAX + 128];
-	size_t fill_len;
-	struct event *fill_ev, *tick;
+	filling fill[MOATD_POOL_FILLS];
+	struct event *tick, *refill;
+	reaping *reap;
 	moatd_pool_run *runs;
 	bool closing;
 	uint64_t cold[ELEMENTSOF(cold_reasons)];
@@ -86,6 +123,9 @@ struct moatd_pool {
 };
 
 static void fill_next(moatd_pool *p);
+static bool queue_serve(moatd_pool *p, struct entry *e);
+static void queue_fail(moatd_pool *p, int pi, const char *why);
+static void run_copies_free(moatd_pool_run *r);
 
 static void record_path(const moatd_pool *p, const char *id, char *ret, size_t len)
 {
@@ -129,6 +169,66 @@ static void reap_left(moatd_pool *p)
 		closedir(d);
 }
 
+static void reaping_free(moatd_pool *p, reaping *w)
+{
+	for (reaping **q = &p->reap; *q; q = &(*q)->next)
+		if (*q == w) {
+			*q = w->next;
+			break;
+		}
+	if (w->ev)
+		event_free(w->ev);
+	if (w->pidfd >= 0)
+		close(w->pidfd);
+	free(w);
+}
+
+/* Reaps what ended; true when w was (and is freed). */
+static bool reaping_try(reaping *w)
+{
+	int st;
+	pid_t r = waitpid(w->pid, &st, WNOHANG);
+	if (r == 0 || (r < 0 && errno == EINTR))
+		return false;
+	reaping_free(w->p, w);
+	return true;
+}
+
+static void reaping_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)reaping_try(arg);
+}
+
+/* Keeper pid (moatd's child), stopped or about to be, is reaped once it
+ * ended; pidfd (its, or -1) is taken over. Its end makes the pidfd
+ * readable; without one, the pool's tick looks. */
+static void reap_later(moatd_pool *p, pid_t pid, int pidfd)
+{
+	if (pid <= 0) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return;
+	}
+	reaping *w = calloc(1, sizeof(*w));
+	if (!w) {
+		/* Left a zombie until moatd ends: better than waiting here. */
+		if (pidfd >= 0)
+			close(pidfd);
+		return;
+	}
+	w->p = p;
+	w->pid = pid;
+	w->pidfd = pidfd >= 0 ? pidfd : (int)syscall(SYS_pidfd_open, pid, 0);
+	w->next = p->reap;
+	p->reap = w;
+	if (reaping_try(w))
+		return;
+	if (w->pidfd >= 0 && (w->ev = event_new(p->base, w->pidfd, EV_READ, reaping_cb, w)))
+		event_add(w->ev, NULL);
+}
+
 /* Ends a keeper by its pidfd: SIGTERM, which its loop answers by stopping
  * the sandbox and exiting; moatd does not wait for it. */
 static void keeper_term(int pidfd)
@@ -149,8 +249,7 @@ static void entry_drop(moatd_pool *p, entry *e, bool stop)
 	if (e->ev)
 		event_free(e->ev);
 	moat_keeper_close(e->k);
-	if (e->pidfd >= 0)
-		close(e->pidfd);
+	reap_later(p, e->pid, e->pidfd);
 	record_path(p, e->id, path, sizeof(path));
 	unlink(path);
 	free(e);
@@ -177,149 +276,169 @@ static void entry_gone(evutil_socket_t fd, short what, void *arg)
 
 /* --- refill */
 
-/* The refill child: starts one keeper for yaml, sets its idle end, and
- * writes "ID PID SOCKET\n" (or "! why\n") on fd. It runs only library
- * code and exits; the keeper itself is a fresh exec of moat, so nothing
- * of moatd's memory (other requests' data) is in the sandbox. */
-_noreturn_ static void filler_main(const moatd_pool *p, const char *yaml, int fd)
+static void fill_free(filling *f)
 {
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGCHLD, SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
-	/* Nothing of moatd's but the answer pipe: a copy of a client's
-	 * connection held here would keep it open after moatd closed it. */
-	if (fd != 3 && dup3(fd, 3, O_CLOEXEC) < 0)
-		_exit(1);
-	fd = 3;
-	(void)moat__close_range(4, ~0u, 0);
-	moat_error err = {0};
-	moat_keeper_start_opts o = {.exe = p->moat, .envp = p->kenv};
-	moat_keeper_info info;
-	moat_keeper *k = NULL;
-	if (moat_keeper_start(yaml, &o, &info, &err) < 0) {
-		dprintf(fd, "! %s\n", err.msg);
-		_exit(1);
-	}
-	/* Left unclaimed (moatd killed and never started again), it ends
-	 * by itself. */
-	if (moat_keeper_connect(info.socket, &k, &err) < 0 ||
-	    moat_keeper_lifetime(k, 0, MOATD_POOL_IDLE_MS, -1, &err) < 0) {
-		moat_error serr = {0};
-		if (k)
-			(void)moat_keeper_stop(k, &serr);
-		dprintf(fd, "! %s\n", err.msg);
-		_exit(1);
-	}
-	moat_keeper_close(k);
-	dprintf(fd, "%s %d %s\n", info.id, (int)info.pid, info.socket);
-	_exit(0);
+	if (f->ev)
+		event_free(f->ev);
+	f->ev = NULL;
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	f->pid = 0;
 }
 
-static void fill_done(moatd_pool *p)
+/* Refill f's keeper said whether it is ready (and closed its channel):
+ * it joins the ready list, or is stopped and reaped. */
+static void fill_done(filling *f)
 {
-	if (p->fill_ev)
-		event_free(p->fill_ev);
-	p->fill_ev = NULL;
-	close(p->fill_fd);
-	p->fill_fd = -1;
-	int st;
-	while (waitpid(p->filler, &st, 0) < 0 && errno == EINTR)
-		;
-	p->filler = 0;
-	prof *pr = &p->pr[p->fill_prof];
-	p->fill_buf[p->fill_len] = '\0';
-	entry *e = calloc(1, sizeof(*e));
-	int pid = 0, n = -1;
-	if (e && p->fill_buf[0] != '!' &&
-	    sscanf(p->fill_buf, "%32s %d %n", e->id, &pid, &n) == 2 && n > 0 && moat__keeper_id_valid(e->id) && pid > 0) {
-		char *nl = strchr(p->fill_buf + n, '\n');
-		if (nl)
-			*nl = '\0';
-		snprintf(e->socket, sizeof(e->socket), "%s", p->fill_buf + n);
-		e->pid = pid;
-		char path[PATH_MAX];
-		record_path(p, e->id, path, sizeof(path));
-		_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		moat_error cerr = {0};
-		e->p = p;
-		e->prof = p->fill_prof;
-		e->pidfd = -1;
-		if (fd >= 0 && dprintf(fd, "%d %s\n", pid, e->socket) > 0 &&
-		    moat_keeper_connect(e->socket, &e->k, &cerr) == 0 && moat_keeper_pid(e->k) == pid &&
-		    (e->pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) >= 0 &&
-		    (e->ev = event_new(p->base, moat_keeper_fd(e->k), EV_READ, entry_gone, e)) &&
-		    event_add(e->ev, NULL) == 0) {
+	moatd_pool *p = f->p;
+	prof *pr = &p->pr[f->prof];
+	pid_t pid = f->pid;
+	moat_keeper_info info;
+	moat_error err = {0};
+	bool ok = moat_keeper_ready_parse(f->buf, f->len, &info, &err) == 0 && info.pid == pid;
+	int profi = f->prof;
+	fill_free(f);
+	entry *e = ok ? calloc(1, sizeof(*e)) : NULL;
+	if (!e) {
+		/* Not ready: the keeper ends by itself, after removing what
+		 * it made. */
+		if (ok)
+			keeper_end(info.socket);
+		reap_later(p, pid, -1);
+		pr->refill_failures++;
+		queue_fail(p, profi, err.msg[0] ? err.msg : "out of memory");
+		/* Tried again on the next tick. */
+		return;
+	}
+	snprintf(e->id, sizeof(e->id), "%s", info.id);
+	snprintf(e->socket, sizeof(e->socket), "%s", info.socket);
+	e->pid = pid;
+	e->p = p;
+	e->prof = profi;
+	e->pidfd = -1;
+	char path[PATH_MAX];
+	record_path(p, e->id, path, sizeof(path));
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* Left unclaimed (moatd killed and never started again), it ends by
+	 * itself. The keeper answers at once: it is waiting in its loop. */
+	if (fd >= 0 && dprintf(fd, "%d %s\n", pid, e->socket) > 0 && moat_keeper_connect(e->socket, &e->k, &err) == 0 &&
+	    moat_keeper_pid(e->k) == pid && moat_keeper_lifetime(e->k, 0, MOATD_POOL_IDLE_MS, -1, &err) == 0 &&
+	    (e->pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) >= 0 &&
+	    (e->ev = event_new(p->base, moat_keeper_fd(e->k), EV_READ, entry_gone, e)) && event_add(e->ev, NULL) == 0) {
+		pr->refills++;
+		/* A request waiting for this profile takes it at once. */
+		if (!queue_serve(p, e)) {
 			e->next = pr->ready;
 			pr->ready = e;
 			pr->n_ready++;
-			pr->refills++;
-			if (!p->closing)
-				fill_next(p);
-			return;
 		}
-		entry_drop(p, TAKE_PTR(e), true);
+		if (!p->closing)
+			fill_next(p);
+		return;
 	}
-	free(e);
+	entry_drop(p, e, true);
 	pr->refill_failures++;
-	/* Tried again on the next tick. */
+	queue_fail(p, profi, err.msg[0] ? err.msg : "its keeper did not start");
 }
 
 static void fill_read(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
-	moatd_pool *p = arg;
-	size_t room = sizeof(p->fill_buf) - 1 - p->fill_len;
-	ssize_t n = room ? read(fd, p->fill_buf + p->fill_len, room) : 0;
+	filling *f = arg;
+	size_t room = sizeof(f->buf) - 1 - f->len;
+	ssize_t n = room ? read(fd, f->buf + f->len, room) : 0;
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n > 0) {
-		p->fill_len += (size_t)n;
+		f->len += (size_t)n;
 		return;
 	}
-	fill_done(p);
+	fill_done(f);
 }
 
-/* Starts the next refill, one at a time: the pool takes one sandbox's
- * worth of CPU at most, and the rest is left to the runs. */
+/* Runs queued for profile pi and not stopped. */
+static unsigned queued_for(const moatd_pool *p, int pi)
+{
+	unsigned n = 0;
+	for (moatd_pool_run *r = p->runs; r; r = r->next)
+		n += r->queued && !r->stopped && r->prof == pi;
+	return n;
+}
+
+/* Starts the refills the pool needs: the background's one (two while
+ * the pool is below half), and one for each queued request. */
 static void fill_next(moatd_pool *p)
 {
-	if (p->filler)
+	if (p->closing)
 		return;
-	int best = -1;
-	unsigned gap = 0;
-	for (size_t i = 0; i < p->conf.n; i++)
-		if (p->conf.e[i].size > p->pr[i].n_ready && p->conf.e[i].size - p->pr[i].n_ready > gap) {
-			gap = p->conf.e[i].size - p->pr[i].n_ready;
-			best = (int)i;
+	for (;;) {
+		filling *f = NULL;
+		unsigned busy = 0, have[MOATD_POOL_MAX_PROFILES] = {0}, ready = 0, size = 0, waiting = 0;
+		for (size_t i = 0; i < MOATD_POOL_FILLS; i++) {
+			if (p->fill[i].pid) {
+				busy++;
+				have[p->fill[i].prof]++;
+			} else if (!f)
+				f = &p->fill[i];
 		}
-	if (best < 0)
-		return;
-	int fds[2];
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return;
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return;
+		int best = -1;
+		unsigned gap = 0;
+		for (size_t i = 0; i < p->conf.n; i++) {
+			unsigned q = queued_for(p, (int)i), got = p->pr[i].n_ready + have[i];
+			ready += p->pr[i].n_ready;
+			size += p->conf.e[i].size;
+			waiting += q;
+			/* A queued request is a sandbox wanted beyond the size. */
+			if (p->conf.e[i].size + q > got && p->conf.e[i].size + q - got > gap) {
+				gap = p->conf.e[i].size + q - got;
+				best = (int)i;
+			}
+		}
+		unsigned limit = 1 + (ready * 2 < size) + waiting;
+		if (limit > size && limit > 2)
+			limit = size > 2 ? size : 2;
+		if (!f || best < 0 || busy >= limit)
+			return;
+		moat_error err = {0};
+		moat_keeper_start_opts o = {.exe = p->moat, .envp = p->kenv};
+		if (moat_keeper_spawn_process(p->pr[best].yaml, &o, &f->pid, &f->fd, &err) < 0) {
+			p->pr[best].refill_failures++;
+			return;
+		}
+		f->p = p;
+		f->prof = best;
+		f->len = 0;
+		if (fcntl(f->fd, F_SETFL, O_NONBLOCK) < 0 ||
+		    !(f->ev = event_new(p->base, f->fd, EV_READ | EV_PERSIST, fill_read, f)) ||
+		    event_add(f->ev, NULL) < 0) {
+			/* Without a watch its answer is never read: end it. */
+			kill(f->pid, SIGKILL);
+			reap_later(p, f->pid, -1);
+			fill_free(f);
+			p->pr[best].refill_failures++;
+			return;
+		}
 	}
-	if (pid == 0) {
-		close(fds[0]);
-		filler_main(p, p->pr[best].yaml, fds[1]);
-	}
-	close(fds[1]);
-	p->filler = pid;
-	p->fill_fd = fds[0];
-	p->fill_prof = best;
-	p->fill_len = 0;
-	p->fill_ev = event_new(p->base, fds[0], EV_READ | EV_PERSIST, fill_read, p);
-	if (!p->fill_ev || event_add(p->fill_ev, NULL) < 0) {
-		/* Without a watch the child's answer is never read: end it. */
-		kill(pid, SIGKILL);
-		fill_done(p);
-	}
+}
+
+/* After a run: its reply goes out first, then the refill starts, so that
+ * a sandbox's making never delays the answer of the request that took
+ * one. */
+static void refill_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	fill_next(arg);
+}
+
+static void fill_soon(moatd_pool *p)
+{
+	/* A timer of zero runs in this loop turn, before the reply's write:
+	 * one millisecond puts it after. */
+	struct timeval tv = {.tv_usec = 1000};
+	if (!p->refill || evtimer_add(p->refill, &tv) < 0)
+		fill_next(p);
 }
 
 /* Refills what is missing (a refill that failed is tried again here). */
@@ -328,6 +447,11 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	moatd_pool *p = arg;
+	for (reaping *w = p->reap, *next; w; w = next) {
+		next = w->next;
+		if (w->pidfd < 0)
+			(void)reaping_try(w);
+	}
 	fill_next(p);
 	bool full = true;
 	for (size_t i = 0; i < p->conf.n; i++)
@@ -362,7 +486,8 @@ int moatd_pool_new(struct event_base *base, const moatd_pool_conf *conf, const c
 		return moat_error_set(err, ENOMEM, "pool");
 	p->base = base;
 	p->conf = *conf;
-	p->fill_fd = -1;
+	for (size_t i = 0; i < MOATD_POOL_FILLS; i++)
+		p->fill[i].fd = -1;
 	snprintf(p->moat, sizeof(p->moat), "%s", moat);
 	snprintf(p->dir, sizeof(p->dir), "%s/pool", state);
 	int r = 0;
@@ -386,7 +511,7 @@ int moatd_pool_new(struct event_base *base, const moatd_pool_conf *conf, const c
 		}
 	}
 	reap_left(p);
-	if (!(p->tick = evtimer_new(base, tick_cb, p))) {
+	if (!(p->tick = evtimer_new(base, tick_cb, p)) || !(p->refill = evtimer_new(base, refill_cb, p))) {
 		r = moat_error_set(err, ENOMEM, "pool");
 		goto fail;
 	}
@@ -403,20 +528,24 @@ void moatd_pool_free(moatd_pool *p)
 	if (!p)
 		return;
 	p->closing = true;
-	if (p->filler) {
-		/* The keeper it may have started is found in no record: let
-		 * the child finish, then stop what it made. */
-		if (p->fill_ev)
-			event_free(p->fill_ev);
-		p->fill_ev = NULL;
+	for (size_t i = 0; i < MOATD_POOL_FILLS; i++) {
+		filling *f = &p->fill[i];
+		if (!f->pid)
+			continue;
+		/* The keeper it started is found in no record: let it say it
+		 * is ready, then stop it. */
+		if (f->ev)
+			event_free(f->ev);
+		f->ev = NULL;
+		(void)fcntl(f->fd, F_SETFL, 0);
 		for (;;) {
-			ssize_t n = read(p->fill_fd, p->fill_buf + p->fill_len, sizeof(p->fill_buf) - 1 - p->fill_len);
+			ssize_t n = read(f->fd, f->buf + f->len, sizeof(f->buf) - 1 - f->len);
 			if (n < 0 && errno == EINTR)
 				continue;
-			if (n <= 0 || (p->fill_len += (size_t)n) >= sizeof(p->fill_buf) - 1)
+			if (n <= 0 || (f->len += (size_t)n) >= sizeof(f->buf) - 1)
 				break;
 		}
-		fill_done(p);
+		fill_done(f);
 	}
 	for (size_t i = 0; i < p->conf.n; i++) {
 		for (entry *e = p->pr[i].ready, *next; e; e = next) {
@@ -429,26 +558,43 @@ void moatd_pool_free(moatd_pool *p)
 		next = r->next;
 		/* The spawn was attached: closing ends the command, and the
 		 * signal the sandbox. */
-		moat_keeper_close(r->k);
-		keeper_term(r->pidfd);
-		if (r->pidfd >= 0)
-			close(r->pidfd);
-		char path[PATH_MAX];
-		record_path(p, r->sandbox, path, sizeof(path));
-		unlink(path);
+		if (r->k) {
+			moat_keeper_close(r->k);
+			keeper_term(r->pidfd);
+			reap_later(p, r->pid, r->pidfd);
+			char path[PATH_MAX];
+			record_path(p, r->sandbox, path, sizeof(path));
+			unlink(path);
+		}
 		if (r->ev)
 			event_free(r->ev);
 		if (r->timer)
 			event_free(r->timer);
+		run_copies_free(r);
 		free(r);
 	}
 	if (p->tick)
 		event_free(p->tick);
+	if (p->refill)
+		event_free(p->refill);
+	/* Keepers not ended yet are left to the system's reaper. */
+	while (p->reap)
+		reaping_free(p, p->reap);
 	moat__strv_free(p->kenv);
 	free(p);
 }
 
 /* --- runs */
+
+static void run_copies_free(moatd_pool_run *r)
+{
+	moat__strv_free(TAKE_PTR(r->argv));
+	moat__strv_free(TAKE_PTR(r->env));
+	free(TAKE_PTR(r->cwd));
+	for (size_t i = 0; i < 3; i++)
+		if (r->std[i] >= 0)
+			close(TAKE_FD(r->std[i]));
+}
 
 static void run_free(moatd_pool_run *r)
 {
@@ -464,19 +610,26 @@ static void run_free(moatd_pool_run *r)
 		event_free(r->timer);
 	/* Never used again: the sandbox and its keeper end now, without
 	 * moatd waiting for them (the reply is on its way). */
-	keeper_term(r->pidfd);
-	if (r->pidfd >= 0)
-		close(r->pidfd);
-	moat_keeper_close(r->k);
-	char path[PATH_MAX];
-	record_path(p, r->sandbox, path, sizeof(path));
-	unlink(path);
+	if (r->k) {
+		keeper_term(r->pidfd);
+		reap_later(p, r->pid, r->pidfd);
+		moat_keeper_close(r->k);
+		char path[PATH_MAX];
+		record_path(p, r->sandbox, path, sizeof(path));
+		unlink(path);
+	}
+	run_copies_free(r);
 	free(r);
-	/* The refill starts once the run is over, not while it runs: a
-	 * sandbox's making never competes with the request that took one. */
-	fill_next(p);
+	/* The refill starts once the run is over and its reply is out, not
+	 * while it runs: a sandbox's making never competes with the request
+	 * that took one. */
+	fill_soon(p);
 }
 
+static void observe_start(moatd_pool *p, uint64_t ns);
+
+/* The keeper answered the run's spawn: spawned (its start, timed), then
+ * its exit, or why not. */
 static void on_wait(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
@@ -485,10 +638,24 @@ static void on_wait(evutil_socket_t fd, short what, void *arg)
 	moatd_pool_end end;
 	memset(&end, 0, sizeof(end));
 	moat_error err = {0};
-	if (moat_keeper_wait_recv_report(r->k, &end.x, &end.sandbox, &err) == 0)
+	moat_command cmd;
+	int rc = moat_keeper_spawn_wait_recv(r->k, &cmd, &end.x, &end.sandbox, &err);
+	if (rc == MOAT_KEEPER_RECV_OTHER)
+		return;
+	if (rc == MOAT_KEEPER_RECV_SPAWNED) {
+		r->id = cmd.id;
+		r->spawned = true;
+		observe_start(r->p, moat__now_ns() - r->t0);
+		return;
+	}
+	if (rc == MOAT_KEEPER_RECV_EXIT)
 		end.ok = true;
 	else {
 		snprintf(end.error, sizeof(end.error), "%s", err.msg);
+		/* Refused before it started: the request's own fault, or
+		 * the sandbox's. */
+		if (!r->spawned)
+			end.spawn_error = err.code ? err.code : EIO;
 	}
 	end.limit = r->limit;
 	r->cb(r->arg, &end);
@@ -503,12 +670,38 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	moatd_pool_run_stop(arg, "wall");
 }
 
+/* A queued run ends without having started: stopped, or its sandbox
+ * could not be made. */
+static void queued_end(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	moatd_pool_run *r = arg;
+	moatd_pool_end end;
+	memset(&end, 0, sizeof(end));
+	snprintf(end.error, sizeof(end.error), "%s", r->fail[0] ? r->fail : "stopped before a sandbox was ready");
+	end.limit = r->limit;
+	end.spawn_error = r->fail_code ? r->fail_code : ECANCELED;
+	r->cb(r->arg, &end);
+	run_free(r);
+}
+
 void moatd_pool_run_stop(moatd_pool_run *r, const char *limit)
 {
 	if (!r || r->stopped)
 		return;
 	r->stopped = true;
 	r->limit = limit;
+	if (r->queued) {
+		/* Not from here: the caller may be in the middle of its own
+		 * handling of this run. */
+		struct timeval tv = {0};
+		if (!r->timer)
+			r->timer = evtimer_new(r->p->base, queued_end, r);
+		if (r->timer)
+			evtimer_add(r->timer, &tv);
+		return;
+	}
 	/* The run's connection waits for the command's end, which the stop
 	 * brings. */
 	keeper_term(r->pidfd);
@@ -524,6 +717,143 @@ static void observe_start(moatd_pool *p, uint64_t ns)
 	p->start_sum += sec;
 }
 
+/* Sends spec's spawn to a ready sandbox of pr, taken off the ready list
+ * (*ret). A ready sandbox whose keeper ended a moment ago (before its
+ * watch said so) fails the send: dropped, and the next one tried.
+ * -ENOENT: none was ready; -EINVAL, -E2BIG: the request cannot be sent. */
+static int spawn_ready(moatd_pool *p, prof *pr, const moat_spawn_spec *spec, entry **ret, moat_error *err)
+{
+	entry *e;
+	while ((e = pr->ready)) {
+		pr->ready = e->next;
+		pr->n_ready--;
+		/* Taken: it leaves the ready list for good. Its record stays
+		 * until its run is over, so that a moatd killed meanwhile has
+		 * its successor stop it. */
+		event_free(TAKE_PTR(e->ev));
+		moat_error serr = {0};
+		/* Attached: if moatd dies, the keeper kills the command. */
+		int rc = moat_keeper_spawn_wait_send(e->k, spec, true, &serr);
+		if (rc == 0) {
+			*ret = e;
+			return 0;
+		}
+		entry_drop(p, e, true);
+		if (rc == -EINVAL || rc == -E2BIG) {
+			/* The request's own fault: it would fail anywhere. */
+			*err = serr;
+			return rc;
+		}
+	}
+	return -ENOENT;
+}
+
+/* r's spawn went to e's keeper: r takes the sandbox over and watches
+ * for the keeper's answers. */
+static int run_attach(moatd_pool_run *r, entry *e, uint64_t time_ms, moat_error *err)
+{
+	moatd_pool *p = r->p;
+	p->pr[e->prof].hits++;
+	r->k = TAKE_PTR(e->k);
+	r->pid = e->pid;
+	r->pidfd = TAKE_FD(e->pidfd);
+	snprintf(r->socket, sizeof(r->socket), "%s", e->socket);
+	snprintf(r->sandbox, sizeof(r->sandbox), "%s", e->id);
+	free(e);
+	r->ev = event_new(p->base, moat_keeper_fd(r->k), EV_READ | EV_PERSIST, on_wait, r);
+	if (!r->ev || event_add(r->ev, NULL) < 0)
+		return moat_error_set(err, ENOMEM, "pool");
+	if (time_ms && time_ms != MOAT_UNLIMITED) {
+		struct timeval tv = {.tv_sec = (time_t)(time_ms / 1000), .tv_usec = (suseconds_t)(time_ms % 1000) * 1000};
+		if (!(r->timer = evtimer_new(p->base, on_timer, r)) || evtimer_add(r->timer, &tv) < 0)
+			return moat_error_set(err, ENOMEM, "pool");
+	}
+	return 0;
+}
+
+static void run_spec(const moatd_pool_run *r, moat_spawn_spec *spec)
+{
+	moat_spawn_spec_init(spec);
+	spec->argv = r->argv;
+	spec->env = r->env;
+	spec->cwd = r->cwd;
+	spec->stdin_fd = r->std[0];
+	spec->stdout_fd = r->std[1];
+	spec->stderr_fd = r->std[2];
+}
+
+/* The oldest run queued for profile pi, or NULL. */
+static moatd_pool_run *queue_oldest(moatd_pool *p, int pi)
+{
+	moatd_pool_run *found = NULL;
+	for (moatd_pool_run *r = p->runs; r; r = r->next)
+		if (r->queued && !r->stopped && r->prof == pi)
+			found = r; /* the list is newest first */
+	return found;
+}
+
+/* Ends queued run r unstarted, why (errno code), from the loop. */
+static void queue_end(moatd_pool_run *r, int code, const char *why)
+{
+	snprintf(r->fail, sizeof(r->fail), "%s", why);
+	r->fail_code = code;
+	moatd_pool_run_stop(r, NULL);
+}
+
+/* A sandbox just made: the oldest request waiting for its profile takes
+ * it. false: none waits (e is for the ready list). */
+static bool queue_serve(moatd_pool *p, entry *e)
+{
+	moatd_pool_run *r = p->closing ? NULL : queue_oldest(p, e->prof);
+	if (!r)
+		return false;
+	moat_spawn_spec spec;
+	run_spec(r, &spec);
+	moat_error err = {0};
+	int rc = moat_keeper_spawn_wait_send(e->k, &spec, true, &err);
+	if (rc == -EINVAL || rc == -E2BIG) {
+		/* Nothing was sent: the sandbox stays ready for another. */
+		queue_end(r, -rc, err.msg);
+		return false;
+	}
+	event_free(TAKE_PTR(e->ev));
+	if (rc < 0) {
+		/* Its keeper ended meanwhile: r waits for the next one. */
+		entry_drop(p, e, true);
+		return true;
+	}
+	r->queued = false;
+	r->t0 = moat__now_ns();
+	run_copies_free(r);
+	if (run_attach(r, e, r->time_ms, &err) < 0) {
+		r->queued = true;
+		queue_end(r, ENOMEM, err.msg);
+	}
+	return true;
+}
+
+/* A refill of profile pi failed: a request waiting for it would wait
+ * for ever if no other refill of prof is under way. */
+static void queue_fail(moatd_pool *p, int pi, const char *why)
+{
+	moatd_pool_run *r = p->closing ? NULL : queue_oldest(p, pi);
+	if (!r)
+		return;
+	char msg[256];
+	snprintf(msg, sizeof(msg), "no sandbox could be made for it: %s", why);
+	queue_end(r, EAGAIN, msg);
+}
+
+/* Whether every run queued for profile pi has a refill of pi under way
+ * to wait for. */
+static bool queue_covered(const moatd_pool *p, int pi)
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < MOATD_POOL_FILLS; i++)
+		n += p->fill[i].pid && p->fill[i].prof == pi;
+	return n >= queued_for(p, pi);
+}
+
 int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const *argv, int in, int out, int errfd,
 			 moatd_pool_run_cb cb, void *arg, moatd_pool_run **ret, moat_error *err)
 {
@@ -537,67 +867,67 @@ int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const
 	spec.stdin_fd = in;
 	spec.stdout_fd = out;
 	spec.stderr_fd = errfd;
-	moat_command cmd;
-	entry *e;
-	int rc = 0;
-	/* A ready sandbox whose keeper ended a moment ago (before its watch
-	 * said so) fails its spawn: dropped, and the next one tried. */
-	while ((e = pr->ready)) {
-		pr->ready = e->next;
-		pr->n_ready--;
-		/* Taken: it leaves the ready list for good. Its record stays
-		 * until its run is over, so that a moatd killed meanwhile has
-		 * its successor stop it. */
-		event_free(TAKE_PTR(e->ev));
-		moat_error serr = {0};
-		/* Attached: if moatd dies, the keeper kills the command. */
-		if ((rc = moat_keeper_spawn_attached(e->k, &spec, true, &cmd, &serr)) == 0)
-			break;
-		entry_drop(p, e, true);
-		if (rc == -EINVAL || rc == -E2BIG) {
-			/* The request's own fault: it would fail anywhere. */
-			*err = serr;
-			return rc;
-		}
-	}
-	if (!e) {
+	/* The spawn asks for the command's end in the same request
+	 * (moat_keeper_spawn_wait_send): moatd does not wait for the
+	 * keeper's answer here, and sends no wait of its own after it. */
+	entry *e = NULL;
+	int rc = spawn_ready(p, pr, &spec, &e, err);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	if (rc == -ENOENT && p->closing) {
 		pr->misses++;
-		fill_next(p);
 		return -ENOENT;
 	}
-	pr->hits++;
 	moatd_pool_run *r = calloc(1, sizeof(*r));
 	if (!r) {
-		entry_drop(p, e, true);
+		if (e)
+			entry_drop(p, e, true);
 		return moat_error_set(err, ENOMEM, "pool");
 	}
 	r->p = p;
 	r->cb = cb;
 	r->arg = arg;
-	r->k = TAKE_PTR(e->k);
-	r->pidfd = TAKE_FD(e->pidfd);
-	snprintf(r->socket, sizeof(r->socket), "%s", e->socket);
-	snprintf(r->sandbox, sizeof(r->sandbox), "%s", e->id);
-	free(e);
-	r->id = cmd.id;
-	if ((rc = moat_keeper_wait_send(r->k, cmd.id, err)) < 0)
-		goto fail;
-	r->ev = event_new(p->base, moat_keeper_fd(r->k), EV_READ, on_wait, r);
-	if (!r->ev || event_add(r->ev, NULL) < 0) {
-		rc = moat_error_set(err, ENOMEM, "pool");
-		goto fail;
-	}
-	if (plan->time_ms && plan->time_ms != MOAT_UNLIMITED) {
-		struct timeval tv = {.tv_sec = (time_t)(plan->time_ms / 1000),
-				     .tv_usec = (suseconds_t)(plan->time_ms % 1000) * 1000};
-		if (!(r->timer = evtimer_new(p->base, on_timer, r)) || evtimer_add(r->timer, &tv) < 0) {
-			rc = moat_error_set(err, ENOMEM, "pool");
-			goto fail;
+	r->t0 = t0;
+	r->pidfd = -1;
+	r->prof = plan->profile;
+	r->time_ms = plan->time_ms;
+	for (size_t i = 0; i < 3; i++)
+		r->std[i] = -1;
+	if (!e) {
+		const int std[3] = {in, out, errfd};
+		bool ok = (r->argv = moat__strv_copy(argv)) != NULL &&
+			  (!spec.env || (r->env = moat__strv_copy((char **)spec.env)) != NULL) &&
+			  (!plan->cwd || (r->cwd = strdup(plan->cwd)) != NULL);
+		for (size_t i = 0; i < 3 && ok; i++)
+			ok = std[i] < 0 || (r->std[i] = fcntl(std[i], F_DUPFD_CLOEXEC, 3)) >= 0;
+		if (!ok) {
+			run_copies_free(r);
+			free(r);
+			pr->misses++;
+			return -ENOENT;
 		}
+		/* None ready: the request waits for a sandbox of its
+		 * profile made for it (or one already under way), which is
+		 * sooner ready than a cold one made through moatd. When none
+		 * can be started (MOATD_POOL_FILLS under way) it runs cold. */
+		r->queued = true;
+		r->next = p->runs;
+		p->runs = r;
+		fill_next(p);
+		if (!queue_covered(p, r->prof)) {
+			p->runs = r->next;
+			run_copies_free(r);
+			free(r);
+			pr->misses++;
+			return -ENOENT;
+		}
+		*ret = r;
+		return 0;
 	}
+	if ((rc = run_attach(r, e, plan->time_ms, err)) < 0)
+		goto fail;
 	r->next = p->runs;
 	p->runs = r;
-	observe_start(p, moat__now_ns() - t0);
 	*ret = r;
 	return 0;
 fail:
@@ -606,13 +936,13 @@ fail:
 	if (r->timer)
 		event_free(r->timer);
 	keeper_term(r->pidfd);
-	close(r->pidfd);
+	reap_later(p, r->pid, r->pidfd);
 	moat_keeper_close(r->k);
 	char path[PATH_MAX];
 	record_path(p, r->sandbox, path, sizeof(path));
 	unlink(path);
 	free(r);
-	fill_next(p);
+	fill_soon(p);
 	return rc;
 }
 

@@ -39,6 +39,10 @@ typedef struct moatd_pool_end {
 	bool ok;             /* the keeper said how the command ended */
 	const char *limit;   /* "wall", "output": moatd ended it for that; else NULL */
 	char error[256];     /* when !ok: why */
+	/* when !ok and the keeper refused the spawn itself (the command
+	 * never started): its errno, EINVAL or E2BIG for a request it could
+	 * never run; else 0 */
+	int spawn_error;
 	/* What the keeper said of its sandbox (isolation, enforced, the
 	 * cgroup's figures; moat__result_sandbox_json), or NULL: the pool's,
 	 * freed after the callback. */
@@ -51,7 +55,9 @@ typedef void (*moatd_pool_run_cb)(void *arg, const moatd_pool_end *end);
  * streams in, out, errfd (the caller's; the keeper gets copies), and
  * calls cb once it ended (after cb the run is freed). -ENOENT when no
  * sandbox of that profile is ready (a miss: the caller runs it cold); any
- * other error with err filled. */
+ * other error with err filled (EINVAL, E2BIG: the request cannot be
+ * sent). It does not wait for the keeper: a spawn the keeper refuses
+ * comes to cb, with end->spawn_error. */
 int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const *argv, int in, int out, int errfd,
 			 moatd_pool_run_cb cb, void *arg, moatd_pool_run **ret, moat_error *err);
 /* Ends the run's sandbox now (the client left, or its output went over

@@ -101,6 +101,7 @@ struct job {
 	moatd_pool_run *prun;
 	json_t *result;
 	char pool_error[256];
+	int pool_code; /* the HTTP status for pool_error */
 	uint64_t out_cap, out_bytes[2];
 	uint64_t time_ms; /* the wall limit moatd holds for it */
 };
@@ -682,7 +683,7 @@ static void job_finish(job *j)
 		}
 		if (j->pooled && !r) {
 			s->runs_by_status[5]++;
-			reply_error(s, j->req, 500, NULL, "pooled sandbox: %s", j->pool_error);
+			reply_error(s, j->req, j->pool_code ? j->pool_code : 500, NULL, "pooled sandbox: %s", j->pool_error);
 			break;
 		}
 		if (!json_is_object(r)) {
@@ -1214,6 +1215,9 @@ static void pooled_done(void *arg, const moatd_pool_end *e)
 	j->exited = true;
 	if (!e->ok && !e->limit) {
 		snprintf(j->pool_error, sizeof(j->pool_error), "%s", e->error);
+		/* A spawn the keeper refused as a bad request, as a cold
+		 * run's would be. */
+		j->pool_code = e->spawn_error == EINVAL || e->spawn_error == E2BIG ? 400 : 500;
 		j->status = 125 << 8;
 		job_maybe_done(j);
 		return;

@@ -213,9 +213,10 @@ printf 'pool: {code: 1}\noutput_cap: 64K\n' >moatd.yaml
 kill "$DPID"; wait "$DPID" 2>/dev/null
 start_moatd
 pool_ready 1
-# Six at once on six connections: the pool holds one and refills one at a
-# time, each refill as long as a cold sandbox's making, so most find it
-# empty.
+# Six at once on six connections: the pool holds one; the first takes it,
+# the next two wait for the two sandboxes then being made (a request that
+# finds the pool empty waits for a refill under way that no earlier one
+# waits for), and the rest, finding none, run cold.
 body '["true"]' >true.json
 pids=()
 for i in 1 2 3 4 5 6; do
@@ -232,6 +233,24 @@ t_match "...some of them cold" "\"pooled\":false" "$(cat burst*.json)"
 t_match "misses for an empty pool are counted" "^[1-9]" "$(metric 'moatd_pool_misses_total{profile=code,reason=empty}')"
 t_match "hits are counted" "^[1-9]" "$(metric 'moatd_pool_hits_total{profile=code}')"
 t_match "start latency histogram" "^[1-9]" "$(metric 'moatd_pool_start_seconds_count{}')"
+
+# --- a request that finds the pool empty while a sandbox is being made
+# waits for it: the one pooled sandbox is busy (a sleeper), the refill
+# starts only when it ends, so the second request finds none ready and
+# none under way but the one its own arrival starts.
+pool_ready 1
+c -o sleeper.json --data-binary "$(body '["sleep","2"]')" http://moatd/v1/runs &
+spid=$!
+for _ in $(seq 100); do [ "$(metric 'moatd_pool_ready{profile=code}')" = 0 ] && break; sleep 0.05; done
+hits=$(metric 'moatd_pool_hits_total{profile=code}')
+misses=$(metric 'moatd_pool_misses_total{profile=code,reason=empty}')
+st=$(code POST /v1/runs "$(body '["sh","-c","echo waited"]')")
+t_eq "the pool empty, a refill under way: the request waits for it and is pooled" "200 True waited" \
+	"$st $(jq_ '"%s %s" % (j["pooled"], j["stdout"].strip())' <body)"
+wait "$spid"
+t_eq "...the sleeper pooled too" "True exited" "$(jq_ '"%s %s" % (j["pooled"], j["status"])' <sleeper.json)"
+t_eq "...a hit, not a miss" "$((hits + 1)) $misses" \
+	"$(metric 'moatd_pool_hits_total{profile=code}') $(metric 'moatd_pool_misses_total{profile=code,reason=empty}')"
 c http://moatd/metrics >metrics.txt
 out=$(python3 "$MOAT_SRC/integration/prom_parse.py" <metrics.txt 2>&1)
 t_eq "/metrics with the pool: valid Prometheus text format" 0 $?

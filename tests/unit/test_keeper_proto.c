@@ -88,9 +88,14 @@ static void test_spawn(void **state)
 	assert_false(b.attached);
 	moat_keeper_msg_done(&b);
 	assert_null(b.argv);
+	assert_false(b.and_wait);
 	a.attached = true;
+	a.and_wait = true;
 	roundtrip(&a, &b);
 	assert_true(b.attached);
+	/* A spawn that is its own wait (moatd's pooled runs). */
+	assert_true(b.and_wait);
+	a.and_wait = false;
 	assert_int_equal(b.rows, 0);
 	assert_int_equal(b.cols, 0);
 	moat_keeper_msg_done(&b);
@@ -242,6 +247,8 @@ static void test_bad_input_names_the_field(void **state)
 	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"tty\":1}", EINVAL, "spawn.tty: not true or false");
 	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"attached\":\"yes\"}", EINVAL,
 		"spawn.attached: not true or false");
+	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"wait\":1}", EINVAL,
+		"spawn.wait: not true or false");
 	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"stdio\":[true,false]}", EINVAL,
 		"spawn.stdio: not an array of three booleans");
 	refused("{\"type\":\"spawn\",\"tag\":1,\"argv\":[\"a\"],\"tty\":true,\"stdio\":[true,false,false]}", EINVAL,
