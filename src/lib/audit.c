@@ -835,6 +835,13 @@ static int audit_open(const char *path, const char *session_id, bool recover, mo
 		if (rc < 0)
 			return rc;
 	} else {
+		/* A new log: the fsync of its session.start makes the file's data
+		 * durable, not the folder's entry for it, so after a crash the log
+		 * itself could be gone (fsync(2): "an explicit fsync() on a file
+		 * descriptor for the directory is also needed"). Once, here. */
+		int rs = sync_folder(path, err);
+		if (rs < 0)
+			return rs;
 		char nonce[MOAT_AUDIT_HASH_HEX];
 		int rn = moat__random_hex(32, nonce);
 		if (rn < 0)
@@ -849,26 +856,6 @@ static int audit_open(const char *path, const char *session_id, bool recover, mo
 		if (rc < 0)
 			return rc;
 	}
-	/* A new log: the fsync of its session.start makes the file's data
-	 * durable, not the folder's entry for it, so after a crash the log
-	 * itself could be gone (fsync(2): "an explicit fsync() on a file
-	 * descriptor for the directory is also needed"). Once, here. */
-	int rs = sync_folder(path, err);
-	if (rs < 0)
-		return rs;
-	char nonce[MOAT_AUDIT_HASH_HEX];
-	int rn = moat__random_hex(32, nonce);
-	if (rn < 0)
-		return moat_error_set(err, rn, "audit log nonce: getrandom");
-	moat_audit_hash(nonce, 64, a->prev);
-	a->seq = 0;
-	json_t *f = json_pack("{sisssssisi}", "version", MOAT_AUDIT_VERSION, "nonce", nonce, "writer",
-			      "moat " MOAT_VERSION, "writer_pid", (int)getpid(), "writer_uid", (int)getuid());
-	/* Not synced on its own: the session.start that follows is, and one
-	 * fsync is a good part of a short run's cost on a journaling disk. */
-	int rc = moat_audit_event(a, "log.start", f, 0, err);
-	if (rc < 0)
-		return rc;
 
 	if (tail_len > 0) {
 		json_t *f = json_pack("{s:I, s:i, s:s, s:s, s:s}", "offset", (json_int_t)tail_at, "bytes", tail_len, "sha256", tail_sha,
