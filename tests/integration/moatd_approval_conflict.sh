@@ -30,14 +30,19 @@ trap cleanup EXIT
 
 SID=$(python3 -c 'import secrets; print(secrets.token_hex(12))')
 AID=a0123abcd
-KSOCK="$RUN/fake-keeper.sock"
+# Where a keeper's socket is (BASE/sandboxes/ID/ctl, beside the lock it
+# holds while it lives: a session listing reads that lock).
+KSOCK="$RUN/sandboxes/$SID/ctl"
 SOCK="$RUN/moatd.sock"
 cat >fake_keeper.py <<'PY'
 # A keeper's side of the protocol (docs/architecture.md): hello, then
 # approvals {op: ls} listing one approval, and approvals {op: approve|deny}
 # refused as a keeper refuses a decision on an approval decided meanwhile.
-import json, os, socket, sys
+import fcntl, json, os, socket, sys
 path, sid, aid, log = sys.argv[1:5]
+os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+lock = open(os.path.join(os.path.dirname(path), 'lock'), 'w')
+fcntl.flock(lock, fcntl.LOCK_EX)
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.bind(path)
 s.listen(16)
