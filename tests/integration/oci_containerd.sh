@@ -24,7 +24,7 @@ fi
 mkdir -p bin img/bin img/etc img/proc img/dev img/sys img/tmp
 ln -sf "$MOAT" bin/moat-oci
 cp "$BB" img/bin/busybox
-for c in sh echo id sleep; do ln -sf busybox "img/bin/$c"; done
+for c in sh echo id sleep cat; do ln -sf busybox "img/bin/$c"; done
 # An OCI image archive: one layer, its config, a manifest, an index.
 python3 - img image.tar <<'PY'
 import hashlib, io, json, sys, tarfile
@@ -84,4 +84,28 @@ for _ in $(seq 100); do "${C[@]}" task ls 2>&1 | grep -q 'r2.*STOPPED' && break;
 t_match "ctr task kill: the task stopped" 'r2 +[0-9]+ +STOPPED' "$("${C[@]}" task ls 2>&1)"
 t_check "ctr task rm" timeout 60 "${C[@]}" task rm r2
 t_check "ctr container rm" timeout 60 "${C[@]}" container rm r2
+# A pod's network namespace as containerd hands it over (the CRI's
+# WithLinuxNamespace, here ctr's --with-ns): made by the test as a CNI
+# plugin makes it, an address on it; joined only under the example pod
+# policy (network.mode: pod), refused without it.
+NS="moat-ctr-$$"
+if ip netns add "$NS"; then
+	ip -n "$NS" link set lo up
+	ip -n "$NS" addr add 10.213.78.2/32 dev lo
+	PODPOL="$MOAT_STAGE/examples/kubernetes/pod-network-policy.yaml"
+	out=$(timeout 120 "${C[@]}" run --rm "${R[@]}" --with-ns "network:/run/netns/$NS" \
+		--annotation "dev.moat.policy=$PODPOL" localhost/moat-bb:1 r3 cat /proc/net/fib_trie 2>&1)
+	rc=$?
+	t_eq "ctr run --with-ns network:/run/netns/NS under network.mode: pod: runs" "0" "$rc"
+	t_match "it is in the pod's network namespace (its address)" '10\.213\.78\.2' "$out"
+	out=$(timeout 120 "${C[@]}" run --rm "${R[@]}" --with-ns "network:/run/netns/$NS" localhost/moat-bb:1 r4 true 2>&1)
+	rc=$?
+	t_match "without network.mode: pod: refused, naming the opt-in" \
+		"^[1-9][0-9]* .*linux.namespaces\\[[0-9]\\].path: /run/netns/$NS is not the network namespace of a moat-oci container.*network.mode: pod" \
+		"$rc $(echo $out)"
+	"${C[@]}" container rm r4 >/dev/null 2>&1
+	ip netns delete "$NS"
+else
+	t_fail "ip netns add" "cannot make a network namespace"
+fi
 t_eq "nothing of moat-oci's is left" "" "$(ls "$MOAT_TDIR/ctrd-state/io.containerd.runtime.v2.task/default" 2>/dev/null)"

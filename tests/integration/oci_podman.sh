@@ -95,6 +95,20 @@ else t_match "podman's own network namespace is refused, with the reason" \
 	'linux.namespaces\[[0-9]\].path: /run/netns/[^ ]* is not the network namespace of a moat-oci container under this --root.*network.mode: pod' "$(cat net.out)"
 fi
 t_match "podman's own network namespace: podman fails" '^[1-9]' "$rc"
+# With the policy's opt-in (network.mode: pod, the example pod policy of
+# docs/kubernetes.md), podman's own network namespace, made by its network
+# backend as a CNI plugin makes a pod's, is joined: the container sees
+# podman's interface beside loopback.
+PODPOL="$MOAT_STAGE/examples/kubernetes/pod-network-policy.yaml"
+"${P[@]}" run --rm --annotation "dev.moat.policy=$PODPOL" localhost/moat-bb:1 cat /proc/net/dev >podnet.out 2>&1
+rc=$?
+if grep -q 'slirp4netns' podnet.out; then
+	t_na "network.mode: pod: podman's own network namespace is joined" "rootless podman needs slirp4netns for it"
+else
+	t_eq "network.mode: pod: podman's own network namespace is joined" "0" "$rc"
+	t_match "network.mode: pod: the container sees loopback" '^ *lo:' "$(cat podnet.out)"
+	t_match "network.mode: pod: and podman's interface" '^ *[a-z][a-z0-9]*:' "$(grep -v '^ *lo:' podnet.out)"
+fi
 
 # A pod: podman's infra container makes the namespaces, the pod's other
 # containers join them by /proc/PID/ns paths (PID: the infra container's
