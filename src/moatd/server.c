@@ -17,6 +17,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 #include <fcntl.h>
 #include <openssl/ssl.h>
 #include <signal.h>
@@ -2356,6 +2357,75 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+/* A listener whose accept fails for want of descriptors (a flood of
+ * connections that send nothing, which max_connections cannot count before
+ * their first request) is retried by libevent at once, for ever: moatd
+ * spun and wrote a warning a try. It pauses instead, and is re-armed
+ * shortly; one line says so, at most every 10 s. The guards are
+ * file-static: libevent hands the error callback the evhttp's own argument,
+ * and moatd runs one server. */
+#define ACCEPT_PAUSE_MS 250
+static struct accept_guard {
+	struct evconnlistener *l;
+	struct event *resume;
+} accept_guards[2];
+static time_t accept_said;
+
+static void accept_resume(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	evconnlistener_enable(arg);
+}
+
+static void accept_error(struct evconnlistener *l, void *arg)
+{
+	(void)arg;
+	int e = EVUTIL_SOCKET_ERROR();
+	for (size_t i = 0; i < ELEMENTSOF(accept_guards); i++) {
+		if (accept_guards[i].l != l)
+			continue;
+		evconnlistener_disable(l);
+		struct timeval tv = {.tv_usec = ACCEPT_PAUSE_MS * 1000};
+		evtimer_add(accept_guards[i].resume, &tv);
+	}
+	time_t now = time(NULL);
+	if (now - accept_said >= 10) {
+		accept_said = now;
+		fprintf(stderr, "moatd: accept: %s; not accepting for %d ms at a time meanwhile\n", strerror(e),
+			ACCEPT_PAUSE_MS);
+	}
+}
+
+/* -EINVAL when there is no listener (b is NULL: libevent failed);
+ * otherwise 0, the listener guarded when there was room and memory. */
+static int accept_guard(struct evhttp_bound_socket *b)
+{
+	struct evconnlistener *l = b ? evhttp_bound_socket_get_listener(b) : NULL;
+	if (!l)
+		return -EINVAL;
+	for (size_t i = 0; i < ELEMENTSOF(accept_guards); i++) {
+		if (accept_guards[i].l)
+			continue;
+		/* Out of memory at start: served unguarded, as before. */
+		if (!(accept_guards[i].resume = evtimer_new(evconnlistener_get_base(l), accept_resume, l)))
+			return 0;
+		accept_guards[i].l = l;
+		evconnlistener_set_error_cb(l, accept_error);
+		return 0;
+	}
+	return 0;
+}
+
+static void accept_guards_free(void)
+{
+	for (size_t i = 0; i < ELEMENTSOF(accept_guards); i++) {
+		if (accept_guards[i].resume)
+			event_free(accept_guards[i].resume);
+		accept_guards[i] = (struct accept_guard){0};
+	}
+}
+
 /* Socket activation (contrib/moatd.socket): systemd passes the listening
  * socket as descriptor 3 and names this process in LISTEN_PID. */
 static int listen_activated(srv *s, moat_error *err)
@@ -2375,7 +2445,7 @@ static int listen_activated(srv *s, moat_error *err)
 		return moat_error_set(err, EBADF, "the activated socket (descriptor 3)");
 	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
 		return moat_error_set(err, errno, "the activated socket");
-	if (!evhttp_accept_socket_with_handle(s->http_unix, fd))
+	if (accept_guard(evhttp_accept_socket_with_handle(s->http_unix, fd)) < 0)
 		return moat_error_set(err, EIO, "serve the activated socket");
 	s->activated = true;
 	return 1;
@@ -2417,7 +2487,7 @@ static int listen_unix(srv *s, moat_error *err)
 		close(fd);
 		return moat_error_set(err, e, "listen on %s", s->socket);
 	}
-	if (!evhttp_accept_socket_with_handle(s->http_unix, fd)) {
+	if (accept_guard(evhttp_accept_socket_with_handle(s->http_unix, fd)) < 0) {
 		close(fd);
 		return moat_error_set(err, EIO, "serve %s", s->socket);
 	}
@@ -2462,7 +2532,7 @@ static int listen_tcp(srv *s, moat_error *err)
 	evhttp_set_timeout(s->http_tcp, (int)s->cfg->timeout_s);
 	evhttp_set_allowed_methods(s->http_tcp,
 				   EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE);
-	if (!evhttp_bind_socket_with_handle(s->http_tcp, host, (ev_uint16_t)port))
+	if (accept_guard(evhttp_bind_socket_with_handle(s->http_tcp, host, (ev_uint16_t)port)) < 0)
 		return moat_error_set(err, errno ? errno : EADDRINUSE, "listen %s", l);
 	return 0;
 }
@@ -2553,6 +2623,7 @@ out:
 		event_free(s->sigterm);
 	if (s->sigint)
 		event_free(s->sigint);
+	accept_guards_free();
 	if (s->http_unix)
 		evhttp_free(s->http_unix);
 	if (s->http_tcp)

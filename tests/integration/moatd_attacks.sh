@@ -61,6 +61,44 @@ attack() {
 attack moatd_client_header_flood "unix socket" "unix:$SOCK"
 attack moatd_client_header_flood "TCP" "tcp:$port"
 
+# --- a flood of silent connections (tests/attacks/moatd_client_conn_flood.c),
+# against a second moatd with few descriptors, so that the flood runs it
+# out of them: moatd must not spin on accept() writing a warning a try, and
+# must answer again once the flood ends.
+port2=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat >moatd2.yaml <<EOT
+tokens: $MOAT_TDIR/tokens
+listen: 127.0.0.1:$port2
+EOT
+prlimit --nofile=128:128 "$MOATD" --socket "$MOAT_TDIR/m2.sock" --state-dir "$MOAT_TDIR/state2" \
+	--config "$MOAT_TDIR/moatd2.yaml" 2>moatd2.log &
+D2PID=$!
+for _ in $(seq 100); do
+	curl -s --unix-socket "$MOAT_TDIR/m2.sock" http://m/v1/health >/dev/null 2>&1 && break
+	sleep 0.1
+done
+for t in "unix:$MOAT_TDIR/m2.sock" "tcp:$port2"; do
+	t0=$(date +%s)
+	out=$(timeout -k 5 300 "$MOAT_ATTACKS/attack_moatd_client_conn_flood" "$t" 2>&1)
+	r=$?
+	v=$(printf '%s\n' "$out" | grep -E '^(BLOCKED|ESCAPED|ERROR): ' | tail -1)
+	# One line every 10 s at most, however long the flood took (a
+	# loaded machine drains the backlog slowly); a warning per failed
+	# accept() would be thousands a second.
+	said=$(grep -c -i accept moatd2.log)
+	most=$((($(date +%s) - t0) / 10 + 2))
+	if [ "$r" = 0 ] && [ "${v%%:*}" = BLOCKED ] && [ "$said" -le "$most" ]; then
+		t_ok "attack moatd_client_conn_flood (${t%%:*}): ${v#BLOCKED: }; $said line(s) in moatd's log"
+	else
+		t_fail "attack moatd_client_conn_flood (${t%%:*}): blocked, one line in moatd's log every 10 s at most ($most)" \
+			"exit $r: $(printf '%s' "$out" | tr '\n' ' ')" "$said lines about accept in moatd's log: $(head -3 moatd2.log)"
+	fi
+	# The next flood starts with a log of its own to judge.
+	: >moatd2.log
+	sleep 1
+done
+kill "$D2PID" 2>/dev/null && wait "$D2PID" 2>/dev/null
+
 # --- downloads from a session (tests/attacks/moatd_session_download.c): a
 # sparse file and a folder's tree, planted for GET .../files to copy onto
 # the host. Judged by what the copies did: the session's log counts what
