@@ -213,10 +213,11 @@ static int refuse_unreachable(const moat_host_src *h, int e, moat_error *err)
 		name[len] = '\0';
 		int fd = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+			int denied = errno;
 			struct stat st;
 			if (fstat(cur, &st) < 0)
 				break;
-			return moat_error_set(err, errno, "%s: %s may not search %.*s (mode %04o, owned by %s)", h->path,
+			return moat_error_set(err, denied, "%s: %s may not search %.*s (mode %04o, owned by %s)", h->path,
 					      who, at ? (int)at : 1, at ? p : "/", (unsigned)(st.st_mode & 07777),
 					      st.st_uid == geteuid() ? "that user" : "another user");
 		}
