@@ -53,7 +53,7 @@ typedef struct prof {
 	char *yaml; /* the template: the profile's policy, its wall left to moatd */
 	entry *ready;
 	unsigned n_ready;
-	uint64_t hits, misses, refills, refill_failures;
+	uint64_t hits, misses, refills, refill_failures, waits;
 } prof;
 
 static const char *const cold_reasons[] = {"policy", "files", "env", "options", "limits", "profile", "other"};
@@ -921,6 +921,7 @@ int moatd_pool_run_start(moatd_pool *p, const moatd_pool_plan *plan, char *const
 			pr->misses++;
 			return -ENOENT;
 		}
+		pr->waits++;
 		*ret = r;
 		return 0;
 	}
@@ -978,6 +979,12 @@ void moatd_pool_metrics(moatd_pool *p, struct evbuffer *b)
 	for (size_t i = 0; i < ELEMENTSOF(cold_reasons); i++)
 		evbuffer_add_printf(b, "moatd_pool_misses_total{profile=\"\",reason=\"%s\"} %llu\n", cold_reasons[i],
 				    (unsigned long long)p->cold[i]);
+	evbuffer_add_printf(b, "# HELP moatd_pool_waits_total Runs that found their pool empty and waited for a "
+			       "sandbox being made (counted in hits once served).\n"
+			       "# TYPE moatd_pool_waits_total counter\n");
+	for (size_t i = 0; i < p->conf.n; i++)
+		evbuffer_add_printf(b, "moatd_pool_waits_total{profile=\"%s\"} %llu\n", p->conf.e[i].profile,
+				    (unsigned long long)p->pr[i].waits);
 	evbuffer_add_printf(b, "# HELP moatd_pool_refills_total Pooled sandboxes made, by result.\n"
 			       "# TYPE moatd_pool_refills_total counter\n");
 	for (size_t i = 0; i < p->conf.n; i++)
