@@ -57,6 +57,9 @@ struct moat_cgroup {
 	int event_fds[_MOAT_CG_MAX * 2];
 	size_t n_event_fds;
 	uint64_t memory_seen_max; /* v2 without memory.peak: the largest memory.current read */
+	/* What the counters held when moat__cgroup_reuse() last made this
+	 * cgroup account as a new one: stats() reports what came since. */
+	uint64_t oom_base, pids_base;
 	bool memory_limited, pids_limited, cpus_limited;
 	/* v2 delegation: our own process was moved into a leaf so that the
 	 * controllers could be enabled in our own cgroup; destroy() undoes it. */
@@ -150,8 +153,10 @@ typedef struct cg_backend {
 	int (*set_cpus)(int dirfd, uint64_t milli);
 	int (*read_cpu)(int dirfd, uint64_t *user_us, uint64_t *sys_us);
 	int (*read_memory_peak)(int dirfd, uint64_t *bytes);
-	int (*read_oom)(int dirfd, bool *oom);
-	int (*read_pids_hit)(int dirfd, bool *hit);
+	/* Counters since the cgroup was made: OOM kills, forks refused by
+	 * the pids limit. */
+	int (*read_oom)(int dirfd, uint64_t *kills);
+	int (*read_pids_hit)(int dirfd, uint64_t *hits);
 	/* Opens the event sources of the controllers in ctrls; returns how
 	 * many fds were put in fds (at most 2). */
 	int (*open_events)(int dirfd, unsigned ctrls, int *fds);
@@ -206,25 +211,9 @@ static int v2_read_memory_peak(int dirfd, uint64_t *bytes)
 	return -ENOENT; /* the caller falls back to the largest memory.current seen */
 }
 
-static int v2_read_oom(int dirfd, bool *oom)
-{
-	uint64_t v = 0;
-	int r = read_keyed(dirfd, "memory.events", "oom_kill", &v);
-	if (r < 0)
-		return r;
-	*oom = v > 0;
-	return 0;
-}
+static int v2_read_oom(int dirfd, uint64_t *kills) { return read_keyed(dirfd, "memory.events", "oom_kill", kills); }
 
-static int read_pids_events(int dirfd, bool *hit)
-{
-	uint64_t v = 0;
-	int r = read_keyed(dirfd, "pids.events", "max", &v);
-	if (r < 0)
-		return r;
-	*hit = v > 0;
-	return 0;
-}
+static int read_pids_events(int dirfd, uint64_t *hits) { return read_keyed(dirfd, "pids.events", "max", hits); }
 
 /* Open a kernfs file whose changes wake poll() with POLLPRI. */
 static int open_notify(int dirfd, const char *file)
@@ -290,10 +279,17 @@ static int v1_read_cpu(int dirfd, uint64_t *user_us, uint64_t *sys_us)
 	 * not add up to it, so the exact total is split in their proportion.
 	 * cpuacct.stat (USER_HZ ticks) is the fallback for old kernels. */
 	if (read_u64(dirfd, "cpuacct.usage_user", &u) == 0 && read_u64(dirfd, "cpuacct.usage_sys", &s) == 0) {
-		if (read_u64(dirfd, "cpuacct.usage", &total) == 0 && u + s > 0) {
+		bool exact = read_u64(dirfd, "cpuacct.usage", &total) == 0;
+		if (exact && u + s > 0) {
 			uint64_t user = (uint64_t)((unsigned __int128)total * u / (u + s));
 			*user_us = user / 1000;
 			*sys_us = total / 1000 - *user_us;
+		} else if (exact) {
+			/* No tick fell within the run (a run of a few ms):
+			 * no split is known, the total is, and is counted as
+			 * user time rather than dropped. */
+			*user_us = total / 1000;
+			*sys_us = 0;
 		} else {
 			*user_us = u / 1000;
 			*sys_us = s / 1000;
@@ -319,20 +315,13 @@ static int v1_read_memory_peak(int dirfd, uint64_t *bytes)
 	return read_u64(dirfd, "memory.max_usage_in_bytes", bytes);
 }
 
-static int v1_read_oom(int dirfd, bool *oom)
+static int v1_read_oom(int dirfd, uint64_t *kills)
 {
-	uint64_t v = 0;
 	/* "oom_kill N" in memory.oom_control exists since Linux 4.13; before
 	 * that "under_oom" is the only trace, and only while it lasts. */
-	if (read_keyed(dirfd, "memory.oom_control", "oom_kill", &v) == 0) {
-		*oom = v > 0;
+	if (read_keyed(dirfd, "memory.oom_control", "oom_kill", kills) == 0)
 		return 0;
-	}
-	int r = read_keyed(dirfd, "memory.oom_control", "under_oom", &v);
-	if (r < 0)
-		return r;
-	*oom = v > 0;
-	return 0;
+	return read_keyed(dirfd, "memory.oom_control", "under_oom", kills);
 }
 
 static int v1_open_events(int dirfd, unsigned ctrls, int *fds)
@@ -1371,11 +1360,15 @@ static int stats(moat_cgroup *cg, bool drain, moat_cgroup_stats *ret)
 			s.memory_peak_bytes = cg->memory_seen_max;
 			s.memory_peak_known = cg->memory_seen_max > 0;
 		}
-		(void)b->read_oom(n->dirfd, &s.oom_killed);
+		uint64_t kills = 0;
+		if (b->read_oom(n->dirfd, &kills) == 0)
+			s.oom_killed = kills > cg->oom_base;
 	}
 	if ((i = cg->ctrl_node[MOAT_CG_PIDS]) >= 0) {
 		cg_node *n = &cg->nodes[i];
-		(void)backend_of(n)->read_pids_hit(n->dirfd, &s.pids_hit);
+		uint64_t hits = 0;
+		if (backend_of(n)->read_pids_hit(n->dirfd, &hits) == 0)
+			s.pids_hit = hits > cg->pids_base;
 	}
 	*ret = s;
 	return 0;
@@ -1421,6 +1414,101 @@ int moat__cgroup_count_procs(moat_cgroup *cg)
 	for (const char *p = s; *p; p++)
 		n += *p == '\n';
 	return n;
+}
+
+/* The events' fds, closed: the next moat__cgroup_event_fd() opens them on
+ * the nodes as they are then. */
+static void close_events(moat_cgroup *cg)
+{
+	for (size_t i = 0; i < cg->n_event_fds; i++)
+		close(cg->event_fds[i]);
+	cg->n_event_fds = 0;
+	if (cg->epoll_fd >= 0)
+		close(cg->epoll_fd);
+	cg->epoll_fd = -1;
+}
+
+/* A v1 memory node made anew, empty, with the memory limit it had: what
+ * was charged to the old one (the page cache a run read first, the
+ * remainder of its kernel objects' charges, which no reclaim takes back
+ * to 0) goes to the parent with its removal, as a run's cgroup's does. */
+static int renew_memory(moat_cgroup *cg, cg_node *n, uint64_t limit)
+{
+	if (n->ctrls != 1u << MOAT_CG_MEMORY || !n->created)
+		return -ENOTSUP;
+	close_events(cg);
+	/* Left as it was when it cannot go. */
+	if (rmdir(n->path) < 0)
+		return moat__neg_errno();
+	close(n->procs_fd);
+	close(n->dirfd);
+	n->procs_fd = n->dirfd = -1;
+	n->created = false;
+	if (mkdir(n->path, 0755) < 0)
+		return moat__neg_errno();
+	n->created = true;
+	n->dirfd = open(n->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (n->dirfd < 0)
+		return moat__neg_errno();
+	n->procs_fd = openat(n->dirfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+	if (n->procs_fd < 0)
+		return moat__neg_errno();
+	char note[CG_NOTE_MAX] = "";
+	cg->oom_base = 0;
+	return limit == MOAT_UNLIMITED ? 0 : v1_set_memory(n->dirfd, limit, note, sizeof(note));
+}
+
+int moat__cgroup_reuse(moat_cgroup *cg, uint64_t memory_limit)
+{
+	if (!cg || cg->n_nodes == 0)
+		return -ENOENT;
+	/* v1 only: there the CPU usage resets to 0 and the memory node,
+	 * a directory of its own, can be made anew alone. On v2 one
+	 * directory holds every controller. */
+	for (size_t i = 0; i < cg->n_nodes; i++)
+		if (cg->nodes[i].version != 1)
+			return -ENOTSUP;
+	int c = moat__cgroup_count_procs(cg);
+	if (c != 0)
+		return c < 0 ? c : -EBUSY;
+	int i, r;
+	uint64_t v = 0;
+	if ((i = cg->ctrl_node[MOAT_CG_MEMORY]) >= 0) {
+		cg_node *n = &cg->nodes[i];
+		/* Nothing charged: the peak resets to 0 as a new cgroup's
+		 * starts. Anything charged would count in the next run's
+		 * peak, and reclaiming it (memory.force_empty) would evict
+		 * the page cache it holds and still leave the remainder of
+		 * kernel objects' charges: the node is made anew. */
+		if ((r = read_u64(n->dirfd, "memory.usage_in_bytes", &v)) < 0)
+			return r;
+		if (v == 0 && moat__write_string_at(n->dirfd, "memory.max_usage_in_bytes", "0") == 0 &&
+		    read_u64(n->dirfd, "memory.max_usage_in_bytes", &v) == 0 && v == 0) {
+			/* Without the oom_kill counter (before 4.13) no count
+			 * tells a new kill from an old one. */
+			if ((r = read_keyed(n->dirfd, "memory.oom_control", "oom_kill", &cg->oom_base)) < 0)
+				return r;
+		} else if ((r = renew_memory(cg, n, memory_limit)) < 0) {
+			return r;
+		}
+	}
+	if ((i = cg->ctrl_node[MOAT_CG_PIDS]) >= 0 && (r = read_pids_events(cg->nodes[i].dirfd, &cg->pids_base)) < 0)
+		return r;
+	if ((i = cg->ctrl_node[MOAT_CG_CPUACCT]) >= 0) {
+		int dfd = cg->nodes[i].dirfd;
+		/* Writing 0 resets the total and the user and system split
+		 * alike; the split of a difference would not be the split of
+		 * the run's own time. */
+		if ((r = moat__write_string_at(dfd, "cpuacct.usage", "0")) < 0)
+			return r;
+		if ((r = read_u64(dfd, "cpuacct.usage", &v)) < 0)
+			return r;
+		if (v != 0)
+			return -EBUSY;
+	}
+	/* What the last run's events left readable is not the next run's. */
+	drain_events(cg);
+	return 0;
 }
 
 int moat__cgroup_kill(moat_cgroup *cg)

@@ -132,6 +132,15 @@ int moat__cgroup_stats_peek(moat_cgroup *cg, moat_cgroup_stats *ret);
 int moat__cgroup_kill(moat_cgroup *cg);
 /* How many processes the run's cgroup holds now, or -errno. */
 int moat__cgroup_count_procs(moat_cgroup *cg);
+/* Makes an emptied cgroup account as a new one made with the same limits
+ * would (moat eval's warm path, one cgroup for many samples): CPU time,
+ * memory peak, OOM kills and refused forks start from 0 again; the memory
+ * node, when anything is still charged to it, is made anew with
+ * memory_limit (MOAT_UNLIMITED: none). 0, or -EBUSY when it holds a
+ * process, -ENOTSUP when the figures cannot be reset exactly (v2, where
+ * one directory holds every controller): the caller then makes a new
+ * cgroup. */
+int moat__cgroup_reuse(moat_cgroup *cg, uint64_t memory_limit);
 /* Fills isolation->cgroup ("v1", "v2", "hybrid", "none") and the note. */
 void moat__cgroup_describe(moat_cgroup *cg, moat_isolation *iso);
 /* Which limits this cgroup really enforces, so that rlimits can stand in for

@@ -93,7 +93,55 @@ typedef struct warm {
 	size_t n_pend;
 	ahead ready[WARM_AHEAD]; /* moved into their cgroups, in fork order */
 	size_t n_ready;
+	/* Cgroups of samples that ended, emptied, oldest first, kept to be
+	 * made new again (moat__cgroup_reuse) for a later sample with the
+	 * same limits: a cgroup made and removed per sample costs more CPU
+	 * than the sample's run (a mkdir and an rmdir per hierarchy, and
+	 * some 40 of its files opened). One more than a burst of moves, so
+	 * that the cgroup of the sample that ended last, whose files in /tmp
+	 * the interpreter has not removed yet, is the last one taken. */
+	moat_cgroup *spare[WARM_AHEAD + 1];
+	moat_limits spare_lim[WARM_AHEAD + 1];
+	size_t n_spare;
 } warm;
+
+static bool same_limits(const moat_limits *a, const moat_limits *b)
+{
+	return a->memory_bytes == b->memory_bytes && a->pids == b->pids && a->cpus_milli == b->cpus_milli;
+}
+
+/* Keeps the emptied cgroup of a sample that ended for a later one. */
+static void spare_put(warm *w, moat_cgroup *cg, const moat_limits *lim)
+{
+	if (w->n_spare == ELEMENTSOF(w->spare)) {
+		moat__cgroup_destroy(w->spare[0]);
+		w->n_spare--;
+		memmove(w->spare, w->spare + 1, w->n_spare * sizeof(w->spare[0]));
+		memmove(w->spare_lim, w->spare_lim + 1, w->n_spare * sizeof(w->spare_lim[0]));
+	}
+	w->spare[w->n_spare] = cg;
+	w->spare_lim[w->n_spare++] = *lim;
+}
+
+/* The oldest kept cgroup made with lim, made new again, or NULL. One that
+ * cannot be (something of its last sample's is still charged to it, or
+ * the host's cgroups cannot reset its figures) is removed. */
+static moat_cgroup *spare_take(warm *w, const moat_limits *lim)
+{
+	for (size_t i = 0; i < w->n_spare; i++) {
+		if (!same_limits(&w->spare_lim[i], lim))
+			continue;
+		moat_cgroup *cg = w->spare[i];
+		w->n_spare--;
+		memmove(w->spare + i, w->spare + i + 1, (w->n_spare - i) * sizeof(w->spare[0]));
+		memmove(w->spare_lim + i, w->spare_lim + i + 1, (w->n_spare - i) * sizeof(w->spare_lim[0]));
+		if (moat__cgroup_reuse(cg, lim->memory_bytes) == 0)
+			return cg;
+		moat__cgroup_destroy(cg);
+		return NULL;
+	}
+	return NULL;
+}
 
 void moat__eval_warm_free(warm *w)
 {
@@ -119,6 +167,8 @@ void moat__eval_warm_free(warm *w)
 	 * request pipes closed); destroy kills any that did not. */
 	for (size_t i = 0; i < w->n_ready; i++)
 		moat__cgroup_destroy(w->ready[i].cg);
+	for (size_t i = 0; i < w->n_spare; i++)
+		moat__cgroup_destroy(w->spare[i]);
 	moat_sandbox_destroy(w->sb, NULL, NULL);
 	free(w->mountinfo);
 	free(w->self_cgroup);
@@ -225,14 +275,15 @@ static pid_t ns_pid(pid_t host)
 	return last > 0 ? (pid_t)last : -EPROTO;
 }
 
-/* A cgroup of a sample's, made with lim, holding host. */
+/* A cgroup of a sample's, with lim, holding host: a kept one made new
+ * again, or else a new one. */
 static int sample_cgroup(warm *w, pid_t host, const moat_limits *lim, moat_cgroup **ret, moat_error *err)
 {
 	/* The sandbox's creation swept what killed runs left. */
 	moat_cgroup_host h = {.mountinfo = w->mountinfo, .self_cgroup = w->self_cgroup, .no_sweep = true};
-	_cleanup_cgroup_ moat_cgroup *cg = NULL;
-	int e = moat__cgroup_create(&h, lim, NULL, &cg, err);
-	if (e < 0)
+	_cleanup_cgroup_ moat_cgroup *cg = spare_take(w, lim);
+	int e;
+	if (!cg && (e = moat__cgroup_create(&h, lim, NULL, &cg, err)) < 0)
 		return e;
 	if ((lim->memory_bytes != MOAT_UNLIMITED && !moat__cgroup_enforces_memory(cg)) ||
 	    (lim->pids != MOAT_UNLIMITED && !moat__cgroup_enforces_pids(cg)) || !moat__cgroup_enforces_cpu(cg))
@@ -600,5 +651,8 @@ int moat__eval_warm_run(warm *w, const moat_limits *lim, const char *req, size_t
 		r->exit_status = 128 + SIGKILL;
 	r->isolation = *moat__sandbox_isolation(w->sb);
 	moat__cgroup_describe(cg, &r->isolation);
+	/* Empty: kept for a later sample, which takes it only once its
+	 * figures are reset (moat__cgroup_reuse). */
+	spare_put(w, TAKE_PTR(cg), lim);
 	return 0;
 }

@@ -123,6 +123,7 @@ static void fake_kernel(const char *dir, int version, void *userdata)
 		mkfile(dir, "memory.limit_in_bytes", "");
 		mkfile(dir, "memory.memsw.limit_in_bytes", "");
 		mkfile(dir, "memory.max_usage_in_bytes", "0\n");
+		mkfile(dir, "memory.usage_in_bytes", "0\n");
 		mkfile(dir, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
 		mkfile(dir, "cgroup.event_control", "");
 	}
@@ -344,6 +345,50 @@ static void test_v1_backend(void **state)
 	assert_int_equal(moat__cgroup_stats(cg, &st), 0);
 	assert_true(st.oom_killed);
 	assert_true(st.pids_hit);
+
+	/* A run too short for a tick: no user/system split, the exact
+	 * total counted as user time. */
+	mkfile(cpu, "cpuacct.usage_user", "0\n");
+	mkfile(cpu, "cpuacct.usage_sys", "0\n");
+	mkfile(cpu, "cpuacct.usage", "3000000\n");
+	assert_int_equal(moat__cgroup_stats(cg, &st), 0);
+	assert_int_equal(st.cpu_user_us, 3000);
+	assert_int_equal(st.cpu_sys_us, 0);
+
+	/* Reuse (moat eval's warm path): refused while a process is in it
+	 * (the kernel lists one a line). */
+	char listed[32];
+	snprintf(listed, sizeof(listed), "%s\n", want);
+	mkfile(mem, "cgroup.procs", listed);
+	assert_int_equal(moat__cgroup_reuse(cg, 32 << 20), -EBUSY);
+	for (const char *d = mem; d; d = d == mem ? pids : d == pids ? cpu : d == cpu ? cpuset : NULL)
+		mkfile(d, "cgroup.procs", "");
+	/* One digit: this fake file keeps what follows the "0" written. */
+	mkfile(mem, "memory.max_usage_in_bytes", "8\n");
+	assert_int_equal(moat__cgroup_reuse(cg, 32 << 20), 0);
+	/* The peak and the CPU time were reset by writing 0; the OOM kill
+	 * and the failed forks before are the last run's. */
+	_cleanup_free_ char *peak = slurp(mem, "memory.max_usage_in_bytes");
+	assert_string_equal(peak, "0\n");
+	_cleanup_free_ char *usage = slurp(cpu, "cpuacct.usage");
+	assert_int_equal(strtoull(usage, NULL, 10), 0);
+	assert_int_equal(moat__cgroup_stats(cg, &st), 0);
+	assert_int_equal(st.memory_peak_bytes, 0);
+	assert_int_equal(st.cpu_user_us + st.cpu_sys_us, 0);
+	assert_false(st.oom_killed);
+	assert_false(st.pids_hit);
+	/* Counted from there. */
+	mkfile(mem, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+	mkfile(pids, "pids.events", "max 4\n");
+	assert_int_equal(moat__cgroup_stats(cg, &st), 0);
+	assert_true(st.oom_killed);
+	assert_true(st.pids_hit);
+	/* Something still charged: the memory node is made anew, which a
+	 * folder of regular files (this fake) refuses. */
+	mkfile(mem, "memory.usage_in_bytes", "4096\n");
+	assert_true(moat__cgroup_reuse(cg, 32 << 20) < 0);
+	for (const char *d = mem; d; d = d == mem ? pids : d == pids ? cpu : d == cpu ? cpuset : NULL)
+		mkfile(d, "cgroup.procs", want);
 
 	moat_isolation iso = {0};
 	moat__cgroup_describe(cg, &iso);
