@@ -1039,10 +1039,13 @@ int moat__keeper_main(int setup_fd)
 	r = keeper_loop(k, &err);
 	if (k->lifetime_set)
 		moat__keeper_lifetime_write_reason(&k->lt);
-	/* No new client from here on; the sandbox goes, then its folder. */
+	/* No new client from here on; the sandbox goes, then its folder.
+	 * The socket's name goes with the listener: a keeper with its lock
+	 * and a ctl is one that takes clients (session ls reads that). */
 	if (k->listen_fd >= 0) {
 		close(k->listen_fd);
 		k->listen_fd = -1;
+		(void)unlinkat(k->dir.dir_fd, "ctl", 0);
 	}
 	moat_result res;
 	moat_error derr = {0};

@@ -148,8 +148,10 @@ static void say_why_dead(moat_session_info *s, bool stopped, int dfd);
  * ID/lock for as long as it lives (keeper.h), and the record names its
  * pid. What a listing needs, without a hello to every keeper of the user:
  * each one would wake for it, and a stopped one would hold the listing up
- * until the hello timed out. A keeper alive but not answering shows as
- * running, as it did with the hello (its reason is for a dead one). */
+ * until the hello timed out. The keeper removes its ctl as it stops
+ * taking clients (a stop returns after that), so a keeper that is ending
+ * shows as dead, as the hello had it; one alive but not answering shows
+ * as running, as with the hello too (its reason is for a dead one). */
 static void probe_lock(moat_session_info *s, bool stopped, int dfd)
 {
 	s->running = false;
