@@ -319,17 +319,39 @@ const moatd_token_limit *moatd_token_limit_of(const moatd_config *c, const char 
 	return NULL;
 }
 
-const moatd_token_limit *moatd_peer_limit_of(const moatd_config *c, uid_t uid, gid_t gid)
+int moatd_peer_limit_of(const moatd_config *c, uid_t uid, const gid_t *gids, size_t n_gids,
+			const moatd_token_limit **ret, moat_error *err)
 {
-	const moatd_token_limit *by_gid = NULL;
+	*ret = NULL;
+	for (size_t i = 0; i < c->n_tlim; i++)
+		if (c->tlim[i].peer && !c->tlim[i].by_gid && c->tlim[i].id == uid) {
+			*ret = &c->tlim[i];
+			return 0;
+		}
+	/* Every group of the peer's counts, not its primary gid alone: a
+	 * member switches that to any other of its groups (sg, newgrp) and
+	 * would take that group's entry, or none, instead. Two entries that
+	 * both match have no order to choose by: refused. */
 	for (size_t i = 0; i < c->n_tlim; i++) {
 		const moatd_token_limit *t = &c->tlim[i];
-		if (t->peer && !t->by_gid && t->id == uid)
-			return t;
-		if (t->peer && t->by_gid && t->id == gid && !by_gid)
-			by_gid = t;
+		if (!t->peer || !t->by_gid)
+			continue;
+		bool member = false;
+		for (size_t k = 0; k < n_gids && !member; k++)
+			member = gids[k] == t->id;
+		if (!member)
+			continue;
+		if (*ret) {
+			uint32_t first = (*ret)->id;
+			*ret = NULL;
+			return moat_error_set(err, EACCES,
+					      "uid:%u is in groups gid:%u and gid:%u, which both have a peer_limits entry; "
+					      "give uid:%u an entry of its own",
+					      (unsigned)uid, (unsigned)first, (unsigned)t->id, (unsigned)uid);
+		}
+		*ret = t;
 	}
-	return by_gid;
+	return 0;
 }
 
 static int cfg_ids(json_t *v, const char *field, moatd_ids *ids, moat_error *err)

@@ -193,8 +193,11 @@ void moatd_config_done(moatd_config *c);
 int moatd_config_parse(const char *text, size_t len, moatd_config *c, moat_error *err);
 /* token_limits' entry for a token's name, or NULL. */
 const moatd_token_limit *moatd_token_limit_of(const moatd_config *c, const char *name);
-/* peer_limits' entry for a unix peer: its uid's, else its gid's, or NULL. */
-const moatd_token_limit *moatd_peer_limit_of(const moatd_config *c, uid_t uid, gid_t gid);
+/* peer_limits' entry for a unix peer (*ret, or NULL): its uid's, else the
+ * one entry of any of its groups (gids: primary and supplementary); an
+ * EACCES error when two of its groups have one. */
+int moatd_peer_limit_of(const moatd_config *c, uid_t uid, const gid_t *gids, size_t n_gids,
+			const moatd_token_limit **ret, moat_error *err);
 /* Parses a token file: "ROLE SHA256-HEX NAME" a line, # comments. */
 int moatd_tokens_parse(const char *text, size_t len, moatd_config *c, moat_error *err);
 /* The role of a unix peer: the highest its uid or gid maps to; self_uid

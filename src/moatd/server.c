@@ -19,7 +19,9 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <openssl/ssl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -146,6 +148,7 @@ typedef struct caller {
 	ident *who;
 	const moatd_token_limit *tlim; /* its token's or peer's ceiling and quotas, or NULL */
 	const moat_policy *ceiling;
+	char refused[192]; /* why the caller is refused whatever its role, or "" */
 } caller;
 
 /* --- replies */
@@ -261,6 +264,35 @@ static ident *ident_get(srv *s, const char *id)
 	return x;
 }
 
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59
+#endif
+#define PEER_GROUPS_MAX 1024
+
+/* A unix peer's groups, for its peer_limits entry: its primary gid, the
+ * supplementary groups it connected with (SO_PEERGROUPS), and the ones
+ * the group database gives its user, which it cannot shed in a user
+ * namespace of its own as it can the others. More than
+ * PEER_GROUPS_MAX is refused rather than cut. */
+static int peer_groups(int fd, const struct ucred *cr, gid_t *gids, size_t *n, moat_error *err)
+{
+	gids[0] = cr->gid;
+	socklen_t len = (PEER_GROUPS_MAX - 1) * sizeof(gid_t);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, gids + 1, &len) < 0)
+		return moat_error_set(err, EACCES, "uid:%u: its groups cannot be read (SO_PEERGROUPS: %s)",
+				      (unsigned)cr->uid, strerror(errno));
+	*n = 1 + len / sizeof(gid_t);
+	struct passwd pw, *pwp = NULL;
+	char buf[4096];
+	if (getpwuid_r(cr->uid, &pw, buf, sizeof(buf), &pwp) != 0 || !pwp)
+		return 0;
+	int more = (int)(PEER_GROUPS_MAX - *n);
+	if (getgrouplist(pw.pw_name, cr->gid, gids + *n, &more) < 0)
+		return moat_error_set(err, EACCES, "uid:%u: more than %d groups", (unsigned)cr->uid, PEER_GROUPS_MAX);
+	*n += (size_t)more;
+	return 0;
+}
+
 static int caller_of(srv *s, struct evhttp_request *req, bool tcp, caller *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -279,8 +311,14 @@ static int caller_of(srv *s, struct evhttp_request *req, bool tcp, caller *c)
 		c->role = moatd_role_for_peer(s->cfg, s->self_uid, cr.uid, cr.gid);
 		snprintf(c->identity, sizeof(c->identity), "uid:%u", (unsigned)cr.uid);
 		/* moatd's own user is admin, unbounded as the host's user. */
-		if (c->role != MOATD_ROLE_NONE && cr.uid != s->self_uid)
-			c->tlim = moatd_peer_limit_of(s->cfg, cr.uid, cr.gid);
+		if (c->role != MOATD_ROLE_NONE && cr.uid != s->self_uid) {
+			gid_t gids[PEER_GROUPS_MAX];
+			size_t ng = 0;
+			moat_error err = {0};
+			if (peer_groups(bufferevent_getfd(bev), &cr, gids, &ng, &err) < 0 ||
+			    moatd_peer_limit_of(s->cfg, cr.uid, gids, ng, &c->tlim, &err) < 0)
+				snprintf(c->refused, sizeof(c->refused), "%s", err.msg);
+		}
 	}
 	/* A token's limits and a peer's are one kind: from here on the
 	 * ceiling and the quotas are checked the same way for both. */
@@ -2244,6 +2282,12 @@ static void handle(struct evhttp_request *req, void *arg, bool tcp)
 			reply_error(s, req, 401, NULL, "a bearer token is needed (Authorization: Bearer TOKEN)");
 		} else
 			reply_error(s, req, 403, NULL, "%s has no role here", c.identity);
+		return;
+	}
+	if (r != MOATD_R_HEALTH && c.refused[0]) {
+		if (moatd_route_changes(r))
+			audit_call(s, &c, r, req, 403, key);
+		reply_error(s, req, 403, NULL, "%s", c.refused);
 		return;
 	}
 	if (!moatd_role_allows(c.role, r)) {

@@ -43,14 +43,18 @@ EOT
 # group) carry the same ceiling and quotas under peer_limits.
 if is_root; then
 	PU=$(id -u moat-test) NG=$(getent group nogroup | cut -d: -f3)
+	# SU: an agent by its uid, in group SG by a supplementary group only,
+	# whose primary gid is one with no entry (as after "sg OTHER").
+	SU=4000000124 SG=4000000123 SP=4000000125
 	cat >>moatd.yaml <<EOT
 roles:
-  agent: {uids: [$PU], gids: [$NG]}
+  agent: {uids: [$PU, $SU], gids: [$NG]}
 peer_limits:
   uid:$PU:
     policy: $MOAT_TDIR/ceiling.yaml
     quotas: {sandboxes: 1, runs_per_minute: 2}
   gid:$NG: {quotas: {runs_per_minute: 1}}
+  gid:$SG: {quotas: {runs_per_minute: 1}}
 EOT
 fi
 moatd_start moatd.yaml
@@ -131,6 +135,18 @@ if is_root; then
 		"$(ucode nobody nogroup POST /v1/runs '{"argv":["true"]}') $(jq_ 'j["limit"]' <body)"
 	t_eq "peer by gid: still an agent held to the profiles (no ceiling to widen it)" "403 policy" \
 		"$(ucode nobody nogroup POST /v1/runs '{"argv":["true"],"policy":{"version":1}}') $(err_field)"
+	# The entry of a group the peer is in holds whichever of its groups
+	# is its primary one: a member that switches its gid (sg, newgrp)
+	# does not leave its group's quota behind.
+	sup() {
+		setpriv --reuid="$SU" --regid="$SP" --groups="$SG" curl -sS --max-time 120 -o - -w '\n%{http_code}' \
+			--unix-socket "$SOCK" -d '{"argv":["true"]}' http://m/v1/runs >ubody
+		tail -n1 ubody
+		sed '$d' ubody >body
+	}
+	t_eq "peer by a supplementary group: a run within its group's quota" 200 "$(sup)"
+	t_eq "peer by a supplementary group: past its group's runs_per_minute, 429" "429 runs_per_minute" \
+		"$(sup) $(jq_ 'j.get("limit")' <body)"
 	t_eq "moatd's own user takes no peer limit" 200 \
 		"$(curl -sS -o /dev/null -w '%{http_code}' --unix-socket "$SOCK" -d '{"argv":["true"],"limits":{"memory":"1G"}}' http://m/v1/runs)"
 else

@@ -477,24 +477,41 @@ static void test_peer_limits(void **state)
 			"peer_limits:\n  uid:1001: {policy: /c.yaml, quotas: {sandboxes: 1, runs_per_minute: 3}}\n"
 			"  gid:2000: {quotas: {cpu_seconds: 1m}}\n";
 	assert_int_equal(moatd_config_parse(y, strlen(y), &c, &err), 0);
-	const moatd_token_limit *t = moatd_peer_limit_of(&c, 1001, 2000);
+	const moatd_token_limit *t = NULL;
+	gid_t g2000[] = {2000}, g2001[] = {2001}, sup2000[] = {2001, 7, 2000};
+	assert_int_equal(moatd_peer_limit_of(&c, 1001, g2000, 1, &t, &err), 0);
 	assert_non_null(t);
 	assert_true(t->peer);
 	assert_string_equal(t->section, "peer_limits");
 	assert_string_equal(t->policy, "/c.yaml");
 	assert_int_equal(t->quota.sandboxes, 1);
 	assert_int_equal(t->quota.runs_per_minute, 3);
-	t = moatd_peer_limit_of(&c, 1002, 2000);
+	assert_int_equal(moatd_peer_limit_of(&c, 1002, g2000, 1, &t, &err), 0);
 	assert_non_null(t);
 	assert_true(t->by_gid);
 	assert_null(t->policy);
 	assert_int_equal(t->quota.cpu_seconds, 60);
-	assert_null(moatd_peer_limit_of(&c, 1002, 2001));
+	assert_int_equal(moatd_peer_limit_of(&c, 1002, g2001, 1, &t, &err), 0);
+	assert_null(t);
+	/* A supplementary group's entry holds as the primary's does (the
+	 * primary is whichever of its groups the peer switched to). */
+	assert_int_equal(moatd_peer_limit_of(&c, 1002, sup2000, 3, &t, &err), 0);
+	assert_non_null(t);
+	assert_int_equal(t->id, 2000);
 	/* A token named like a peer is a token: each form keeps to its own. */
 	t = moatd_token_limit_of(&c, "uid:1001");
 	assert_non_null(t);
 	assert_false(t->peer);
 	assert_int_equal(t->quota.sandboxes, 9);
+	moatd_config_done(&c);
+	/* Two groups' entries: no order between them to choose by, refused. */
+	moatd_config_init(&c);
+	const char *y2 = "peer_limits:\n  gid:2000: {quotas: {sandboxes: 1}}\n  gid:2001: {quotas: {sandboxes: 9}}\n";
+	assert_int_equal(moatd_config_parse(y2, strlen(y2), &c, &err), 0);
+	assert_true(moatd_peer_limit_of(&c, 1002, sup2000, 3, &t, &err) < 0);
+	assert_null(t);
+	assert_int_equal(err.code, EACCES);
+	assert_non_null(strstr(err.msg, "gid:2000 and gid:2001"));
 	moatd_config_done(&c);
 }
 
