@@ -707,6 +707,30 @@ static int sync_folder(const char *path, moat_error *err)
 	return 0;
 }
 
+/* Whether the file at path, regular, this user's and not a link, holds
+ * exactly len bytes, those of buf. */
+static bool same_aside(const char *path, const char *buf, size_t len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    st.st_size != (off_t)len)
+		return false;
+	_cleanup_free_ char *got = malloc(len + 1);
+	if (!got)
+		return false;
+	size_t n = 0;
+	while (n < len) {
+		ssize_t r = pread(fd, got + n, len - n, (off_t)n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		n += (size_t)r;
+	}
+	return memcmp(got, buf, len) == 0;
+}
+
 /* The log ends in a partial line: its tail past the last newline goes to
  * PATH.partial-OFFSET (created new, fsync'd) before the log is cut back to
  * that newline, so no byte is lost, only set aside. *size becomes the cut
@@ -752,11 +776,23 @@ static int set_aside_partial(moat_audit *a, off_t *size, char *moved, size_t mov
 	const char *tail = buf + keep_in_buf;
 	size_t tail_len = len - keep_in_buf;
 	snprintf(moved, moved_size, "%s.partial-%lld", a->path, (long long)keep);
+	moat_error e2 = {0};
 	_cleanup_close_ int fd =
-		moat__hostpath_open("partial audit line", moved, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600, err);
-	if (fd < 0)
+		moat__hostpath_open("partial audit line", moved, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600, &e2);
+	if (fd < 0 && e2.code == EEXIST) {
+		/* A recovery killed after it set the tail aside and before its
+		 * event was written leaves the same tail at the same offset:
+		 * its copy, byte for byte, is this one's. Anything else in
+		 * that name is not overwritten. */
+		if (!same_aside(moved, tail, tail_len))
+			return moat_error_set(err, EEXIST,
+					      "audit log %s: %s exists and is not a copy of its partial line (%zu bytes); "
+					      "move it away to restart",
+					      a->path, moved, tail_len);
+	} else if (fd < 0) {
+		*err = e2;
 		return fd;
-	if (moat__write_all(fd, tail, tail_len) < 0 || fsync(fd) < 0)
+	} else if (moat__write_all(fd, tail, tail_len) < 0 || fsync(fd) < 0)
 		return moat_error_set(err, errno ? errno : EIO, "audit log %s: set its partial line aside in %s",
 				      a->path, moved);
 	if (ftruncate(a->fd, keep) < 0 || fsync(a->fd) < 0)

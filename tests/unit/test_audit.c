@@ -459,11 +459,36 @@ static void test_open_recover(void **state)
 	assert_int_equal(v.events, 2);
 	assert_non_null(strstr(buf, "\"type\":\"log.start\""));
 	assert_non_null(strstr(buf, "\"type\":\"audit.partial_tail\""));
-	/* The name is taken: refused rather than overwritten. */
+	/* The name is taken by the same bytes: a recovery killed after it
+	 * set the tail aside and before its event was written. Its copy is
+	 * this one's, and the writer starts again (it was refused for good,
+	 * each restart the same). */
 	unlink(path);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	assert_int_equal(write(fd, part, 10), 10);
 	close(fd);
+	assert_int_equal(moat_audit_open_recover(path, NULL, &a, moved, &err), 0);
+	assert_string_equal(moved, want);
+	moat_audit_close(TAKE_PTR(a));
+	free(buf);
+	buf = NULL;
+	n = moat__read_file_at(AT_FDCWD, path, 1 << 20, &buf);
+	assert_int_equal(moat_audit_verify_buffer(buf, (size_t)n, 0, &v), 0);
+	assert_non_null(strstr(buf, "\"type\":\"audit.partial_tail\""));
+	free(aside);
+	aside = NULL;
+	assert_int_equal(moat__read_file_at(AT_FDCWD, want, 1 << 20, &aside), 10);
+	assert_memory_equal(aside, part, 10);
+	/* Taken by other bytes, or a link: refused rather than overwritten,
+	 * naming the file. */
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_int_equal(write(fd, part + 1, 10), 10);
+	close(fd);
+	assert_true(moat_audit_open_recover(path, NULL, &a, moved, &err) < 0);
+	assert_non_null(strstr(err.msg, "is not a copy of its partial line"));
+	unlink(want);
+	assert_int_equal(symlink("/dev/null", want), 0);
 	assert_true(moat_audit_open_recover(path, NULL, &a, moved, &err) < 0);
 	unlink(want);
 
