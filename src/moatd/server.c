@@ -40,7 +40,6 @@
 #include "util.h"
 
 #define MAX_IDENTS 256
-#define AUDIT_READ_MAX (16u << 20)
 
 typedef struct srv srv;
 typedef struct job job;
@@ -1737,6 +1736,25 @@ static void follow_tick(evutil_socket_t fd, short what, void *arg)
 	evtimer_add(j->tick, &tv);
 }
 
+/* The length of fd's first size bytes cut after their last newline: a
+ * line the keeper is still writing is left for the next read. */
+static off_t audit_whole_lines(int fd, off_t size)
+{
+	char buf[4096];
+	off_t end = size;
+	while (end > 0) {
+		size_t n = end < (off_t)sizeof(buf) ? (size_t)end : sizeof(buf);
+		ssize_t r = pread(fd, buf, n, end - (off_t)n);
+		if (r != (ssize_t)n)
+			return size;
+		for (size_t i = n; i > 0; i--)
+			if (buf[i - 1] == '\n')
+				return end - (off_t)n + (off_t)i;
+		end -= (off_t)n;
+	}
+	return 0;
+}
+
 static void do_session_audit(srv *s, struct evhttp_request *req, conn *cn, const caller *c, const char *key)
 {
 	moat_session_info v;
@@ -1754,7 +1772,6 @@ static void do_session_audit(srv *s, struct evhttp_request *req, conn *cn, const
 	}
 	json_t *o = owner_read(s, v.id);
 	const char *a = json_string_value(json_object_get(o, "audit"));
-	_cleanup_free_ char *text = NULL;
 	if (follow && a) {
 		int fd = open(a, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		json_decref(o);
@@ -1780,16 +1797,27 @@ static void do_session_audit(srv *s, struct evhttp_request *req, conn *cn, const
 		follow_tick(-1, 0, j);
 		return;
 	}
-	if (a)
-		read_text(a, AUDIT_READ_MAX, &text);
+	/* The whole log, however long: libevent sends it from the file
+	 * (sendfile or mmap), so a log of any size costs moatd no copy. The
+	 * keeper may be appending: the reply ends at the last whole line of
+	 * what the file held when it was opened. Files moatd or moat wrote
+	 * into moatd's own folder: never through a link. */
+	_cleanup_close_ int fd = a ? open(a, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
 	json_decref(o);
-	if (!text) {
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		reply_error(s, req, 404, NULL, "session %s: no audit log (a session made outside moatd has none here)",
 			    key);
 		return;
 	}
+	off_t len = audit_whole_lines(fd, st.st_size);
 	struct evbuffer *b = evbuffer_new();
-	evbuffer_add(b, text, strlen(text));
+	if (!b || (len > 0 && evbuffer_add_file(b, TAKE_FD(fd), 0, len) < 0)) {
+		if (b)
+			evbuffer_free(b);
+		reply_error(s, req, 500, NULL, "session %s: audit log: %s", key, strerror(errno ? errno : ENOMEM));
+		return;
+	}
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/jsonl");
 	count_reply(s, 200);
 	evhttp_send_reply(req, 200, "OK", b);
