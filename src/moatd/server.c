@@ -135,6 +135,10 @@ struct srv {
 	uint64_t execs;
 	uint64_t lat_buckets[ELEMENTSOF(lat_bounds)], lat_count;
 	double lat_sum;
+	/* The running keepers' figures, as asked of them at keepers_at (ns,
+	 * monotonic; 0: never): see metrics_keepers. */
+	uint64_t keepers_at;
+	uint64_t keepers_fig[4];
 };
 
 static const char *const run_statuses[] = {"ok", "exit", "signal", "timeout", "limit", "error", "other"};
@@ -2127,35 +2131,47 @@ static void metric_one(struct evbuffer *b, const char *name, const char *type, c
 	evbuffer_add_printf(b, "%s %llu\n", name, (unsigned long long)v);
 }
 
+/* How long the keepers' figures are reused: asking every running keeper
+ * its status costs a connection and a round trip each, on moatd's one
+ * thread, and a scraper (or many) may ask every few milliseconds. Which
+ * sessions run is read from their locks on every request (cheap, exact);
+ * only what the keepers count is at most this old. */
+#define METRICS_KEEPERS_TTL_NS (1000000000ull)
+
 /* What the running sessions' keepers report (their status): the requests
  * their gateways decided and the actions their approval gates hold. Sums
  * over the sessions alive now, so gauges: a session that ends takes its
  * counts with it. */
-static void metrics_keepers(struct evbuffer *b, const moat_session_info *v, size_t n)
+static void metrics_keepers(srv *s, struct evbuffer *b, const moat_session_info *v, size_t n)
 {
-	uint64_t allowed = 0, denied = 0, pending = 0, leases = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!v[i].running)
-			continue;
-		moat_error err = {0};
-		_cleanup_keeper_ moat_keeper *k = NULL;
-		moat_keeper_msg m;
-		if (moat_keeper_connect(v[i].socket, &k, &err) < 0 || moat_keeper_status(k, &m, &err) < 0)
-			continue;
-		allowed += m.net_allowed;
-		denied += m.net_denied;
-		pending += m.approvals_pending;
-		leases += m.approvals_leases;
-		moat_keeper_msg_done(&m);
+	uint64_t now = moat__now_ns();
+	uint64_t *fig = s->keepers_fig;
+	if (!s->keepers_at || now - s->keepers_at >= METRICS_KEEPERS_TTL_NS) {
+		memset(s->keepers_fig, 0, sizeof(s->keepers_fig));
+		for (size_t i = 0; i < n; i++) {
+			if (!v[i].running)
+				continue;
+			moat_error err = {0};
+			_cleanup_keeper_ moat_keeper *k = NULL;
+			moat_keeper_msg m;
+			if (moat_keeper_connect(v[i].socket, &k, &err) < 0 || moat_keeper_status(k, &m, &err) < 0)
+				continue;
+			fig[0] += m.net_allowed;
+			fig[1] += m.net_denied;
+			fig[2] += m.approvals_pending;
+			fig[3] += m.approvals_leases;
+			moat_keeper_msg_done(&m);
+		}
+		s->keepers_at = moat__now_ns();
 	}
 	metric_head(b, "moatd_gateway_requests", "gauge",
 		    "Requests the running sessions' gateways decided, by decision.");
 	evbuffer_add_printf(b,
 			    "moatd_gateway_requests{decision=\"allow\"} %llu\nmoatd_gateway_requests{decision=\"deny\"} %llu\n",
-			    (unsigned long long)allowed, (unsigned long long)denied);
+			    (unsigned long long)fig[0], (unsigned long long)fig[1]);
 	metric_one(b, "moatd_approvals_pending", "gauge", "Actions the running sessions hold for a person's decision.",
-		   pending);
-	metric_one(b, "moatd_approval_leases", "gauge", "Approval leases in force in the running sessions.", leases);
+		   fig[2]);
+	metric_one(b, "moatd_approval_leases", "gauge", "Approval leases in force in the running sessions.", fig[3]);
 }
 
 static void do_metrics(srv *s, struct evhttp_request *req)
@@ -2171,7 +2187,7 @@ static void do_metrics(srv *s, struct evhttp_request *req)
 			if (v[i].running)
 				keeper_rss += rss_of(v[i].keeper_pid);
 		}
-	metrics_keepers(b, v, n);
+	metrics_keepers(s, b, v, n);
 	free(v);
 	unsigned inflight = 0;
 	for (job *j = s->jobs; j; j = j->next)
