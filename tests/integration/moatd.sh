@@ -15,7 +15,7 @@ cd "$MOAT_TDIR"
 N="d$$"
 cleanup() {
 	moatd_stop
-	for n in "$N-a" "$N-k"; do "$MOAT" session rm "$n" >/dev/null 2>&1; done
+	for n in "$N-a" "$N-k"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done
 }
 trap cleanup EXIT
 cat >moatd.yaml <<'YAML'
