@@ -37,6 +37,7 @@
 #include "pool.h"
 #include "sandbox-internal.h" /* MOAT_ROOT_HOST_UID: the sandbox's host user, as root */
 #include "session.h"
+#include "units.h"
 #include "util.h"
 
 #define MAX_IDENTS 256
@@ -1641,6 +1642,30 @@ static void do_exec_get(srv *s, struct evhttp_request *req, const caller *c, con
 	reply_json(s, req, 200, o);
 }
 
+/* An exec's time within its caller's ceiling: the session it runs in was
+ * made within the ceiling's limits.wall, which bounds the session's whole
+ * life and so every command in it; a command asking for longer would be
+ * promised what the session cannot give, so it is refused naming the
+ * field, as a run asking for more than its ceiling is. */
+static int exec_time_within(srv *s, struct evhttp_request *req, const caller *c, const moatd_request *r)
+{
+	if (!c->ceiling || c->ceiling->limits.wall_ms == MOAT_UNLIMITED)
+		return 0;
+	for (size_t i = 0; r->opts && r->opts[i]; i++) {
+		uint64_t ms = 0;
+		moat_error err = {0};
+		if (strncmp(r->opts[i], "--time=", 7) != 0 || moat_parse_duration_ms(r->opts[i] + 7, &ms, &err) < 0 ||
+		    ms <= c->ceiling->limits.wall_ms)
+			continue;
+		char cs[32], ps[32];
+		moat_format_duration_ms(ms, cs, sizeof(cs));
+		moat_format_duration_ms(c->ceiling->limits.wall_ms, ps, sizeof(ps));
+		reply_error(s, req, 403, NULL, "time: %s exceeds the token ceiling's limits.wall %s", cs, ps);
+		return -1;
+	}
+	return 0;
+}
+
 static void do_session_exec(srv *s, struct evhttp_request *req, conn *cn, const caller *c, const char *key)
 {
 	moat_session_info v;
@@ -1651,6 +1676,8 @@ static void do_session_exec(srv *s, struct evhttp_request *req, conn *cn, const 
 	job *j = NULL;
 	if (decode_or_reply(s, req, MOATD_BODY_EXEC, c, &r) < 0)
 		return;
+	if (exec_time_within(s, req, c, &r) < 0)
+		goto out;
 	if (!v.running) {
 		reply_error(s, req, 409, NULL, "session %s: not running (%s)", key, v.reason);
 		goto out;
