@@ -235,6 +235,9 @@ int moat_eval_run_sample(const moat_config *base, const struct moat_gateway_conf
  * NULL when its Python samples may run warm. */
 const char *moat__eval_warm_refusal(const moat_config *base);
 typedef struct warm moat_eval_warm;
+/* The pids a cgroup.procs at path lists (at most max of them: more, of a
+ * list of any length, is -E2BIG). */
+int moat__eval_read_procs(const char *path, pid_t *pids, size_t max, size_t *ret_n);
 /* One worker's sandbox with its interpreter ready; base as for a sample. */
 int moat__eval_warm_new(const moat_config *base, moat_eval_warm **ret, moat_error *err);
 void moat__eval_warm_free(moat_eval_warm *w);

@@ -207,12 +207,19 @@ static int read_line(warm *w, char *out, size_t size, int timeout_ms)
 	}
 }
 
-static int read_procs(const char *path, pid_t *pids, size_t max, size_t *ret_n)
+int moat__eval_read_procs(const char *path, pid_t *pids, size_t max, size_t *ret_n)
 {
+	/* A pid is at most 7 digits (PID_MAX_LIMIT is 2^22), so max pids take
+	 * at most (max + 1) * 8 bytes with their newlines: a list longer than
+	 * that holds more than max pids, however long it is, and is -E2BIG,
+	 * never an error about its size nor a list cut short. */
+	size_t cap = (max + 1) * 8;
 	_cleanup_free_ char *text = NULL;
-	int r = moat__read_file_at(AT_FDCWD, path, 4096, &text);
+	int r = moat__read_file_head_at(AT_FDCWD, path, cap + 1, &text);
 	if (r < 0)
 		return r;
+	if ((size_t)r > cap)
+		return -E2BIG;
 	size_t n = 0;
 	for (char *s = text, *end; *s; s = end) {
 		long v = strtol(s, &end, 10);
@@ -302,7 +309,7 @@ static int move_ahead(warm *w, const moat_limits *lim, moat_error *err)
 {
 	pid_t now[WARM_AHEAD + 8];
 	size_t n = 0;
-	int e = read_procs(w->procs, now, WARM_AHEAD + 8, &n);
+	int e = moat__eval_read_procs(w->procs, now, WARM_AHEAD + 8, &n);
 	if (e < 0)
 		return moat_error_set(err, -e, "%s", w->procs);
 	size_t found = 0;
@@ -414,7 +421,7 @@ int moat__eval_warm_new(const moat_config *base, warm **ret, moat_error *err)
 	}
 	/* The sandbox's own processes: the init and the interpreter, which
 	 * forks its first child once told to proceed. */
-	if ((r = read_procs(w->procs, w->rest, 4, &w->n_rest)) < 0) {
+	if ((r = moat__eval_read_procs(w->procs, w->rest, 4, &w->n_rest)) < 0) {
 		r = moat_error_set(err, -r, "%s", w->procs);
 		goto fail;
 	}

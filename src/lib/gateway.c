@@ -67,8 +67,7 @@
 #include <event2/listener.h>
 #include <event2/util.h>
 
-/* From linux/netfilter_ipv4.h, which needs the C library's limits.h (the
- * include path finds moat's own limits.h first). */
+/* From linux/netfilter_ipv4.h, whose other definitions are not needed. */
 #ifndef SO_ORIGINAL_DST
 #define SO_ORIGINAL_DST 80
 #endif

@@ -1,5 +1,5 @@
 /* The run's resource limits on the supervisor side; see limits.h. */
-#include "limits.h"
+#include "runlimits.h"
 
 #include "cgroup.h"
 

@@ -865,15 +865,26 @@ static pid_t keeper_pid_owner(int rootfd, const char *self, const char *path, co
 	return found;
 }
 
-/* The first id of /proc/PID/{uid,gid}_map inside its namespace. */
+/* The id /proc/PID/{uid,gid}_map maps inside its namespace when it maps
+ * exactly one, as every container of this runtime does (userns.c writes
+ * one line of one id); -1 for a map of more lines or wider ranges, which
+ * no container of this runtime has. The kernel caps a map at 340 lines of
+ * at most 33 bytes ("%10u %10u %10u\n"), so the cap below reads any map
+ * whole: its first line is never taken for all of it. */
+#define ID_MAP_READ_MAX (340 * 33 + 1)
 static long map_inside_id(pid_t pid, const char *map)
 {
 	char path[64];
 	_cleanup_free_ char *text = NULL;
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, map);
 	unsigned long inside, outside, count;
-	if (moat__read_file_at(AT_FDCWD, path, 4096, &text) < 0 || sscanf(text, "%lu %lu %lu", &inside, &outside, &count) != 3)
+	int n = 0;
+	if (moat__read_file_at(AT_FDCWD, path, ID_MAP_READ_MAX, &text) < 0 ||
+	    sscanf(text, "%lu %lu %lu%n", &inside, &outside, &count, &n) != 3 || count != 1)
 		return -1;
+	for (const char *p = text + n; *p; p++)
+		if (*p != '\n' && *p != ' ')
+			return -1;
 	return (long)inside;
 }
 
@@ -1079,7 +1090,7 @@ static int join_resolve(keeper *k, moat_net_mode mode, moat_sandbox_join *j, moa
 	if (map_inside_id(owner, "uid_map") != (long)k->spec->uid || map_inside_id(owner, "gid_map") != (long)k->spec->gid)
 		return moat_error_set(err, MOAT_EINPUT,
 				      "process.user: joining container %s's namespaces takes its user namespace, which "
-				      "maps only its user (uid %ld gid %ld); uid %u gid %u is refused",
+				      "maps only its user (uid %ld gid %ld, -1: not one id); uid %u gid %u is refused",
 				      owner_id, map_inside_id(owner, "uid_map"), map_inside_id(owner, "gid_map"),
 				      (unsigned)k->spec->uid, (unsigned)k->spec->gid);
 	return 0;

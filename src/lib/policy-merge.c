@@ -742,6 +742,7 @@ static const char *const decision_names[_MOAT_POLICY_NET_MAX] = {
 	[MOAT_POLICY_NET_DENY] = "deny",
 	[MOAT_POLICY_NET_ALLOW] = "allow",
 	[MOAT_POLICY_NET_APPROVE] = "approve",
+	[MOAT_POLICY_NET_UNFILTERED] = "unfiltered",
 };
 
 const char *moat_policy_net_verdict_to_string(moat_policy_net_verdict d)
@@ -814,6 +815,11 @@ moat_policy_net_verdict moat_policy_net_decide(const moat_policy *p, const char 
 {
 	if (ret_rule)
 		snprintf(ret_rule, rule_len, "network.default");
+	if (p->net == MOAT_NET_POD) {
+		if (ret_rule)
+			snprintf(ret_rule, rule_len, "network.mode");
+		return MOAT_POLICY_NET_UNFILTERED;
+	}
 	if (p->net == MOAT_NET_NONE || !host)
 		return MOAT_POLICY_NET_DENY;
 	moat_error err = {0};

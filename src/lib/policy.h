@@ -66,6 +66,9 @@ typedef enum moat_policy_net_verdict {
 	MOAT_POLICY_NET_DENY = 0,
 	MOAT_POLICY_NET_ALLOW,
 	MOAT_POLICY_NET_APPROVE, /* held until a person approves, else denied */
+	/* network.mode: pod: the pod's network carries the traffic, no
+	 * gateway sees it and no rule of the policy applies (config.h). */
+	MOAT_POLICY_NET_UNFILTERED,
 	_MOAT_POLICY_NET_MAX,
 	_MOAT_POLICY_NET_INVALID = -1,
 } moat_policy_net_verdict;
@@ -286,7 +289,9 @@ char *moat_policy_explain(const moat_policy *p);
  * unknown property does not match. Deny rules win over approve rules, which
  * win over allow rules; nothing matching means deny. *ret_rule (may be NULL)
  * receives a description of the deciding rule ("network.allow[2]") or
- * "network.default". */
+ * "network.default". Under network.mode: pod no gateway decides: the answer
+ * is MOAT_POLICY_NET_UNFILTERED (rule "network.mode"), never a deny the
+ * traffic does not meet. */
 moat_policy_net_verdict moat_policy_net_decide(const moat_policy *p, const char *host, uint16_t port, const char *method,
 					 const char *path, char *ret_rule, size_t rule_len);
 const char *moat_policy_net_verdict_to_string(moat_policy_net_verdict d);

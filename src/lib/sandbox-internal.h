@@ -3,7 +3,7 @@
 #pragma once
 
 #include "config.h"
-#include "limits.h"
+#include "runlimits.h"
 #include "result.h"
 
 #include <sys/types.h>

@@ -24,7 +24,7 @@
 
 #include "audit.h"
 #include "filetrail.h"
-#include "limits.h"
+#include "runlimits.h"
 #include "netproxy.h"
 #include "redact.h"
 #include "sandbox-internal.h"

@@ -15,7 +15,7 @@
 #pragma once
 
 #include "iobuf.h"
-#include "limits.h"
+#include "runlimits.h"
 #include "redactstream.h"
 #include "sandbox.h"
 #include "tty.h"

@@ -39,10 +39,10 @@
 #include "pool.h"
 #include "sandbox-internal.h" /* MOAT_ROOT_HOST_UID: the sandbox's host user, as root */
 #include "session.h"
+#include "units.h"
 #include "util.h"
 
 #define MAX_IDENTS 256
-#define AUDIT_READ_MAX (16u << 20)
 
 typedef struct srv srv;
 typedef struct job job;
@@ -138,6 +138,10 @@ struct srv {
 	uint64_t execs;
 	uint64_t lat_buckets[ELEMENTSOF(lat_bounds)], lat_count;
 	double lat_sum;
+	/* The running keepers' figures, as asked of them at keepers_at (ns,
+	 * monotonic; 0: never): see metrics_keepers. */
+	uint64_t keepers_at;
+	uint64_t keepers_fig[4];
 };
 
 static const char *const run_statuses[] = {"ok", "exit", "signal", "timeout", "limit", "error", "other"};
@@ -1676,6 +1680,30 @@ static void do_exec_get(srv *s, struct evhttp_request *req, const caller *c, con
 	reply_json(s, req, 200, o);
 }
 
+/* An exec's time within its caller's ceiling: the session it runs in was
+ * made within the ceiling's limits.wall, which bounds the session's whole
+ * life and so every command in it; a command asking for longer would be
+ * promised what the session cannot give, so it is refused naming the
+ * field, as a run asking for more than its ceiling is. */
+static int exec_time_within(srv *s, struct evhttp_request *req, const caller *c, const moatd_request *r)
+{
+	if (!c->ceiling || c->ceiling->limits.wall_ms == MOAT_UNLIMITED)
+		return 0;
+	for (size_t i = 0; r->opts && r->opts[i]; i++) {
+		uint64_t ms = 0;
+		moat_error err = {0};
+		if (strncmp(r->opts[i], "--time=", 7) != 0 || moat_parse_duration_ms(r->opts[i] + 7, &ms, &err) < 0 ||
+		    ms <= c->ceiling->limits.wall_ms)
+			continue;
+		char cs[32], ps[32];
+		moat_format_duration_ms(ms, cs, sizeof(cs));
+		moat_format_duration_ms(c->ceiling->limits.wall_ms, ps, sizeof(ps));
+		reply_error(s, req, 403, NULL, "time: %s exceeds the token ceiling's limits.wall %s", cs, ps);
+		return -1;
+	}
+	return 0;
+}
+
 static void do_session_exec(srv *s, struct evhttp_request *req, conn *cn, const caller *c, const char *key)
 {
 	moat_session_info v;
@@ -1686,6 +1714,8 @@ static void do_session_exec(srv *s, struct evhttp_request *req, conn *cn, const 
 	job *j = NULL;
 	if (decode_or_reply(s, req, MOATD_BODY_EXEC, c, &r) < 0)
 		return;
+	if (exec_time_within(s, req, c, &r) < 0)
+		goto out;
 	if (!v.running) {
 		reply_error(s, req, 409, NULL, "session %s: not running (%s)", key, v.reason);
 		goto out;
@@ -1775,6 +1805,25 @@ static void follow_tick(evutil_socket_t fd, short what, void *arg)
 	evtimer_add(j->tick, &tv);
 }
 
+/* The length of fd's first size bytes cut after their last newline: a
+ * line the keeper is still writing is left for the next read. */
+static off_t audit_whole_lines(int fd, off_t size)
+{
+	char buf[4096];
+	off_t end = size;
+	while (end > 0) {
+		size_t n = end < (off_t)sizeof(buf) ? (size_t)end : sizeof(buf);
+		ssize_t r = pread(fd, buf, n, end - (off_t)n);
+		if (r != (ssize_t)n)
+			return size;
+		for (size_t i = n; i > 0; i--)
+			if (buf[i - 1] == '\n')
+				return end - (off_t)n + (off_t)i;
+		end -= (off_t)n;
+	}
+	return 0;
+}
+
 static void do_session_audit(srv *s, struct evhttp_request *req, conn *cn, const caller *c, const char *key)
 {
 	moat_session_info v;
@@ -1792,7 +1841,6 @@ static void do_session_audit(srv *s, struct evhttp_request *req, conn *cn, const
 	}
 	json_t *o = owner_read(s, v.id);
 	const char *a = json_string_value(json_object_get(o, "audit"));
-	_cleanup_free_ char *text = NULL;
 	if (follow && a) {
 		int fd = open(a, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		json_decref(o);
@@ -1818,16 +1866,27 @@ static void do_session_audit(srv *s, struct evhttp_request *req, conn *cn, const
 		follow_tick(-1, 0, j);
 		return;
 	}
-	if (a)
-		read_text(a, AUDIT_READ_MAX, &text);
+	/* The whole log, however long: libevent sends it from the file
+	 * (sendfile or mmap), so a log of any size costs moatd no copy. The
+	 * keeper may be appending: the reply ends at the last whole line of
+	 * what the file held when it was opened. Files moatd or moat wrote
+	 * into moatd's own folder: never through a link. */
+	_cleanup_close_ int fd = a ? open(a, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
 	json_decref(o);
-	if (!text) {
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		reply_error(s, req, 404, NULL, "session %s: no audit log (a session made outside moatd has none here)",
 			    key);
 		return;
 	}
+	off_t len = audit_whole_lines(fd, st.st_size);
 	struct evbuffer *b = evbuffer_new();
-	evbuffer_add(b, text, strlen(text));
+	if (!b || (len > 0 && evbuffer_add_file(b, TAKE_FD(fd), 0, len) < 0)) {
+		if (b)
+			evbuffer_free(b);
+		reply_error(s, req, 500, NULL, "session %s: audit log: %s", key, strerror(errno ? errno : ENOMEM));
+		return;
+	}
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", "application/jsonl");
 	count_reply(s, 200);
 	evhttp_send_reply(req, 200, "OK", b);
@@ -2137,35 +2196,47 @@ static void metric_one(struct evbuffer *b, const char *name, const char *type, c
 	evbuffer_add_printf(b, "%s %llu\n", name, (unsigned long long)v);
 }
 
+/* How long the keepers' figures are reused: asking every running keeper
+ * its status costs a connection and a round trip each, on moatd's one
+ * thread, and a scraper (or many) may ask every few milliseconds. Which
+ * sessions run is read from their locks on every request (cheap, exact);
+ * only what the keepers count is at most this old. */
+#define METRICS_KEEPERS_TTL_NS (1000000000ull)
+
 /* What the running sessions' keepers report (their status): the requests
  * their gateways decided and the actions their approval gates hold. Sums
  * over the sessions alive now, so gauges: a session that ends takes its
  * counts with it. */
-static void metrics_keepers(struct evbuffer *b, const moat_session_info *v, size_t n)
+static void metrics_keepers(srv *s, struct evbuffer *b, const moat_session_info *v, size_t n)
 {
-	uint64_t allowed = 0, denied = 0, pending = 0, leases = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!v[i].running)
-			continue;
-		moat_error err = {0};
-		_cleanup_keeper_ moat_keeper *k = NULL;
-		moat_keeper_msg m;
-		if (moat_keeper_connect(v[i].socket, &k, &err) < 0 || moat_keeper_status(k, &m, &err) < 0)
-			continue;
-		allowed += m.net_allowed;
-		denied += m.net_denied;
-		pending += m.approvals_pending;
-		leases += m.approvals_leases;
-		moat_keeper_msg_done(&m);
+	uint64_t now = moat__now_ns();
+	uint64_t *fig = s->keepers_fig;
+	if (!s->keepers_at || now - s->keepers_at >= METRICS_KEEPERS_TTL_NS) {
+		memset(s->keepers_fig, 0, sizeof(s->keepers_fig));
+		for (size_t i = 0; i < n; i++) {
+			if (!v[i].running)
+				continue;
+			moat_error err = {0};
+			_cleanup_keeper_ moat_keeper *k = NULL;
+			moat_keeper_msg m;
+			if (moat_keeper_connect(v[i].socket, &k, &err) < 0 || moat_keeper_status(k, &m, &err) < 0)
+				continue;
+			fig[0] += m.net_allowed;
+			fig[1] += m.net_denied;
+			fig[2] += m.approvals_pending;
+			fig[3] += m.approvals_leases;
+			moat_keeper_msg_done(&m);
+		}
+		s->keepers_at = moat__now_ns();
 	}
 	metric_head(b, "moatd_gateway_requests", "gauge",
 		    "Requests the running sessions' gateways decided, by decision.");
 	evbuffer_add_printf(b,
 			    "moatd_gateway_requests{decision=\"allow\"} %llu\nmoatd_gateway_requests{decision=\"deny\"} %llu\n",
-			    (unsigned long long)allowed, (unsigned long long)denied);
+			    (unsigned long long)fig[0], (unsigned long long)fig[1]);
 	metric_one(b, "moatd_approvals_pending", "gauge", "Actions the running sessions hold for a person's decision.",
-		   pending);
-	metric_one(b, "moatd_approval_leases", "gauge", "Approval leases in force in the running sessions.", leases);
+		   fig[2]);
+	metric_one(b, "moatd_approval_leases", "gauge", "Approval leases in force in the running sessions.", fig[3]);
 }
 
 static void do_metrics(srv *s, struct evhttp_request *req)
@@ -2181,7 +2252,7 @@ static void do_metrics(srv *s, struct evhttp_request *req)
 			if (v[i].running)
 				keeper_rss += rss_of(v[i].keeper_pid);
 		}
-	metrics_keepers(b, v, n);
+	metrics_keepers(s, b, v, n);
 	free(v);
 	unsigned inflight = 0;
 	for (job *j = s->jobs; j; j = j->next)

@@ -15,7 +15,7 @@ cd "$MOAT_TDIR"
 N="d$$"
 cleanup() {
 	moatd_stop
-	for n in "$N-a" "$N-k"; do "$MOAT" session rm "$n" >/dev/null 2>&1; done
+	for n in "$N-a" "$N-k"; do "$MOAT" session rm --purge "$n" >/dev/null 2>&1; done
 }
 trap cleanup EXIT
 cat >moatd.yaml <<'YAML'
@@ -172,6 +172,15 @@ import json
 t=[json.loads(l)["type"] for l in open("audit.jsonl")]
 print(" ".join(x for i,x in enumerate(t) if x not in t[:i]))')"
 t_check "the audit log verifies (its hash chain is whole)" "$MOAT" audit verify audit.jsonl
+# A log past 16 MiB (the cap a whole-file read once had) is sent whole,
+# not refused nor cut: grow this one with a padding line, then put it back.
+alog=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["audit"])' "$STATE/owners/$id.json" 2>/dev/null)
+asize=$(stat -c %s "$alog")
+head -c $((17 << 20)) /dev/zero | tr '\0' a >>"$alog" && echo >>"$alog"
+c "http://moatd/v1/sessions/$id/audit" >big.jsonl
+t_check "GET audit: a log over 16 MiB comes whole" cmp -s big.jsonl "$alog"
+truncate -s "$asize" "$alog"
+rm -f big.jsonl
 t_eq "audit: an unknown query is 400" 400 "$(code GET "/v1/sessions/$id/audit?tail=5")"
 # ?follow=1 streams what is appended: an exec made while it follows shows.
 curl -sS --max-time 60 --unix-socket "$SOCK" -N "http://moatd/v1/sessions/$id/audit?follow=1" >follow.jsonl 2>/dev/null &

@@ -38,7 +38,7 @@ cleanup() {
 import json,sys
 for s in json.load(sys.stdin):
     if (s.get('name') or '').startswith('$N'): print(s['id'])"); do
-		"$MOAT" session rm "$s" >/dev/null 2>&1
+		"$MOAT" session rm --purge "$s" >/dev/null 2>&1
 	done
 }
 trap cleanup EXIT

@@ -57,7 +57,7 @@ moatd_cleanup() {
 import json,sys
 for s in json.load(sys.stdin):
     if (s.get('name') or '').startswith(sys.argv[1]): print(s['id'])" "$1"); do
-		"$MOAT" session rm "$s" >/dev/null 2>&1
+		"$MOAT" session rm --purge "$s" >/dev/null 2>&1
 	done
 }
 # moatd_no_sanitizer_report: the last check of each script; moatd under a

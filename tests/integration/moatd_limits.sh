@@ -97,6 +97,12 @@ t_eq "ceiling: a session within it" 201 "$st"
 tcode "$TA" POST "/v1/sessions/$sid/exec" '{"argv":["cat","/etc/moat/policy.yaml"]}' >/dev/null
 t_match "ceiling: the session's policy is narrowed to it" "memory: (256M|268435456)" \
 	"$(python3 -c 'import json; print("".join(json.loads(l).get("data","") for l in open("body")))')"
+# An exec's time: the session lives no longer than the ceiling's wall, so
+# a command asking for more is refused naming the field; within it, it runs.
+t_eq "ceiling: an exec asking for more time than the ceiling's wall is 403 naming it" "403 time" \
+	"$(tcode "$TA" POST "/v1/sessions/$sid/exec" '{"argv":["true"],"time":"2m"}') $(err_field)"
+t_eq "ceiling: an exec within the ceiling's wall runs" 200 \
+	"$(tcode "$TA" POST "/v1/sessions/$sid/exec" '{"argv":["true"],"time":"30s"}')"
 
 # --- a unix peer's ceiling and quotas (peer_limits): the token form's rules
 if is_root; then

@@ -1,5 +1,6 @@
 /* Unit tests: moat eval's input layouts, the harness's report, verdicts, the
  * pass@k estimator, result lines and the summary. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -423,6 +424,42 @@ static void test_warm_refusal(void **state)
 	assert_non_null(moat__eval_warm_refusal(&c));
 }
 
+/* A cgroup.procs of any length: its pids exactly, or -E2BIG for more than
+ * the caller takes, never an error about the file's size. */
+static void test_read_procs(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/moat-test-procs-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs("1\n4194304\n77\n", f);
+	fflush(f);
+	pid_t p[12];
+	size_t n = 99;
+	assert_int_equal(moat__eval_read_procs(path, p, 12, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(p[1], 4194304);
+	assert_int_equal(moat__eval_read_procs(path, p, 2, &n), -E2BIG);
+	/* 700 pids of 7 digits: 5600 bytes, more than a page. */
+	for (int i = 0; i < 700; i++)
+		fprintf(f, "%d\n", 1000000 + i);
+	fflush(f);
+	assert_int_equal(moat__eval_read_procs(path, p, 12, &n), -E2BIG);
+	/* 12 pids of 7 digits fill the list exactly. */
+	assert_int_equal(ftruncate(fd, 0), 0);
+	rewind(f);
+	for (int i = 0; i < 12; i++)
+		fprintf(f, "%d\n", 4000000 + i);
+	fflush(f);
+	assert_int_equal(moat__eval_read_procs(path, p, 12, &n), 0);
+	assert_int_equal(n, 12);
+	assert_int_equal(p[11], 4000011);
+	fclose(f);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_parse_ks),
 		cmocka_unit_test(test_result_and_summary),
 		cmocka_unit_test(test_warm_refusal),
+		cmocka_unit_test(test_read_procs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

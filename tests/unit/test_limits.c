@@ -9,7 +9,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "limits.h"
+#include "runlimits.h"
 #include "sandbox-internal.h"
 
 static void test_verdict(void **state)

@@ -748,6 +748,16 @@ static void test_net_decide(void **state)
 	assert_int_equal(moat_policy_net_decide(p, "docs.example.com", 443, "GET", "/admin/x", rule, sizeof(rule)),
 			 MOAT_POLICY_NET_DENY);
 	assert_string_equal(rule, "network.deny[0]");
+	/* network.mode: pod: the pod's network carries everything, no rule is
+	 * asked; the answer says so rather than a deny that does not hold. */
+	_cleanup_policy_ moat_policy *pod = parse_ok("version: 1\nnetwork: {mode: pod}\n");
+	assert_int_equal(moat_policy_net_decide(pod, "api.github.com", 443, "GET", "/", rule, sizeof(rule)),
+			 MOAT_POLICY_NET_UNFILTERED);
+	assert_string_equal(rule, "network.mode");
+	assert_int_equal(moat_policy_net_decide(pod, NULL, 0, NULL, NULL, NULL, 0), MOAT_POLICY_NET_UNFILTERED);
+	assert_string_equal(moat_policy_net_verdict_to_string(MOAT_POLICY_NET_UNFILTERED), "unfiltered");
+	_cleanup_policy_ moat_policy *none = parse_ok("version: 1\n");
+	assert_int_equal(moat_policy_net_decide(none, "api.github.com", 443, NULL, NULL, NULL, 0), MOAT_POLICY_NET_DENY);
 	/* A deny rule beats a broader allow whatever their order in the file. */
 	_cleanup_policy_ moat_policy *shadow = parse_ok("version: 1\nnetwork:\n"
 							"  allow: [\"*.example.com\"]\n"
