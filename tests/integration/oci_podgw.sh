@@ -122,6 +122,8 @@ echo "create=$?"
 "$MOAT" oci --root "$R" state app | tr -d ' \n' >app.state
 echo
 echo "initns=$(readlink /proc/$(cat "$R/app/init.pid")/ns/net)"
+echo "podsysctl=$(nsenter --net=/proc/$SP/ns/net cat /proc/sys/net/ipv4/ip_unprivileged_port_start)"
+echo "appsysctl=$(nsenter --net=/proc/$(cat "$R/app/init.pid")/ns/net cat /proc/sys/net/ipv4/ip_unprivileged_port_start)"
 "$MOAT" oci --root "$R" start app
 for _ in $(seq 600); do grep -q '^done' app.out && break; sleep 0.1; done
 # A second container of the pod, as containerd's CRI writes it: the
@@ -143,6 +145,9 @@ kill $SP
 SH
 bundle app "$APP" @NS@
 bundle app2 "$APP" @NS@
+# The sysctls containerd's CRI asks for every pod: the container's own
+# network namespace takes them (its init writes them there), not the pod's.
+sed -i 's|"linux":{|"linux":{"sysctl":{"net.ipv4.ip_unprivileged_port_start":"0","net.ipv4.ping_group_range":"0 2147483647"},|' app/config.json app2/config.json
 if is_root; then
 	MOAT="$MOAT" bash scen.sh "$MOAT_TDIR" "$HP" >scen.out 2>&1
 else
@@ -154,6 +159,8 @@ t_match "a container with an egress policy, given a pod's namespace, is created"
 podns=$(sed -n 's/^podns=//p' scen.out)
 initns=$(sed -n 's/^initns=//p' scen.out)
 t_match "its init has a network namespace" '^net:\[' "$initns"
+t_match "the CRI's network sysctls are written in the container's own namespace" '^appsysctl=0$' "$out"
+t_match "not in the pod's" '^podsysctl=1024$' "$out"
 t_nomatch "its init is not in the pod's network namespace" "^${podns//[\[\]]/.}\$" "$initns"
 t_match "its state: behind the gateway, upstream in the pod's namespace" \
 	'"network":\{"mode":"proxy","path":"/proc/[0-9]+/ns/net","upstream_netns":"pod"\}' "$(cat app.state 2>/dev/null)"
