@@ -64,9 +64,13 @@ network:
 limits: {memory: 256M, pids: 64}
 EOF
 t_check "the policy is valid" "$MOAT" policy check pol.yaml
+# The same with transparent egress: a program that ignores the proxy
+# variables, its lookups answered by the DNS stub, its connections
+# redirected to the gateway.
+sed 's/^  mode: proxy$/  mode: transparent/' pol.yaml >polt.yaml
 
-# bundle DIR ARGS_JSON NETWORK_PATH: a pod's container, its network
-# namespace given by path, with the policy and an audit log.
+# bundle DIR ARGS_JSON NETWORK_PATH [POLICY]: a pod's container, its
+# network namespace given by path, with the policy and an audit log.
 bundle() {
 	mkdir -p "$1/rootfs/bin" "$1/rootfs/tmp"
 	cp "$BB" "$1/rootfs/bin/busybox"
@@ -76,7 +80,7 @@ bundle() {
  "process":{"args":$2,"env":["PATH=/bin"],"cwd":"/"},
  "linux":{"namespaces":[{"type":"pid"},{"type":"mount"},{"type":"ipc"},{"type":"uts"},
    {"type":"network","path":"$3"}]},
- "annotations":{"dev.moat.policy":"$MOAT_TDIR/pol.yaml","dev.moat.audit":"$MOAT_TDIR/$1.audit"}}
+ "annotations":{"dev.moat.policy":"$MOAT_TDIR/${4:-pol.yaml}","dev.moat.audit":"$MOAT_TDIR/$1.audit"}}
 JSON
 }
 
@@ -136,6 +140,13 @@ echo "init2ns=$(readlink /proc/$(cat "$R/app2/init.pid")/ns/net)"
 "$MOAT" oci --root "$R" start app2
 for _ in $(seq 600); do grep -q '^done' app2.out && break; sleep 0.1; done
 "$MOAT" oci --root "$R" delete --force app2
+sed -i "s|@NS@|/proc/$SP/ns/net|" app3/config.json
+"$MOAT" oci --root "$R" create --bundle app3 app3 </dev/null >app3.out 2>app3.err
+echo "create3=$?"
+"$MOAT" oci --root "$R" state app3 | tr -d ' \n' >app3.state
+"$MOAT" oci --root "$R" start app3
+for _ in $(seq 600); do grep -q '^done' app3.out && break; sleep 0.1; done
+"$MOAT" oci --root "$R" delete --force app3
 "$MOAT" oci --root "$R" delete --force app
 # Whatever the container's server got, only its own host's server
 # answers on the host's loopback: the host's server is still up.
@@ -145,6 +156,7 @@ kill $SP
 SH
 bundle app "$APP" @NS@
 bundle app2 "$APP" @NS@
+bundle app3 '["sh","-c","unset http_proxy HTTP_PROXY; echo pod=$(wget -q -O - http://pod.test:8080/ 2>&1); echo host=$(wget -q -O - http://host.test:'"$HP"'/ 2>&1); echo done"]' @NS@ polt.yaml
 # The sysctls containerd's CRI asks for every pod: the container's own
 # network namespace takes them (its init writes them there), not the pod's.
 sed -i 's|"linux":{|"linux":{"sysctl":{"net.ipv4.ip_unprivileged_port_start":"0","net.ipv4.ping_group_range":"0 2147483647"},|' app/config.json app2/config.json
@@ -184,3 +196,11 @@ t_match "it sees no pod interface" '^ifs=lo,$' "$(cat app2.out 2>/dev/null)"
 t_match "it reaches the pod network's server through its own gateway" '^pod=from-pod-network$' "$(cat app2.out 2>/dev/null)"
 t_nomatch "and not the host's" 'from-host-only' "$(grep '^host=' app2.out)"
 t_match "its audit log has the request" '"type":"net.request".*"host":"pod.test".*"decision":"allow"' "$(cat app2.audit 2>/dev/null)"
+
+out3="$(cat scen.out app3.out 2>/dev/null)"
+t_match "transparent egress: a container given the pod's namespace is created" '^create3=0' "$out3 $(cat app3.err 2>/dev/null)"
+t_match "its state: transparent, upstream in the pod's namespace" \
+	'"network":\{"mode":"transparent","path":"/proc/[0-9]+/ns/net","upstream_netns":"pod"\}' "$(cat app3.state 2>/dev/null)"
+t_match "without the proxy variables it reaches the pod network's server through the gateway" '^pod=from-pod-network$' "$out3"
+t_nomatch "and not the server only the host's namespace reaches" 'from-host-only' "$(grep '^host=' app3.out)"
+t_match "its audit log has the request" '"type":"net.request".*"host":"pod.test".*"decision":"allow"' "$(cat app3.audit 2>/dev/null)"
