@@ -97,8 +97,8 @@ if ! is_root; then
 	refused "rootless: a pod network namespace of another user namespace is refused, with the reason" u1 \
 		"$NSF/proc/$SP/ns/net: joining a pod.s network namespace needs CAP_SYS_ADMIN in the user namespace that owns it"
 	bundle u2 '["true"]' /proc/$SP/ns/net
-	refused "rootless: without network.mode: pod it is refused, naming the opt-in" u2 \
-		"$NSF/proc/$SP/ns/net is not the network namespace of a moat-oci container under this --root .*network: \\{mode: pod\\}"
+	refused "rootless: with network.mode none it is refused, naming the ways in" u2 \
+		"$NSF/proc/$SP/ns/net is not the network namespace of a moat-oci container under this --root .*network.mode: pod joins it without the gateway"
 	kill $SP
 	wait $SP 2>/dev/null
 
