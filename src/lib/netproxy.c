@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <sys/resource.h>
 #include <signal.h>
 #include <string.h>
@@ -42,6 +44,11 @@ struct moat_netproxy {
 	int stop_fd;
 	pthread_t thread;
 	bool running;
+	/* The upstream namespace the thread enters first, or -1; and its
+	 * answer (0 or an errno), posted to entered. */
+	int upstream_netns;
+	int entered_errno;
+	sem_t entered;
 };
 
 static void stop_cb(evutil_socket_t fd, short what, void *arg)
@@ -54,7 +61,14 @@ static void stop_cb(evutil_socket_t fd, short what, void *arg)
 static void *netproxy_thread(void *arg)
 {
 	moat_netproxy *p = arg;
-	event_base_dispatch(p->base);
+	/* Before anything: the sockets the gateway makes from now on (its
+	 * upstream connections, its resolver's) are made in the namespace of
+	 * this thread. Failing that, it serves nothing. */
+	p->entered_errno = p->upstream_netns >= 0 && setns(p->upstream_netns, CLONE_NEWNET) < 0 ? errno : 0;
+	int failed = p->entered_errno;
+	sem_post(&p->entered);
+	if (!failed)
+		event_base_dispatch(p->base);
 	return NULL;
 }
 
@@ -69,6 +83,9 @@ static void netproxy_free(moat_netproxy *p)
 		event_base_free(p->base);
 	if (p->stop_fd >= 0)
 		close(p->stop_fd);
+	if (p->upstream_netns >= 0)
+		close(p->upstream_netns);
+	sem_destroy(&p->entered);
 	free(p);
 }
 
@@ -98,9 +115,12 @@ int moat__netproxy_start(const moat_gateway_config *cfg, const moat_netproxy_fds
 	_cleanup_close_ int lfd = fds->proxy;
 	_cleanup_close_ int tfd = fds->transparent;
 	_cleanup_close_ int dfd = fds->dns;
+	_cleanup_close_ int nsfd = fds->upstream_netns;
 	moat_netproxy *p = calloc(1, sizeof(*p));
 	if (!p)
 		return moat_error_set(err, ENOMEM, "gateway");
+	p->upstream_netns = TAKE_FD(nsfd);
+	sem_init(&p->entered, 0, 0);
 	p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p->base = event_base_new();
 	int r;
@@ -135,6 +155,13 @@ int moat__netproxy_start(const moat_gateway_config *cfg, const moat_netproxy_fds
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (e != 0) {
 		r = moat_error_set(err, e, "gateway: thread");
+		goto fail;
+	}
+	while (sem_wait(&p->entered) < 0 && errno == EINTR)
+		;
+	if (p->entered_errno) {
+		pthread_join(p->thread, NULL);
+		r = moat_error_set(err, p->entered_errno, "gateway: enter its upstream network namespace");
 		goto fail;
 	}
 	p->running = true;

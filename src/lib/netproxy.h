@@ -6,7 +6,8 @@
  * (SCM_RIGHTS). The supervisor serves it with a gateway on an event loop of
  * its own thread, so that its poll loop over the run's pipes and timers stays
  * as it is. Connections the gateway makes upstream come from the host's
- * namespace; nothing inside the sandbox can reach anything else. */
+ * namespace (or, given one, another: a Kubernetes pod's, which the thread
+ * alone enters); nothing inside the sandbox can reach anything else. */
 #pragma once
 
 #include "error.h"
@@ -21,9 +22,12 @@ typedef struct moat_netproxy moat_netproxy;
 
 /* The sockets the gateway serves: the proxy port, and with transparent
  * egress (netnat.h) the redirected TCP listener and the DNS stub's socket
- * (-1 without). */
+ * (-1 without); and the network namespace its upstream side lives in, or
+ * -1 for the supervisor's own: the gateway's thread enters it (setns
+ * moves only the calling thread) before it makes any socket, so every
+ * connection out and every DNS lookup is made there. */
 typedef struct moat_netproxy_fds {
-	int proxy, transparent, dns;
+	int proxy, transparent, dns, upstream_netns;
 } moat_netproxy_fds;
 
 /* Supervisor side: serves the sockets of fds (owned from now on, also on

@@ -148,13 +148,17 @@ static bool have_cap_sys_admin(void)
 
 int moat__oci_podnet_allowed(int fd, moat_net_mode mode, const char *field, const char *path, moat_error *err)
 {
-	if (mode != MOAT_NET_POD)
+	/* network.mode: pod joins it; a mode with a gateway (proxy,
+	 * transparent) keeps the sandbox's own namespace and puts only the
+	 * gateway's upstream side there. none has no use for it. */
+	if (mode != MOAT_NET_POD && !moat_net_uses_gateway(mode))
 		return moat_error_set(err, MOAT_EINPUT,
 				      "%s: %.256s is not the network namespace of a moat-oci container under this --root "
-				      "(a Kubernetes pod's, made by its CNI plugin, or another's); joining it is refused "
-				      "unless the policy says network.mode: pod, since the container's traffic there does "
-				      "not pass moat's egress gateway (opt in: network: {mode: pod} in the policy the "
-				      "dev.moat.policy annotation names)",
+				      "(a Kubernetes pod's, made by its CNI plugin, or another's); a policy with "
+				      "network.mode none has no use for it: an egress policy (network.mode proxy or "
+				      "transparent) puts moat's gateway in front of the pod's network, network.mode: pod "
+				      "joins it without the gateway (opt in: network: {mode: proxy} or {mode: pod} in the "
+				      "policy the dev.moat.policy annotation names)",
 				      field, path);
 	struct stat self;
 	if (stat("/proc/self/ns/user", &self) < 0)

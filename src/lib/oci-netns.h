@@ -39,11 +39,13 @@ int moat__oci_netns_not_host(int fd, const char *field, const char *path, moat_e
 
 /* A network namespace that is not a moat-oci container's own (a pod's,
  * made by the CNI plugin): refused unless mode is MOAT_NET_POD (the
- * policy's opt-in: the container's traffic then does not pass moat's
- * gateway), and unless this runtime can enter it and keep it from the
- * sandbox: it must be owned by the runtime's own user namespace, in
- * which the runtime holds CAP_SYS_ADMIN (root of the host; root of a
- * rootless containerd's user namespace). */
+ * policy's opt-in to join it: the container's traffic then does not pass
+ * moat's gateway) or a mode with a gateway (the container keeps a
+ * namespace of its own; the gateway's upstream side lives in the pod's),
+ * and unless this runtime can enter it and keep it from the sandbox: it
+ * must be owned by the runtime's own user namespace, in which the runtime
+ * holds CAP_SYS_ADMIN (root of the host; root of a rootless containerd's
+ * user namespace). */
 int moat__oci_podnet_allowed(int fd, moat_net_mode mode, const char *field, const char *path, moat_error *err);
 
 /* True when namespace fd is owned by the user namespace st is of. */

@@ -763,6 +763,9 @@ typedef struct keeper {
 	 * (the init is not dumpable; a rootless keeper has no
 	 * CAP_SYS_PTRACE). */
 	int ns[4];
+	/* The gateway's upstream side is in the pod's network namespace
+	 * (join_resolve): said in state.json. */
+	bool upstream_pod;
 } keeper;
 
 /* ---- a pod: namespaces of another container, joined by path ---- */
@@ -966,9 +969,43 @@ static int ask_ns(int rootfd, const char *id, int fds[4], moat_error *err)
  * stopped container's, a file that is not a namespace of the entry's
  * type) is refused, naming the field. j gets the open namespaces (-1
  * where none), the caller's to close. */
+/* A pod's container whose network path names a container of this root
+ * (the pause container's /proc/PID/ns/net, as containerd's CRI writes it)
+ * that keeps its own network with moat's gateway in front of the pod's
+ * (its state: "upstream_netns": "pod"): with a gateway of its own, this
+ * container does the same, its gateway's upstream in the pod's network
+ * namespace, opened from the path that container was given and checked
+ * as that was. 1 with j->upstream_netns_fd set, 0 when id is no such
+ * container, or a negative errno. */
+static int pod_upstream_of(int rootfd, const char *id, moat_net_mode mode, const char *field, moat_sandbox_join *j,
+			   moat_error *err)
+{
+	_cleanup_close_ int cfd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_json_ json_t *st = NULL;
+	moat_error ignored = {0};
+	if (cfd < 0 || state_read(cfd, &st, &ignored) < 0)
+		return 0;
+	json_t *net = json_object_get(st, "network");
+	const char *up = json_string_value(json_object_get(net, "upstream_netns"));
+	const char *path = json_string_value(json_object_get(net, "path"));
+	if (!up || strcmp(up, "pod") != 0 || !path)
+		return 0;
+	_cleanup_close_ int fd = moat__oci_ns_open(path, CLONE_NEWNET, field, err);
+	if (fd < 0)
+		return moat_error_wrap(err, "container %s's pod network", id);
+	int r = moat__oci_netns_not_host(fd, field, path, err);
+	if (r >= 0)
+		r = moat__oci_podnet_allowed(fd, mode, field, path, err);
+	if (r < 0)
+		return moat_error_wrap(err, "container %s's pod network", id);
+	j->upstream_netns_fd = TAKE_FD(fd);
+	return 1;
+}
+
 static int join_resolve(keeper *k, moat_net_mode mode, moat_sandbox_join *j, moat_error *err)
 {
-	*j = (moat_sandbox_join){.userns_fd = -1, .netns_fd = -1, .ipcns_fd = -1, .utsns_fd = -1};
+	*j = (moat_sandbox_join){
+		.userns_fd = -1, .netns_fd = -1, .ipcns_fd = -1, .utsns_fd = -1, .upstream_netns_fd = -1};
 	_cleanup_close_ int rootfd = openat(k->dfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return moat_error_set(err, errno, "--root");
@@ -1054,7 +1091,26 @@ static int join_resolve(keeper *k, moat_net_mode mode, moat_sandbox_join *j, moa
 				int r = moat__oci_podnet_allowed(fd, mode, field, path, err);
 				if (r < 0)
 					return r;
-				j->net_foreign = true;
+				/* With a gateway the container is not put there:
+				 * it keeps a namespace of its own, with only the
+				 * gateway's port, and the gateway's upstream side
+				 * (its connections out, its DNS) is made in the
+				 * pod's. */
+				if (moat_net_uses_gateway(mode))
+					j->upstream_netns_fd = TAKE_FD(*slot);
+				else
+					j->net_foreign = true;
+				continue;
+			}
+			/* The pause container's own network, with its gateway
+			 * in front of the pod's: this container gets its own,
+			 * with a gateway of its own there. */
+			int r = moat_net_uses_gateway(mode) ? pod_upstream_of(rootfd, id, mode, field, j, err) : 0;
+			if (r < 0)
+				return r;
+			if (r > 0) {
+				close(*slot);
+				*slot = -1;
 				continue;
 			}
 		}
@@ -1098,7 +1154,7 @@ static int join_resolve(keeper *k, moat_net_mode mode, moat_sandbox_join *j, moa
 
 static void join_close(moat_sandbox_join *j)
 {
-	int *fds[] = {&j->userns_fd, &j->netns_fd, &j->ipcns_fd, &j->utsns_fd};
+	int *fds[] = {&j->userns_fd, &j->netns_fd, &j->ipcns_fd, &j->utsns_fd, &j->upstream_netns_fd};
 	for (size_t i = 0; i < ELEMENTSOF(fds); i++)
 		if (*fds[i] >= 0)
 			close(*fds[i]), *fds[i] = -1;
@@ -1108,7 +1164,9 @@ static void join_close(moat_sandbox_join *j)
  * the mechanisms that took effect), in state.json beside the spec's
  * fields: "isolation", and "network": how its traffic leaves ("none",
  * "proxy", "transparent", or "pod": the pod's network namespace, NOT
- * through moat's gateway) and the path it joined, if any. */
+ * through moat's gateway), the path it was given, if any, and with a
+ * gateway and a pod's path "upstream_netns": "pod" (the gateway connects
+ * from the pod's namespace). */
 static void state_isolation(keeper *k)
 {
 	if (!k->sb)
@@ -1118,7 +1176,16 @@ static void state_isolation(keeper *k)
 	const char *path = k->spec->ns_paths[MOAT_OCI_NS_NETWORK];
 	if (net && path)
 		json_object_set_new(net, "path", json_string(path));
-	json_object_set_new(k->state, "isolation", moat_isolation_to_json(iso));
+	json_t *isojson = moat_isolation_to_json(iso);
+	/* The pod's namespace is where the gateway connects from, not the
+	 * container's network. */
+	if (k->upstream_pod) {
+		if (net)
+			json_object_set_new(net, "upstream_netns", json_string("pod"));
+		if (isojson)
+			json_object_set_new(isojson, "upstream_netns", json_string("pod"));
+	}
+	json_object_set_new(k->state, "isolation", isojson);
 	json_object_set_new(k->state, "network", net ? net : json_null());
 }
 
@@ -1651,6 +1718,8 @@ static int keeper_setup(keeper *k, const char *bundle, const char *console_socke
 	o.gateway = moat_egress_gateway(egress);
 	if (join.userns_fd >= 0 || join.netns_fd >= 0)
 		o.join = &join;
+	o.upstream_netns_fd = join.upstream_netns_fd;
+	k->upstream_pod = join.upstream_netns_fd >= 0;
 	o.keep_ns_fds = k->ns;
 	/* linux.cgroupsPath: the container's cgroup there (kubelet and
 	 * podman account a pod's containers so), with the spec's cpu

@@ -84,6 +84,9 @@ struct moat_sandbox {
 	/* Transparent egress: the redirected listener and the DNS stub the
 	 * init passes before the proxy port, handed to the gateway with it. */
 	int transparent_fd, dns_fd;
+	/* The gateway's upstream network namespace (opts.upstream_netns_fd,
+	 * a copy), or -1. */
+	int upstream_netns_fd;
 	/* What the caller polls (moat_sandbox_fd): an epoll set holding epfd,
 	 * the sources, and evfd, an eventfd kept readable while events wait
 	 * in the queue. Events are queued also by calls that read the
@@ -128,6 +131,7 @@ struct moat_sandbox {
 void moat_sandbox_opts_init(moat_sandbox_opts *o)
 {
 	memset(o, 0, sizeof(*o));
+	o->upstream_netns_fd = -1;
 }
 
 void moat_spawn_spec_init(moat_spawn_spec *s)
@@ -256,7 +260,10 @@ static void command_ended(moat_sandbox *sb, sb_command *cmd, int status, const m
 static void start_gateway(moat_sandbox *sb, int fd)
 {
 	moat_error gerr = {0};
-	moat_netproxy_fds fds = {.proxy = fd, .transparent = TAKE_FD(sb->transparent_fd), .dns = TAKE_FD(sb->dns_fd)};
+	moat_netproxy_fds fds = {.proxy = fd,
+				 .transparent = TAKE_FD(sb->transparent_fd),
+				 .dns = TAKE_FD(sb->dns_fd),
+				 .upstream_netns = TAKE_FD(sb->upstream_netns_fd)};
 	if (moat__netproxy_start(sb->opts.gateway, &fds, &sb->netproxy, &gerr) < 0) {
 		sb->setup_failed = true;
 		sb->setup_errno = gerr.code;
@@ -619,6 +626,7 @@ static void sandbox_free(moat_sandbox *sb)
 	close_fd(&sb->out_fs);
 	close_fd(&sb->transparent_fd);
 	close_fd(&sb->dns_fd);
+	close_fd(&sb->upstream_netns_fd);
 	moat__strv_free(sb->envp);
 	free(sb);
 }
@@ -643,8 +651,10 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 	sb->c = config;
 	if (opts)
 		sb->opts = *opts;
+	else
+		sb->opts.upstream_netns_fd = -1;
 	sb->ctl = sb->pidfd = sb->epfd = sb->timer_fd = sb->limfd = sb->out_fs = sb->transparent_fd = sb->dns_fd = -1;
-	sb->pubfd = sb->evfd = -1;
+	sb->pubfd = sb->evfd = sb->upstream_netns_fd = -1;
 	for (size_t i = 0; i < MOAT_SANDBOX_MAX_COMMANDS; i++)
 		sb->cmds[i].pty_fd = -1;
 	moat_result_init(&sb->r);
@@ -671,6 +681,21 @@ int moat_sandbox_create(const moat_config *config, const moat_sandbox_opts *opts
 				   "is handed (linux.namespaces in a pod's config.json); this sandbox has none: use "
 				   "none, proxy or transparent");
 		goto fail;
+	}
+	/* An upstream namespace is the gateway's: a sandbox without one has
+	 * no use for it, and is refused rather than given another network. */
+	if (sb->opts.upstream_netns_fd >= 0) {
+		if (!moat_net_uses_gateway(config->net) || !sb->opts.gateway) {
+			r = moat_error_set(err, MOAT_EINPUT,
+					   "an upstream network namespace is for the egress gateway; network.mode %s has none",
+					   config->net == MOAT_NET_POD ? "pod" : "none");
+			goto fail;
+		}
+		sb->upstream_netns_fd = fcntl(sb->opts.upstream_netns_fd, F_DUPFD_CLOEXEC, 3);
+		if (sb->upstream_netns_fd < 0) {
+			r = moat_error_set(err, errno, "upstream network namespace");
+			goto fail;
+		}
 	}
 	moat_config checked = *config;
 	char *placeholder[] = {"/bin/true", NULL};

@@ -148,6 +148,12 @@ typedef struct moat_sandbox_opts {
 	 * the ones given here (-1: a new one), and makes its own mount, pid
 	 * and cgroup namespaces. */
 	const struct moat_sandbox_join *join;
+	/* With a gateway: the network namespace its upstream side lives in
+	 * (its connections out and its DNS lookups), a Kubernetes pod's
+	 * (oci.c); the sandbox keeps its own private network namespace with
+	 * only the gateway's port. -1 (moat_sandbox_opts_init): the
+	 * supervisor's own. The caller's; the sandbox keeps a copy. */
+	int upstream_netns_fd;
 	/* Or NULL; else 4 slots filled with the init's user, network, ipc
 	 * and uts namespaces (-1 where one cannot be opened), opened right
 	 * after the clone, while the init, not yet set up, may still be
@@ -173,6 +179,10 @@ typedef struct moat_sandbox_join {
 	 * the sandbox's user has none there (it cannot change interfaces,
 	 * routes or addresses). */
 	bool net_foreign;
+	/* A pod's network namespace with a policy that has a gateway: not
+	 * joined (netns_fd is -1), but where the gateway's upstream side
+	 * lives (moat_sandbox_opts.upstream_netns_fd); -1 without. */
+	int upstream_netns_fd;
 } moat_sandbox_join;
 
 void moat_sandbox_opts_init(moat_sandbox_opts *o);

@@ -6,6 +6,8 @@
 # too or the pause container's /proc/PID/ns/net. moat joins it only with
 # the policy's network.mode: pod (oci-netns.c), never the host's, and only
 # a file that is a network namespace, opened without following a link.
+# (With an egress policy the container is not put there: moat's gateway
+# connects from it, oci_podgw.sh.)
 # The test makes its own namespace (ip netns add, a test-only name) with a
 # veth pair inside it, the address a CNI plugin would give.
 #
@@ -95,8 +97,8 @@ if ! is_root; then
 	refused "rootless: a pod network namespace of another user namespace is refused, with the reason" u1 \
 		"$NSF/proc/$SP/ns/net: joining a pod.s network namespace needs CAP_SYS_ADMIN in the user namespace that owns it"
 	bundle u2 '["true"]' /proc/$SP/ns/net
-	refused "rootless: without network.mode: pod it is refused, naming the opt-in" u2 \
-		"$NSF/proc/$SP/ns/net is not the network namespace of a moat-oci container under this --root .*network: \\{mode: pod\\}"
+	refused "rootless: with network.mode none it is refused, naming the ways in" u2 \
+		"$NSF/proc/$SP/ns/net is not the network namespace of a moat-oci container under this --root .*network.mode: pod joins it without the gateway"
 	kill $SP
 	wait $SP 2>/dev/null
 
@@ -182,8 +184,8 @@ refused "attack: a symbolic link swapped in for the pod's namespace file" a9 "$N
 
 # Without the opt-in: refused, naming the field and how to opt in.
 bundle n1 '["true"]' "$NSP"
-refused "without network.mode: pod the pod's network namespace is refused" n1 \
-	"$NSF$NSP is not the network namespace of a moat-oci container under this --root \\(a Kubernetes pod.s, made by its CNI plugin, or another.s\\); joining it is refused unless the policy says network.mode: pod, since the container.s traffic there does not pass moat.s egress gateway \\(opt in: network: \\{mode: pod\\}"
+refused "with network.mode none the pod's network namespace is refused" n1 \
+	"$NSF$NSP is not the network namespace of a moat-oci container under this --root \\(a Kubernetes pod.s, made by its CNI plugin, or another.s\\); a policy with network.mode none has no use for it: an egress policy \\(network.mode proxy or transparent\\) puts moat.s gateway in front of the pod.s network, network.mode: pod joins it without the gateway \\(opt in: network: \\{mode: proxy\\} or \\{mode: pod\\}"
 # network.mode: pod with no pod network: refused.
 mkdir -p own/rootfs/bin && cp "$BB" own/rootfs/bin/busybox
 cat >own/config.json <<JSON
