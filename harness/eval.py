@@ -41,10 +41,15 @@ def _moat_eval():
     # Started with -S: the site folders go on sys.path, as they would, but
     # no .pth file of the host runs in every sample (on some hosts they
     # cost more than the rest of the start-up together).
-    import site
+    # Forked from moat's warm interpreter (harness/eval_warm.py), which set
+    # sys.path so already and hands over its prctl: no sample code has run
+    # yet, so these names are the interpreter's.
+    prctl = globals().pop("__moat_warm_prctl__", None)
+    if prctl is None:
+        import site
 
-    sys.path.extend(p for p in site.getsitepackages() if p not in sys.path and os.path.isdir(p))
-    del site
+        sys.path.extend(p for p in site.getsitepackages() if p not in sys.path and os.path.isdir(p))
+        del site
 
     write, exit_, dup, close = os.write, os._exit, os.dup, os.close
     realpath, isinstance_, str_, type_ = os.path.realpath, isinstance, str, type
@@ -86,11 +91,14 @@ def _moat_eval():
         exit_(0)
 
     # No other process may read this one's memory (PR_SET_DUMPABLE = 4).
-    import ctypes
+    if prctl is None:
+        import ctypes
 
-    if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        del ctypes
+    if prctl(4, 0, 0, 0, 0) != 0:
         report(b"error", "moat eval: the harness could not make itself non-dumpable")
-    del ctypes
+    del prctl
 
     blocked = frozenset_(
         (

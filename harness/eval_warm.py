@@ -54,7 +54,8 @@ def _moat_warm():
 
     del site
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE 0
+    prctl = libc.prctl
+    if prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE 0
         os._exit(3)
     buf = bytearray()
 
@@ -118,23 +119,25 @@ def _moat_warm():
                                      for d in ("null", "zero", "full", "random", "urandom")]
     syscall, fork, waitpid, close, dup2, closerange = libc.syscall, os.fork, os.waitpid, os.close, os.dup2, os.closerange
 
+    # The Landlock ruleset is made once, here: each child only restricts
+    # itself with it (a ruleset may be enforced any number of times), then
+    # closes its copy with every other descriptor before the sample runs.
+    rs = syscall(444, ruleset, len(ruleset), 0)  # O_CLOEXEC, as every ruleset
+    if rs < 0:
+        os._exit(6)
+    for path, access in rules:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue
+        ok = syscall(445, rs, 1, struct.pack("=Qi", access, fd), 0) == 0
+        close(fd)
+        if not ok:
+            os._exit(6)
+
     def confine():
-        rs = syscall(444, ruleset, len(ruleset), 0)
-        if rs < 0:
-            return "landlock ruleset"
-        for path, access in rules:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue
-            rule = struct.pack("=Qi", access, fd)
-            ok = syscall(445, rs, 1, rule, 0) == 0
-            close(fd)
-            if not ok:
-                return "landlock rule " + path
         if syscall(446, rs, 0) != 0:
             return "landlock restrict"
-        close(rs)
         if libc.prctl(22, 2, prog, 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
             return "seccomp"
         return None
@@ -157,6 +160,15 @@ def _moat_warm():
                 ok = False
         return ok
 
+    # A child's sys.stdin, stdout and stderr, made here once: each child
+    # gets its own copy of these objects, which this process never uses.
+    # They name descriptors only, which in the child are what they are
+    # here: pipes (its request; the output pipe, as stdout and stderr).
+    streams = (io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False))),
+               io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False))),
+               io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)),
+                                errors="backslashreplace", line_buffering=True))
+
     def prefork():
         # The next sample's child, forked ahead so that moat can move it
         # into its cgroup while the sample before is accounted: it waits
@@ -167,7 +179,8 @@ def _moat_warm():
             try:
                 # The other waiting children's request pipes: a copy kept
                 # here would hold their requests open.
-                closerange(3, go_r)
+                closerange(3, rs)
+                closerange(rs + 1, go_r)
                 closerange(go_r + 1, 1 << 20)
                 if os.read(go_r, 1) != b"g":
                     os._exit(125)
@@ -176,17 +189,18 @@ def _moat_warm():
                 # harness before any sample code runs.
                 dup2(go_r, 0)
                 dup2(2, 1)
-                closerange(3, 1 << 20)
                 why = confine()
                 if why:
                     os.write(2, b"moat eval: warm sample: " + why.encode() + b"\n")
                     os._exit(125)
-                sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
-                sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)))
-                sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)),
-                                              errors="backslashreplace", line_buffering=True)
+                closerange(3, 1 << 20)
+                sys.stdin, sys.stdout, sys.stderr = streams
                 main = types.ModuleType("__main__")
                 sys.modules["__main__"] = main
+                # The harness makes itself non-dumpable with this
+                # process's prctl rather than load ctypes and the C library
+                # again (a copy-on-write fault for every page it touches).
+                main.__dict__["__moat_warm_prctl__"] = prctl
                 exec(harness, main.__dict__)
                 os._exit(0)
             except SystemExit as e:
