@@ -42,6 +42,14 @@ def _moat_warm():
     import sys
     import site
 
+    # Only ever in its sandbox: it empties /tmp before each sample, which is
+    # the sandbox's own there and the host's anywhere else. In its sandbox
+    # its parent is the sandbox's init (pid 1 of a new pid namespace), and
+    # /tmp is a fresh tmpfs holding nothing yet.
+    if os.getppid() != 1 or os.listdir("/tmp"):
+        os.write(2, b"eval_warm.py: not in a fresh moat sandbox; refusing to empty /tmp\n")
+        os._exit(4)
+
     sys.path.extend(p for p in site.getsitepackages() if p not in sys.path and os.path.isdir(p))
     import ctypes
     import io
