@@ -308,7 +308,7 @@ static void gateway_start(const moat_gateway_config *extra)
 	getsockname(fd, (struct sockaddr *)&sin, &sl);
 	proxy_port = ntohs(sin.sin_port);
 	moat_error err = {0};
-	moat_netproxy_fds fds = {.proxy = fd, .transparent = -1, .dns = -1};
+	moat_netproxy_fds fds = {.proxy = fd, .transparent = -1, .dns = -1, .upstream_netns = -1};
 	if (moat__netproxy_start(&cfg, &fds, &proxy, &err) < 0)
 		fail_msg("gateway: %s", err.msg);
 	moat_netrules_unref(rules);

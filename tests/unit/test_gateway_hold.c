@@ -90,7 +90,7 @@ static void gateway_start(bool with_queue)
 				   .approvals = ap};
 	int fd;
 	proxy_port = listen_loopback(&fd);
-	moat_netproxy_fds fds = {.proxy = fd, .transparent = -1, .dns = -1};
+	moat_netproxy_fds fds = {.proxy = fd, .transparent = -1, .dns = -1, .upstream_netns = -1};
 	if (moat__netproxy_start(&cfg, &fds, &proxy, &err) < 0)
 		fail_msg("gateway: %s", err.msg);
 	moat_netrules_unref(rules);
