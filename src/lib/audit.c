@@ -632,12 +632,11 @@ int moat_audit_event(moat_audit *a, const char *type, json_t *fields, unsigned f
 }
 
 /* Reads the tail of an existing log and continues its chain. */
-static int continue_chain(moat_audit *a, off_t size, moat_error *err)
+/* Reads len bytes of the log from start into a new buffer (*ret, the
+ * caller's to free): the tail the chain continues from, or a partial line. */
+static int read_range(moat_audit *a, off_t start, size_t len, char **ret, moat_error *err)
 {
-	size_t want = 2 * (size_t)MOAT_AUDIT_MAX_LINE + 2;
-	off_t start = size > (off_t)want ? size - (off_t)want : 0;
-	size_t len = (size_t)(size - start);
-	_cleanup_free_ char *buf = malloc(len);
+	_cleanup_free_ char *buf = malloc(len ? len : 1);
 	if (!buf)
 		return moat_error_set(err, ENOMEM, "audit log %s", a->path);
 	size_t got = 0;
@@ -649,6 +648,19 @@ static int continue_chain(moat_audit *a, off_t size, moat_error *err)
 			return moat_error_set(err, r < 0 ? errno : EIO, "audit log %s: read", a->path);
 		got += (size_t)r;
 	}
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
+static int continue_chain(moat_audit *a, off_t size, moat_error *err)
+{
+	size_t want = 2 * (size_t)MOAT_AUDIT_MAX_LINE + 2;
+	off_t start = size > (off_t)want ? size - (off_t)want : 0;
+	size_t len = (size_t)(size - start);
+	_cleanup_free_ char *buf = NULL;
+	int rr = read_range(a, start, len, &buf, err);
+	if (rr < 0)
+		return rr;
 	if (buf[len - 1] != '\n')
 		return moat_error_set(err, MOAT_EINPUT,
 				      "audit log %s ends in a partial line; check it with 'moat audit verify' "
@@ -753,18 +765,10 @@ static int set_aside_partial(moat_audit *a, off_t *size, char *moved, size_t mov
 	size_t want = (size_t)MOAT_AUDIT_MAX_LINE + 1;
 	off_t start = *size > (off_t)want ? *size - (off_t)want : 0;
 	size_t len = (size_t)(*size - start);
-	_cleanup_free_ char *buf = malloc(len);
-	if (!buf)
-		return moat_error_set(err, ENOMEM, "audit log %s", a->path);
-	size_t got = 0;
-	while (got < len) {
-		ssize_t r = pread(a->fd, buf + got, len - got, start + (off_t)got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return moat_error_set(err, r < 0 ? errno : EIO, "audit log %s: read", a->path);
-		got += (size_t)r;
-	}
+	_cleanup_free_ char *buf = NULL;
+	int rr = read_range(a, start, len, &buf, err);
+	if (rr < 0)
+		return rr;
 	const char *nl = memrchr(buf, '\n', len);
 	if (!nl && start > 0)
 		return moat_error_set(err, MOAT_EINPUT,

@@ -100,6 +100,22 @@ int moat__keeper_recv(int fd, moat_keeper_msg *m, int *fds, size_t max, size_t *
 
 /* ---- starting a keeper ---- */
 
+/* Hands the keeper its policy on the socket and ends that direction. A
+ * keeper gone already is not an error here: its report says why. */
+static void send_policy(int fd, const char *policy_yaml)
+{
+	size_t len = strlen(policy_yaml);
+	for (size_t off = 0; off < len;) {
+		ssize_t n = send(fd, policy_yaml + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+	(void)shutdown(fd, SHUT_WR);
+}
+
 /* In the forked child: only async-signal-safe calls until execve, since the
  * caller may have threads (a daemon). */
 _noreturn_ static void exec_keeper(int setup, int devnull, const char *exe, char *const *argv, char *const *envp)
@@ -211,17 +227,7 @@ int moat_keeper_start(const char *policy_yaml, const moat_keeper_start_opts *opt
 	int st;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	size_t len = strlen(policy_yaml);
-	for (size_t off = 0; off < len;) {
-		ssize_t n = send(mine, policy_yaml + off, len - off, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			/* The keeper is gone already: its report says why. */
-			break;
-		off += (size_t)n;
-	}
-	(void)shutdown(mine, SHUT_WR);
+	send_policy(mine, policy_yaml);
 	return read_ready(mine, ret, err);
 }
 
@@ -276,17 +282,7 @@ int moat_keeper_spawn_process(const char *policy_yaml, const moat_keeper_start_o
 	close(TAKE_FD(theirs));
 	/* The keeper reads the whole policy before it does anything else,
 	 * so this write does not wait on anything but the keeper's start. */
-	size_t len = strlen(policy_yaml);
-	for (size_t off = 0; off < len;) {
-		ssize_t n = send(mine, policy_yaml + off, len - off, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			/* The keeper is gone already: its report says why. */
-			break;
-		off += (size_t)n;
-	}
-	(void)shutdown(mine, SHUT_WR);
+	send_policy(mine, policy_yaml);
 	*ret_pid = pid;
 	*ret_fd = TAKE_FD(mine);
 	return 0;
